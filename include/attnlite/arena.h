@@ -1,0 +1,78 @@
+// attnlite — one aligned block, carved into buffers. Sizing and carving run the same code:
+// an Arena without memory (base == nullptr) only counts, so required sizes are computed
+// from the very sequence of requests that later hands out the pointers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "attnlite/error.h"
+
+namespace attnlite {
+
+class Arena {
+ public:
+  static constexpr size_t kAlign = 64;
+
+  Arena() = default;                                   // counting arena
+  Arena(void* base, size_t capacity) : base_(static_cast<uint8_t*>(base)), cap_(capacity) {}
+
+  bool counting() const { return base_ == nullptr; }
+  size_t used() const { return off_; }
+  size_t peak() const { return peak_; }
+  size_t capacity() const { return cap_; }
+
+  template <class T>
+  T* take(size_t n) {
+    size_t bytes = round_up(n * sizeof(T));
+    if (!counting() && off_ + bytes > cap_)
+      throw Error("workspace exhausted: need " + std::to_string(off_ + bytes) + " bytes, have " +
+                  std::to_string(cap_) + " (the request exceeds the session limits)");
+    T* p = counting() ? nullptr : reinterpret_cast<T*>(base_ + off_);
+    off_ += bytes;
+    if (off_ > peak_) peak_ = off_;
+    return p;
+  }
+  float* floats(size_t n) { return take<float>(n); }
+
+  size_t mark() const { return off_; }
+  void reset(size_t m) { off_ = m; }
+
+  static size_t round_up(size_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t cap_ = 0, off_ = 0, peak_ = 0;
+};
+
+// Restores the arena to its mark on scope exit: scratch for one call.
+class ArenaScope {
+ public:
+  explicit ArenaScope(Arena& a) : a_(a), m_(a.mark()) {}
+  ~ArenaScope() { a_.reset(m_); }
+  ArenaScope(const ArenaScope&) = delete;
+  ArenaScope& operator=(const ArenaScope&) = delete;
+
+ private:
+  Arena& a_;
+  size_t m_;
+};
+
+// An owned, aligned block of bytes.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  ~AlignedBuffer();
+  AlignedBuffer(AlignedBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  void* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+}  // namespace attnlite

@@ -1,0 +1,42 @@
+// attnlite — the kernel interface. One table of function pointers per backend: the scalar
+// reference (always built, used by the tests as ground truth) and the SIMD kernels (SIMDe:
+// AVX2/FMA on x86, NEON on Arm, SIMD128 under Emscripten). Kernels write their output
+// first, take const inputs and int sizes, never allocate and never throw.
+//
+// Legend: M, N, K matrix sizes; ld* leading dimensions (row strides, in floats).
+#pragma once
+
+namespace attnlite::ops {
+
+struct Kernels {
+  const char* name;
+  // y (M,N) = x (M,K) · wᵀ + b, w (N,K) as nn.Linear.weight, b (N) or nullptr.
+  void (*linear)(float* y, const float* x, const float* w, const float* b, int M, int N, int K);
+  // c (M,N) = alpha · a (M,K) · bᵀ, b (N,K); strided rows.
+  void (*gemm_nt)(float* c, int ldc, const float* a, int lda, const float* b, int ldb,
+                  int M, int N, int K, float alpha);
+  // c (M,N) = a (M,K) · b (K,N); strided rows.
+  void (*gemm_nn)(float* c, int ldc, const float* a, int lda, const float* b, int ldb,
+                  int M, int N, int K);
+  // Row-wise softmax in place over n columns, rows with stride ld.
+  void (*softmax_rows)(float* x, int ld, int rows, int n);
+  // y (rows,n) = LayerNorm(x) · gamma + beta (biased variance).
+  void (*layer_norm)(float* y, const float* x, const float* gamma, const float* beta,
+                     int rows, int n, float eps);
+  void (*add)(float* y, const float* a, const float* b, int n);  // y = a + b (y may alias)
+  void (*relu)(float* x, int n);
+  void (*tanh)(float* x, int n);
+  void (*sigmoid)(float* x, int n);
+};
+
+const Kernels& scalar_kernels();
+// The SIMD table, or nullptr when not built or the CPU lacks the instructions.
+const Kernels* simd_kernels();
+
+// The table every module uses: SIMD when available, else scalar. Switchable for tests.
+const Kernels& kernels();
+enum class Backend { Scalar, Simd };
+void set_backend(Backend);  // throws attnlite::Error when SIMD is not available
+Backend backend();
+
+}  // namespace attnlite::ops

@@ -1,0 +1,43 @@
+// Backend selection: SIMD when built and supported by this CPU, else the scalar reference.
+#include "attnlite/error.h"
+#include "attnlite/ops/kernels.h"
+
+namespace attnlite::ops {
+
+#if defined(ATTNLITE_HAVE_SIMD)
+const Kernels* simd_kernels_impl();  // src/cpu/simd/kernels_simd.cpp
+#endif
+
+const Kernels* simd_kernels() {
+#if defined(ATTNLITE_HAVE_SIMD)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!ok) return nullptr;
+#endif
+  return simd_kernels_impl();
+#else
+  return nullptr;
+#endif
+}
+
+namespace {
+const Kernels* g_active = nullptr;
+}
+
+const Kernels& kernels() {
+  if (!g_active) g_active = simd_kernels() ? simd_kernels() : &scalar_kernels();
+  return *g_active;
+}
+
+void set_backend(Backend b) {
+  if (b == Backend::Simd) {
+    if (!simd_kernels()) throw Error("SIMD kernels are not available in this build or on this CPU");
+    g_active = simd_kernels();
+  } else {
+    g_active = &scalar_kernels();
+  }
+}
+
+Backend backend() { return &kernels() == &scalar_kernels() ? Backend::Scalar : Backend::Simd; }
+
+}  // namespace attnlite::ops

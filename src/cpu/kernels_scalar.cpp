@@ -1,0 +1,98 @@
+// Scalar reference kernels: plain loops, always built, the ground truth for every other
+// backend's tests.
+#include <cmath>
+
+#include "attnlite/ops/kernels.h"
+
+namespace attnlite::ops {
+namespace {
+
+void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K) {
+  for (int m = 0; m < M; ++m) {
+    const float* xr = x + (long)m * K;
+    float* yr = y + (long)m * N;
+    for (int n = 0; n < N; ++n) {
+      const float* wr = w + (long)n * K;
+      float s = 0.f;
+      for (int k = 0; k < K; ++k) s += xr[k] * wr[k];
+      yr[n] = b ? s + b[n] : s;
+    }
+  }
+}
+
+void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K, float alpha) {
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float s = 0.f;
+      for (int k = 0; k < K; ++k) s += a[(long)m * lda + k] * b[(long)n * ldb + k];
+      c[(long)m * ldc + n] = s * alpha;
+    }
+}
+
+void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K) {
+  for (int m = 0; m < M; ++m) {
+    float* cr = c + (long)m * ldc;
+    for (int n = 0; n < N; ++n) cr[n] = 0.f;
+    for (int k = 0; k < K; ++k) {
+      float av = a[(long)m * lda + k];
+      const float* br = b + (long)k * ldb;
+      for (int n = 0; n < N; ++n) cr[n] += av * br[n];
+    }
+  }
+}
+
+void softmax_rows(float* x, int ld, int rows, int n) {
+  for (int r = 0; r < rows; ++r) {
+    float* xr = x + (long)r * ld;
+    float mx = -INFINITY;
+    for (int i = 0; i < n; ++i) mx = xr[i] > mx ? xr[i] : mx;
+    float s = 0.f;
+    for (int i = 0; i < n; ++i) {
+      xr[i] = std::exp(xr[i] - mx);
+      s += xr[i];
+    }
+    float inv = 1.f / s;
+    for (int i = 0; i < n; ++i) xr[i] *= inv;
+  }
+}
+
+void layer_norm(float* y, const float* x, const float* g, const float* b, int rows, int n,
+                float eps) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + (long)r * n;
+    float* yr = y + (long)r * n;
+    float mean = 0.f;
+    for (int i = 0; i < n; ++i) mean += xr[i];
+    mean /= (float)n;
+    float var = 0.f;
+    for (int i = 0; i < n; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    var /= (float)n;
+    float inv = 1.f / std::sqrt(var + eps);
+    for (int i = 0; i < n; ++i) yr[i] = (xr[i] - mean) * inv * g[i] + b[i];
+  }
+}
+
+void add(float* y, const float* a, const float* b, int n) {
+  for (int i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+void relu(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+void tanh_(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+}
+void sigmoid(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
+}
+
+}  // namespace
+
+const Kernels& scalar_kernels() {
+  static const Kernels k{"scalar", linear, gemm_nt, gemm_nn, softmax_rows,
+                         layer_norm, add,   relu,    tanh_,   sigmoid};
+  return k;
+}
+
+}  // namespace attnlite::ops

@@ -1,0 +1,213 @@
+// safetensors reader: every field of the header is checked against the file before use.
+#include "attnlite/safetensors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "attnlite/error.h"
+
+namespace attnlite {
+
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::F32: return "F32";
+    case DType::F16: return "F16";
+    case DType::BF16: return "BF16";
+    case DType::I64: return "I64";
+    case DType::I32: return "I32";
+    case DType::I8: return "I8";
+    case DType::U8: return "U8";
+  }
+  return "?";
+}
+
+size_t dtype_size(DType d) {
+  switch (d) {
+    case DType::F32: case DType::I32: return 4;
+    case DType::F16: case DType::BF16: return 2;
+    case DType::I64: return 8;
+    case DType::I8: case DType::U8: return 1;
+  }
+  return 0;
+}
+
+namespace {
+
+bool parse_dtype(const std::string& s, DType* out) {
+  static const std::pair<const char*, DType> table[] = {
+      {"F32", DType::F32}, {"F16", DType::F16}, {"BF16", DType::BF16}, {"I64", DType::I64},
+      {"I32", DType::I32}, {"I8", DType::I8},   {"U8", DType::U8}};
+  for (auto& [n, d] : table)
+    if (s == n) { *out = d; return true; }
+  return false;
+}
+
+[[noreturn]] void bad(const std::string& what) { throw Error("invalid safetensors file: " + what); }
+
+uint64_t as_u64(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_number_unsigned()) bad(what + " must be a non-negative integer");
+  return v.get<uint64_t>();
+}
+
+}  // namespace
+
+SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
+  if (size < 8) bad("truncated: " + std::to_string(size) + " bytes, the 8-byte header length is missing");
+  uint64_t hlen = 0;
+  for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | bytes[i];
+  if (hlen > kMaxHeaderBytes)
+    bad("header length " + std::to_string(hlen) + " exceeds the limit of " +
+        std::to_string(kMaxHeaderBytes) + " bytes");
+  if (hlen > size - 8)
+    bad("header length " + std::to_string(hlen) + " exceeds the file (" + std::to_string(size - 8) +
+        " bytes after the length field)");
+  if (hlen < 2) bad("header of " + std::to_string(hlen) + " bytes cannot hold a JSON object");
+
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes + 8, bytes + 8 + hlen);
+  } catch (const nlohmann::json::exception& e) {
+    bad(std::string("malformed JSON header: ") + e.what());
+  }
+  if (!header.is_object()) bad("the JSON header is not an object");
+
+  SafeTensors st;
+  st.data_size_ = size - 8 - hlen;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const auto& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object()) bad("__metadata__ is not an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string()) bad("__metadata__ value for '" + m.key() + "' is not a string");
+        st.metadata_[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    if (!v.is_object()) bad("entry '" + name + "' is not an object");
+    TensorInfo t;
+    t.name = name;
+    auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
+    if (dt == v.end() || sh == v.end() || off == v.end())
+      bad("tensor '" + name + "' lacks dtype, shape or data_offsets");
+    if (!dt->is_string()) bad("tensor '" + name + "': dtype is not a string");
+    if (!parse_dtype(dt->get<std::string>(), &t.dtype))
+      bad("tensor '" + name + "': unknown dtype '" + dt->get<std::string>() + "'");
+    if (!sh->is_array() || sh->size() > 8) bad("tensor '" + name + "': shape must be an array of at most 8 dims");
+    uint64_t numel = 1;
+    for (const auto& d : *sh) {
+      uint64_t n = as_u64(d, "tensor '" + name + "': shape entry");
+      if (n > (uint64_t(1) << 40) || (n && numel > (uint64_t(1) << 40) / n))
+        bad("tensor '" + name + "': shape is too large");
+      numel *= n;
+      t.shape.push_back((int64_t)n);
+    }
+    if (!off->is_array() || off->size() != 2) bad("tensor '" + name + "': data_offsets must be [begin, end]");
+    uint64_t b = as_u64((*off)[0], "tensor '" + name + "': data_offsets"),
+             e = as_u64((*off)[1], "tensor '" + name + "': data_offsets");
+    if (b > e || e > st.data_size_)
+      bad("tensor '" + name + "': data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
+          "] outside the data section of " + std::to_string(st.data_size_) + " bytes");
+    if (e - b != numel * dtype_size(t.dtype))
+      bad("tensor '" + name + "': " + std::to_string(e - b) + " bytes do not match shape and dtype (" +
+          std::to_string(numel * dtype_size(t.dtype)) + " expected)");
+    t.offset = b;
+    t.nbytes = e - b;
+    t.numel = (int64_t)numel;
+    st.tensors_.push_back(std::move(t));
+  }
+  // No two tensors may share bytes.
+  std::vector<const TensorInfo*> byoff;
+  for (const auto& t : st.tensors_) byoff.push_back(&t);
+  std::sort(byoff.begin(), byoff.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < byoff.size(); ++i)
+    if (byoff[i - 1]->offset + byoff[i - 1]->nbytes > byoff[i]->offset)
+      bad("tensors '" + byoff[i - 1]->name + "' and '" + byoff[i]->name + "' overlap");
+
+  st.data_.reset(new uint8_t[st.data_size_ ? st.data_size_ : 1]);
+  if (st.data_size_) std::memcpy(st.data_.get(), bytes + 8 + hlen, st.data_size_);
+  return st;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) throw Error("cannot open '" + path + "'");
+  std::streamoff n = f.tellg();
+  if (n < 0) throw Error("cannot read '" + path + "'");
+  std::vector<uint8_t> buf((size_t)n);
+  f.seekg(0);
+  if (n && !f.read(reinterpret_cast<char*>(buf.data()), n)) throw Error("cannot read '" + path + "'");
+  return buf;
+}
+
+SafeTensors SafeTensors::load(const std::string& path) {
+  std::vector<uint8_t> bytes = read_file(path);
+  try {
+    return parse(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+const TensorInfo* SafeTensors::find(std::string_view name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const TensorInfo& SafeTensors::get(std::string_view name) const {
+  const TensorInfo* t = find(name);
+  if (!t) throw Error("missing tensor '" + std::string(name) + "'");
+  return *t;
+}
+
+std::string SafeTensors::meta(const std::string& key) const {
+  auto it = metadata_.find(key);
+  if (it == metadata_.end()) throw Error("missing metadata '" + key + "'");
+  return it->second;
+}
+
+void SafeTensors::copy_f32(const TensorInfo& t, float* dst) const {
+  const uint8_t* p = data(t);
+  switch (t.dtype) {
+    case DType::F32: std::memcpy(dst, p, t.nbytes); return;
+    case DType::I64:
+      for (int64_t i = 0; i < t.numel; ++i) { int64_t v; std::memcpy(&v, p + 8 * i, 8); dst[i] = (float)v; }
+      return;
+    case DType::I32:
+      for (int64_t i = 0; i < t.numel; ++i) { int32_t v; std::memcpy(&v, p + 4 * i, 4); dst[i] = (float)v; }
+      return;
+    case DType::I8:
+      for (int64_t i = 0; i < t.numel; ++i) dst[i] = (float)(int8_t)p[i];
+      return;
+    case DType::U8:
+      for (int64_t i = 0; i < t.numel; ++i) dst[i] = (float)p[i];
+      return;
+    default: throw Error("tensor '" + t.name + "': cannot convert " + dtype_name(t.dtype) + " to F32");
+  }
+}
+
+std::vector<float> SafeTensors::f32(std::string_view name) const {
+  const TensorInfo& t = get(name);
+  std::vector<float> v((size_t)t.numel);
+  copy_f32(t, v.data());
+  return v;
+}
+
+std::vector<int64_t> SafeTensors::i64(std::string_view name) const {
+  const TensorInfo& t = get(name);
+  std::vector<int64_t> v((size_t)t.numel);
+  const uint8_t* p = data(t);
+  for (int64_t i = 0; i < t.numel; ++i) {
+    if (t.dtype == DType::I64) std::memcpy(&v[i], p + 8 * i, 8);
+    else if (t.dtype == DType::I32) { int32_t x; std::memcpy(&x, p + 4 * i, 4); v[i] = x; }
+    else throw Error("tensor '" + t.name + "' is " + dtype_name(t.dtype) + ", expected I64 or I32");
+  }
+  return v;
+}
+
+}  // namespace attnlite
