@@ -55,6 +55,12 @@ uint64_t as_u64(const nlohmann::json& v, const std::string& what) {
 }  // namespace
 
 SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
+  return parse(std::vector<uint8_t>(bytes, bytes + size));
+}
+
+SafeTensors SafeTensors::parse(std::vector<uint8_t>&& file) {
+  const uint8_t* bytes = file.data();
+  const size_t size = file.size();
   if (size < 8) bad("truncated: " + std::to_string(size) + " bytes, the 8-byte header length is missing");
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | bytes[i];
@@ -75,7 +81,7 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
   if (!header.is_object()) bad("the JSON header is not an object");
 
   SafeTensors st;
-  st.data_size_ = size - 8 - hlen;
+  const size_t data_size = size - 8 - hlen;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     const auto& v = it.value();
@@ -108,9 +114,9 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
     if (!off->is_array() || off->size() != 2) bad("tensor '" + name + "': data_offsets must be [begin, end]");
     uint64_t b = as_u64((*off)[0], "tensor '" + name + "': data_offsets"),
              e = as_u64((*off)[1], "tensor '" + name + "': data_offsets");
-    if (b > e || e > st.data_size_)
+    if (b > e || e > data_size)
       bad("tensor '" + name + "': data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
-          "] outside the data section of " + std::to_string(st.data_size_) + " bytes");
+          "] outside the data section of " + std::to_string(data_size) + " bytes");
     if (e - b != numel * dtype_size(t.dtype))
       bad("tensor '" + name + "': " + std::to_string(e - b) + " bytes do not match shape and dtype (" +
           std::to_string(numel * dtype_size(t.dtype)) + " expected)");
@@ -128,8 +134,8 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
     if (byoff[i - 1]->offset + byoff[i - 1]->nbytes > byoff[i]->offset)
       bad("tensors '" + byoff[i - 1]->name + "' and '" + byoff[i]->name + "' overlap");
 
-  st.data_.reset(new uint8_t[st.data_size_ ? st.data_size_ : 1]);
-  if (st.data_size_) std::memcpy(st.data_.get(), bytes + 8 + hlen, st.data_size_);
+  st.data_begin_ = 8 + hlen;
+  st.bytes_ = std::move(file);
   return st;
 }
 
@@ -147,7 +153,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
 SafeTensors SafeTensors::load(const std::string& path) {
   std::vector<uint8_t> bytes = read_file(path);
   try {
-    return parse(bytes.data(), bytes.size());
+    return parse(std::move(bytes));
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

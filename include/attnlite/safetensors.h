@@ -34,7 +34,8 @@ class SafeTensors {
   static constexpr size_t kMaxHeaderBytes = 16u << 20;  // 16 MiB of JSON is already absurd
 
   // Parses and validates a whole file image. Throws attnlite::Error naming the problem.
-  static SafeTensors parse(const uint8_t* bytes, size_t size);
+  static SafeTensors parse(const uint8_t* bytes, size_t size);  // copies the bytes
+  static SafeTensors parse(std::vector<uint8_t>&& bytes);         // keeps them
   static SafeTensors load(const std::string& path);
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
@@ -44,7 +45,7 @@ class SafeTensors {
   std::string meta(const std::string& key) const;      // throws if absent
 
   // Raw bytes of a tensor (no alignment guarantee).
-  const uint8_t* data(const TensorInfo& t) const { return data_.get() + t.offset; }
+  const uint8_t* data(const TensorInfo& t) const { return bytes_.data() + data_begin_ + t.offset; }
   // Copies (and converts integer dtypes) into dst of numel elements.
   void copy_f32(const TensorInfo& t, float* dst) const;
   std::vector<float> f32(std::string_view name) const;
@@ -53,8 +54,8 @@ class SafeTensors {
  private:
   std::vector<TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;
-  std::unique_ptr<uint8_t[]> data_;
-  size_t data_size_ = 0;
+  std::vector<uint8_t> bytes_;  // the whole file image
+  size_t data_begin_ = 0;
 };
 
 // Reads a whole file; throws attnlite::Error naming the path on failure.

@@ -1,0 +1,59 @@
+// d2l 10.4: the RNN encoder-decoder with Bahdanau (additive) attention, and the plain
+// Seq2SeqEncoder it builds on (GRU, or the LSTM variant).
+//
+// Legend: B batch, S source steps, E embed size, Hh hidden size, L layers, V vocab size.
+#pragma once
+#include "attnlite/arena.h"
+#include "attnlite/attention/additive.h"
+#include "attnlite/ops/rnn.h"
+#include "attnlite/weights.h"
+
+namespace attnlite {
+
+struct BahdanauConfig {
+  int src_vocab_size = 0, tgt_vocab_size = 0;
+  int embed_size = 0, num_hiddens = 0, num_layers = 0, num_steps = 0;
+  RNNW::Cell cell = RNNW::GRU;
+};
+
+struct Seq2SeqEncoderW {
+  const float* embedding = nullptr;  // (V_src, E)
+  RNNW rnn;
+};
+Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, RNNW::Cell cell,
+                                     int vocab_size, int embed_size, int num_hiddens,
+                                     int num_layers);
+
+// Seq2SeqEncoder.forward: src (B, S) ids -> out (S, B, Hh) time-major as the book returns it;
+// h (L, B, Hh) final state (c likewise for LSTM, else nullptr). Starts from zero state.
+void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, const int* src,
+                    int B, int S, Arena& scratch);
+
+struct BahdanauWeights {
+  Seq2SeqEncoderW encoder;
+  AdditiveAttentionW attention;      // key/query/hidden sizes all Hh
+  const float* dec_embedding = nullptr;  // (V_tgt, E)
+  RNNW dec_rnn;                      // input E + Hh (context first, then embedding)
+  Linear dense;                      // (V_tgt, Hh)
+};
+BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c);
+
+// The decoder's state from init_state: encoder outputs batch-major, keys projected once.
+struct BahdanauState {
+  float* enc_out = nullptr;  // (B, S, Hh)
+  float* enc_kp = nullptr;   // (B, S, Hh) = W_k enc_out
+  float* h = nullptr;        // (L, B, Hh)
+  float* c = nullptr;        // (L, B, Hh) for LSTM, else nullptr
+  int S = 0;
+};
+
+// Runs the encoder and fills state (whose buffers the caller owns).
+void bahdanau_encode(BahdanauState& st, const BahdanauWeights& w, const int* src, int B, int S,
+                     Arena& scratch);
+
+// One decoder step for tokens (B): logits (B, V); attn (B, S) receives the weights.
+void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
+                          BahdanauState& st, const int* tokens, int B, const ValidLens& src_vl,
+                          Arena& scratch);
+
+}  // namespace attnlite

@@ -1,0 +1,37 @@
+// attnlite — the Transformer's small layers (d2l 10.7.2-10.7.3) and the embedding.
+//
+// Legend: R rows (batch x steps), H num_hiddens, F ffn hidden size, V vocab size.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "attnlite/arena.h"
+#include "attnlite/weights.h"
+
+namespace attnlite {
+
+// AddNorm: LayerNorm(Y + X) over the last `n` values (n = prod(normalized_shape)), eps 1e-5.
+struct AddNormW {
+  const float* gamma = nullptr;  // (n)
+  const float* beta = nullptr;   // (n)
+  int n = 0;
+};
+AddNormW bind_add_norm(WeightStore& ws, const std::string& prefix,
+                       const std::vector<int64_t>& normalized_shape);
+// out (R, n) = LN(x + y); out may alias x or y.
+void add_norm(float* out, const AddNormW& w, const float* x, const float* y, int rows,
+              Arena& scratch);
+
+// PositionWiseFFN: dense2(relu(dense1(x))).
+struct FFNW {
+  Linear dense1;  // (F, in)
+  Linear dense2;  // (out, F)
+};
+FFNW bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out);
+// out (R, out) from x (R, in).
+void ffn(float* out, const FFNW& w, const float* x, int rows, Arena& scratch);
+
+// nn.Embedding: out (n, dim) = table[ids]. Ids are checked by the caller (tokenizer).
+void embedding(float* out, const float* table, int dim, const int* ids, int n, float scale = 1.f);
+
+}  // namespace attnlite

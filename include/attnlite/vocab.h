@@ -1,0 +1,44 @@
+// attnlite — the book's Vocab (index order as stored in the model) and tokenizer.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlite {
+
+class Vocab {
+ public:
+  Vocab() = default;
+  // Validates: non-empty, unique, non-empty tokens without spaces, '<unk>' at 0 and
+  // '<pad>', '<bos>', '<eos>' present. Throws attnlite::Error.
+  explicit Vocab(std::vector<std::string> idx_to_token);
+
+  int size() const { return (int)tokens_.size(); }
+  const std::string& token(int id) const { return tokens_[(size_t)id]; }
+  int lookup(std::string_view tok) const;  // '<unk>' when absent; never allocates
+  int unk = 0, pad = 1, bos = 2, eos = 3;
+
+ private:
+  std::vector<std::string> tokens_;
+  std::vector<int> sorted_;  // ids sorted by token, for binary search
+};
+
+// d2l preprocess_nmt: U+202F and U+00A0 become spaces, lowercase, and a space goes before
+// , . ! ? when the previous character is not a space. Writes at most `cap` bytes to out and
+// returns the length. Throws attnlite::Error on invalid UTF-8 or when out is too small.
+// Lowercasing covers ASCII, Latin-1, Latin Extended-A and Greek/Cyrillic basics.
+size_t preprocess_nmt(std::string_view in, char* out, size_t cap);
+
+// Splits on spaces (runs of spaces count as one; the book's split(' ') would make empty
+// tokens of them). Writes up to max_tokens views into `tokens`, returns the total count.
+int split_tokens(std::string_view text, std::string_view* tokens, int max_tokens);
+
+// Convenience for tools: preprocess + split into strings.
+std::vector<std::string> tokenize(std::string_view sentence);
+
+// d2l bleu(pred_seq, label_seq, k): brevity penalty times the weighted n-gram precisions,
+// over space-separated tokens. 0 where the book would divide by zero.
+double bleu(std::string_view pred, std::string_view label, int k = 2);
+
+}  // namespace attnlite

@@ -1,0 +1,143 @@
+#include "attnlite/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include "attnlite/attention/positional_encoding.h"
+#include "attnlite/error.h"
+
+namespace attnlite {
+
+const char* model_kind_name(ModelKind k) {
+  return k == ModelKind::Transformer ? "transformer" : "bahdanau";
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+json parse_meta_json(const SafeTensors& st, const std::string& key) {
+  const auto& md = st.metadata();
+  auto it = md.find(key);
+  if (it == md.end()) throw Error("model metadata lacks '" + key + "'");
+  try {
+    return json::parse(it->second);
+  } catch (const json::exception& e) {
+    throw Error("model metadata '" + key + "' is not valid JSON: " + e.what());
+  }
+}
+
+int cfg_int(const json& c, const char* key, int lo, int hi) {
+  auto it = c.find(key);
+  if (it == c.end()) throw Error(std::string("model config lacks '") + key + "'");
+  if (!it->is_number_integer()) throw Error(std::string("model config '") + key + "' is not an integer");
+  const int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi)
+    throw Error(std::string("model config '") + key + "' = " + std::to_string(v) + " is outside [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return (int)v;
+}
+
+Vocab read_vocab(const SafeTensors& st, const std::string& key, int expected_size) {
+  json j = parse_meta_json(st, key);
+  if (!j.is_array()) throw Error("model metadata '" + key + "' is not a JSON array");
+  std::vector<std::string> toks;
+  for (const auto& t : j) {
+    if (!t.is_string()) throw Error("model metadata '" + key + "' holds a non-string token");
+    toks.push_back(t.get<std::string>());
+  }
+  if ((int)toks.size() != expected_size)
+    throw Error("'" + key + "' has " + std::to_string(toks.size()) + " tokens but the config says " +
+                std::to_string(expected_size));
+  try {
+    return Vocab(std::move(toks));
+  } catch (const Error& e) {
+    throw Error(key + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
+  auto m = std::make_shared<Model>();
+  m->metadata = st.metadata();
+  auto kind_it = st.metadata().find("attnlite.kind");
+  if (kind_it == st.metadata().end()) throw Error("model metadata lacks 'attnlite.kind'");
+  const json c = parse_meta_json(st, "attnlite.config");
+  if (!c.is_object()) throw Error("model metadata 'attnlite.config' is not a JSON object");
+  m->store_ = WeightStore(st);
+  if (kind_it->second == "transformer") {
+    m->kind = ModelKind::Transformer;
+    TransformerConfig& t = m->transformer;
+    t.src_vocab_size = cfg_int(c, "src_vocab_size", 4, 1 << 20);
+    t.tgt_vocab_size = cfg_int(c, "tgt_vocab_size", 4, 1 << 20);
+    t.num_hiddens = cfg_int(c, "num_hiddens", 1, 8192);
+    t.num_layers = cfg_int(c, "num_layers", 1, 64);
+    t.num_heads = cfg_int(c, "num_heads", 1, 256);
+    t.ffn_num_hiddens = cfg_int(c, "ffn_num_hiddens", 1, 65536);
+    t.num_steps = cfg_int(c, "num_steps", 1, 1000);
+    t.max_len = c.contains("max_len") ? cfg_int(c, "max_len", 1, 100000) : 1000;
+    if (c.contains("use_bias")) {
+      if (!c["use_bias"].is_boolean()) throw Error("model config 'use_bias' is not a boolean");
+      t.use_bias = c["use_bias"].get<bool>();
+    }
+    if (t.num_hiddens % t.num_heads) throw Error("model config: num_hiddens is not a multiple of num_heads");
+    if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");
+    if (t.num_steps > t.max_len) throw Error("model config: num_steps exceeds max_len");
+    m->tw = bind_transformer(m->store_, t);
+    m->P.resize((size_t)t.max_len * t.num_hiddens);
+    positional_encoding_table(m->P.data(), t.max_len, t.num_hiddens);
+    m->src_vocab = read_vocab(st, "attnlite.src_vocab", t.src_vocab_size);
+    m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", t.tgt_vocab_size);
+  } else if (kind_it->second == "bahdanau") {
+    m->kind = ModelKind::Bahdanau;
+    BahdanauConfig& b = m->bahdanau;
+    b.src_vocab_size = cfg_int(c, "src_vocab_size", 4, 1 << 20);
+    b.tgt_vocab_size = cfg_int(c, "tgt_vocab_size", 4, 1 << 20);
+    b.embed_size = cfg_int(c, "embed_size", 1, 8192);
+    b.num_hiddens = cfg_int(c, "num_hiddens", 1, 8192);
+    b.num_layers = cfg_int(c, "num_layers", 1, 64);
+    b.num_steps = cfg_int(c, "num_steps", 1, 1000);
+    if (c.contains("rnn")) {
+      if (!c["rnn"].is_string()) throw Error("model config 'rnn' is not a string");
+      const std::string r = c["rnn"].get<std::string>();
+      if (r == "gru") b.cell = RNNW::GRU;
+      else if (r == "lstm") b.cell = RNNW::LSTM;
+      else throw Error("model config 'rnn' = '" + r + "' (expected gru or lstm)");
+    }
+    m->bw = bind_bahdanau(m->store_, b);
+    m->src_vocab = read_vocab(st, "attnlite.src_vocab", b.src_vocab_size);
+    m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", b.tgt_vocab_size);
+  } else {
+    throw Error("unknown model kind '" + kind_it->second + "' (expected transformer or bahdanau)");
+  }
+  const auto extra = m->store_.unused();
+  if (!extra.empty())
+    throw Error("unexpected tensor '" + extra.front() + "'" +
+                (extra.size() > 1 ? " (and " + std::to_string(extra.size() - 1) + " more)" : "") +
+                " for a " + kind_it->second + " with this config");
+  m->store_.release_source();
+  return m;
+}
+
+std::shared_ptr<const Model> Model::load(const std::string& path) {
+  SafeTensors st = SafeTensors::load(path);
+  try {
+    return from_safetensors(st);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+std::shared_ptr<const Model> Model::from_bytes(const uint8_t* bytes, size_t size) {
+  return from_safetensors(SafeTensors::parse(bytes, size));
+}
+
+int Model::num_steps() const {
+  return kind == ModelKind::Transformer ? transformer.num_steps : bahdanau.num_steps;
+}
+int Model::num_layers() const {
+  return kind == ModelKind::Transformer ? transformer.num_layers : bahdanau.num_layers;
+}
+int Model::num_heads() const { return kind == ModelKind::Transformer ? transformer.num_heads : 1; }
+
+}  // namespace attnlite

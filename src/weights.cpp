@@ -1,0 +1,73 @@
+#include "attnlite/weights.h"
+
+#include <cmath>
+
+#include "attnlite/error.h"
+#include "attnlite/ops/kernels.h"
+
+namespace attnlite {
+
+namespace {
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+}  // namespace
+
+WeightStore::WeightStore(const SafeTensors& st) : st_(&st) {
+  size_t total = 0;
+  for (const auto& t : st.tensors()) {
+    index_[t.name] = Entry{&t, total, false};
+    total += Arena::round_up(t.numel * sizeof(float));
+  }
+  block_ = AlignedBuffer(total);
+}
+
+const float* WeightStore::get(const std::string& name, std::initializer_list<int64_t> shape) {
+  return get(name, std::vector<int64_t>(shape));
+}
+
+const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
+  Entry& e = it->second;
+  const TensorInfo& t = *e.info;
+  if (t.shape != shape)
+    throw Error("tensor '" + name + "' has shape " + shape_str(t.shape) + ", expected " +
+                shape_str(shape) + " from the config");
+  if (t.dtype != DType::F32)
+    throw Error("tensor '" + name + "' has dtype " + dtype_name(t.dtype) + ", expected F32");
+  float* dst = reinterpret_cast<float*>(static_cast<uint8_t*>(block_.data()) + e.offset);
+  if (!e.used) {
+    st_->copy_f32(t, dst);
+    for (int64_t i = 0; i < t.numel; ++i)
+      if (!std::isfinite(dst[i]))
+        throw Error("tensor '" + name + "' contains " + (std::isnan(dst[i]) ? "NaN" : "Inf") +
+                    " at index " + std::to_string(i));
+    e.used = true;
+  }
+  return dst;
+}
+
+std::vector<std::string> WeightStore::unused() const {
+  std::vector<std::string> r;
+  for (const auto& [n, e] : index_)
+    if (!e.used) r.push_back(n);
+  return r;
+}
+
+Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, bool bias) {
+  Linear l;
+  l.in = in;
+  l.out = out;
+  l.w = ws.get(prefix + ".weight", {out, in});
+  l.b = bias ? ws.get(prefix + ".bias", {out}) : nullptr;
+  return l;
+}
+
+void linear(float* y, const Linear& l, const float* x, int M) {
+  ops::kernels().linear(y, x, l.w, l.b, M, l.out, l.in);
+}
+
+}  // namespace attnlite

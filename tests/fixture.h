@@ -1,0 +1,81 @@
+// Test helpers: PyTorch reference fixtures (tests/fixtures/*.safetensors, made by
+// tools/make_fixtures.py) and closeness checks that report the worst element.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attnlite/arena.h"
+#include "attnlite/ops/kernels.h"
+#include "attnlite/safetensors.h"
+#include "attnlite/weights.h"
+
+namespace attnlite::test {
+
+inline std::string fixture_path(const std::string& name) {
+  return std::string(ATTNLITE_FIXTURES_DIR) + "/" + name + ".safetensors";
+}
+inline std::string model_path(const std::string& name) {
+  return std::string(ATTNLITE_MODELS_DIR) + "/" + name + ".safetensors";
+}
+
+struct Fixture {
+  SafeTensors st;
+  WeightStore ws;
+  explicit Fixture(const std::string& name) : st(SafeTensors::load(fixture_path(name))), ws(st) {}
+  Fixture(const Fixture&) = delete;
+  std::vector<float> f(const std::string& n) const { return st.f32(n); }
+  std::vector<int> ids(const std::string& n) const {
+    auto v = st.i64(n);
+    return std::vector<int>(v.begin(), v.end());
+  }
+  std::vector<int64_t> shape(const std::string& n) const { return st.get(n).shape; }
+  // Parameters (not in.* / out.*) that no binding asked for.
+  std::vector<std::string> unused_params() const {
+    std::vector<std::string> r;
+    for (auto& n : ws.unused())
+      if (n.rfind("in.", 0) != 0 && n.rfind("out.", 0) != 0) r.push_back(n);
+    return r;
+  }
+};
+
+// A roomy scratch arena for module tests.
+struct Scratch {
+  AlignedBuffer buf{size_t(64) << 20};
+  Arena arena{buf.data(), buf.size()};
+};
+
+struct Diff {
+  double max = 0;
+  size_t at = 0;
+};
+inline Diff max_abs_diff(const float* a, const float* b, size_t n) {
+  Diff d;
+  for (size_t i = 0; i < n; ++i) {
+    const double e = std::fabs((double)a[i] - b[i]);
+    if (!(e <= d.max)) { d.max = e; d.at = i; }  // NaN counts as worst
+  }
+  return d;
+}
+
+}  // namespace attnlite::test
+
+// max |actual - expected| <= tol over every element; sizes must agree.
+#define REQUIRE_CLOSE(actual, expected, tol)                                                   \
+  do {                                                                                          \
+    const auto& exp_ = (expected);                                                              \
+    REQUIRE((actual).size() == exp_.size());                                                    \
+    auto d_ = attnlite::test::max_abs_diff((actual).data(), exp_.data(), exp_.size());          \
+    INFO("max |diff| " << d_.max << " at index " << d_.at << ": " << (actual)[d_.at] << " vs " \
+                       << exp_[d_.at]);                                                        \
+    REQUIRE(d_.max <= (tol));                                                                   \
+  } while (0)
+
+// Runs the enclosing test once per available kernel backend (scalar always, SIMD if built).
+#define FOR_EACH_BACKEND()                                                                      \
+  auto backend_ = GENERATE(attnlite::ops::Backend::Scalar, attnlite::ops::Backend::Simd);       \
+  if (backend_ == attnlite::ops::Backend::Simd && !attnlite::ops::simd_kernels()) return;      \
+  attnlite::ops::set_backend(backend_);                                                         \
+  INFO("backend " << attnlite::ops::kernels().name)
