@@ -1,0 +1,107 @@
+// Zero allocations on the inference path: this binary replaces the global operator new and
+// counts every call while translations run on a loaded model and a created Translator.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "attnlite/model.h"
+#include "attnlite/translate.h"
+
+namespace {
+std::atomic<long> g_news{0};
+std::atomic<bool> g_counting{false};
+
+void* counted(std::size_t n, std::size_t align) {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  void* p = align > alignof(std::max_align_t)
+                ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                : std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted(n, 0); }
+void* operator new[](std::size_t n) { return counted(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted(n, (std::size_t)a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, (std::size_t)a); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try { return counted(n, 0); } catch (...) { return nullptr; }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace attnlite;
+
+namespace {
+std::string model_path(const char* name) {
+  return std::string(ATTNLITE_MODELS_DIR) + "/" + name + ".safetensors";
+}
+const std::vector<std::string> kSentences = {
+    "go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!",
+    "who is this zyzzyva ?", "we won , we're rich .",
+    "this sentence is a great deal longer than the ten steps the model was trained on ."};
+}  // namespace
+
+TEST_CASE("the allocation counter sees allocations", "[alloc]") {
+  g_news = 0;
+  g_counting = true;
+  auto* v = new std::vector<int>(100);
+  g_counting = false;
+  delete v;
+  REQUIRE(g_news >= 2);
+}
+
+TEST_CASE("translate allocates nothing after the Translator is created", "[alloc]") {
+  const char* name = GENERATE("transformer-d2l", "bahdanau-d2l");
+  const bool compat = GENERATE(false, true);
+  INFO(name << (compat ? " d2l_compat" : ""));
+  auto model = Model::load(model_path(name));
+  Limits lim;
+  lim.max_batch = 4;
+  Translator tr(model, lim);
+  DecodeOptions opts;
+  opts.d2l_compat = compat;
+  tr.translate("warm up .", opts);
+
+  g_news = 0;
+  g_counting = true;
+  size_t chars = 0;
+  for (int rep = 0; rep < 50; ++rep)
+    for (const auto& s : kSentences) chars += tr.translate(s, opts).text.size();
+  std::string_view batch[4] = {"go .", "i'm home .", "he's calm .", "i lost ."};
+  for (int rep = 0; rep < 20; ++rep) tr.translate_batch(batch, 4, opts);
+  g_counting = false;
+  REQUIRE(chars > 0);
+  REQUIRE(g_news == 0);
+  // The scratch the session used stayed inside what required_bytes reserved.
+  REQUIRE(tr.scratch_peak() <= tr.workspace_bytes());
+}
+
+TEST_CASE("a caller-supplied block is used as is", "[alloc]") {
+  auto model = Model::load(model_path("transformer-d2l"));
+  const size_t need = Translator::required_bytes(*model, Limits{});
+  void* block = std::aligned_alloc(64, (need + 63) / 64 * 64);
+  {
+    Translator tr(model, Limits{}, block, need);
+    g_news = 0;
+    g_counting = true;
+    const auto& r = tr.translate("i'm home .");
+    g_counting = false;
+    REQUIRE(g_news == 0);
+    REQUIRE(r.text.data() >= static_cast<char*>(block));
+    REQUIRE(r.text.data() < static_cast<char*>(block) + need);
+    REQUIRE_THROWS_AS(Translator(model, Limits{}, block, need - 64), Error);
+  }
+  std::free(block);
+}

@@ -1,0 +1,218 @@
+// The loader never trusts the file: each kind of damage is rejected with a message that
+// names it, and nothing crashes.
+#include <cmath>
+#include <limits>
+
+#include "attnlite/error.h"
+#include "attnlite/model.h"
+#include "attnlite/safetensors.h"
+#include "fixture.h"
+#include "st_writer.h"
+
+using namespace attnlite;
+using attnlite::test::StFile;
+using Catch::Matchers::Contains;
+
+namespace {
+
+SafeTensors parse(const std::vector<uint8_t>& b) { return SafeTensors::parse(b.data(), b.size()); }
+std::shared_ptr<const Model> load_model(const std::vector<uint8_t>& b) { return Model::from_bytes(b.data(), b.size()); }
+
+StFile shipped(const std::string& name) {
+  return StFile::from(SafeTensors::load(attnlite::test::model_path(name)));
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: a well-formed file round-trips", "[loader]") {
+  StFile f;
+  f.tensors.emplace_back("a", attnlite::test::f32_tensor({2, 3}, 1.5f));
+  f.metadata["k"] = "v";
+  SafeTensors st = parse(f.bytes());
+  REQUIRE(st.tensors().size() == 1);
+  REQUIRE(st.get("a").shape == std::vector<int64_t>{2, 3});
+  REQUIRE(st.f32("a") == std::vector<float>(6, 1.5f));
+  REQUIRE(st.meta("k") == "v");
+}
+
+TEST_CASE("safetensors: hostile headers are rejected by name", "[loader]") {
+  StFile f;
+  f.tensors.emplace_back("a", attnlite::test::f32_tensor({4}));
+  const auto good = f.bytes();
+  const std::string hdr = f.header().dump();
+
+  SECTION("truncated before the length field") {
+    std::vector<uint8_t> b(good.begin(), good.begin() + 5);
+    REQUIRE_THROWS_WITH(parse(b), Contains("truncated"));
+  }
+  SECTION("empty file") { REQUIRE_THROWS_WITH(parse({}), Contains("truncated")); }
+  SECTION("header length beyond the file") {
+    auto b = StFile::assemble(hdr, f.data(), hdr.size() + 1000);
+    REQUIRE_THROWS_WITH(parse(b), Contains("exceeds the file"));
+  }
+  SECTION("a 100 MB header length") {
+    auto b = StFile::assemble(hdr, f.data(), 100u << 20);
+    REQUIRE_THROWS_WITH(parse(b), Contains("exceeds the limit"));
+  }
+  SECTION("length field of 2^64 - 1") {
+    auto b = StFile::assemble(hdr, f.data(), UINT64_MAX - 1);
+    REQUIRE_THROWS_WITH(parse(b), Contains("exceeds the limit"));
+  }
+  SECTION("malformed JSON") {
+    REQUIRE_THROWS_WITH(parse(StFile::assemble("{\"a\": [1, 2", {})), Contains("malformed JSON"));
+  }
+  SECTION("header is not an object") {
+    REQUIRE_THROWS_WITH(parse(StFile::assemble("[1,2,3]", {})), Contains("not an object"));
+  }
+  SECTION("unknown dtype") {
+    auto h = f.header();
+    h["a"]["dtype"] = "F128";
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("unknown dtype 'F128'"));
+  }
+  SECTION("offsets outside the data") {
+    auto h = f.header();
+    h["a"]["data_offsets"] = {0, 400};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("outside the data section"));
+  }
+  SECTION("begin after end") {
+    auto h = f.header();
+    h["a"]["data_offsets"] = {8, 4};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("outside the data section"));
+  }
+  SECTION("negative offsets") {
+    auto h = f.header();
+    h["a"]["data_offsets"] = {-4, 12};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("non-negative integer"));
+  }
+  SECTION("bytes disagree with shape and dtype") {
+    auto h = f.header();
+    h["a"]["shape"] = {5};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("do not match shape and dtype"));
+  }
+  SECTION("overlapping tensors") {
+    StFile g;
+    g.tensors.emplace_back("a", attnlite::test::f32_tensor({4}));
+    g.tensors.emplace_back("b", attnlite::test::f32_tensor({4}));
+    auto h = g.header();
+    h["b"]["data_offsets"] = {8, 24};
+    auto data = g.data();
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), data)), Contains("overlap"));
+  }
+  SECTION("absurd shapes") {
+    auto h = f.header();
+    h["a"]["shape"] = {1u << 31, 1u << 31, 1u << 31};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("too large"));
+  }
+  SECTION("missing fields and wrong types") {
+    auto h = f.header();
+    h["a"].erase("shape");
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("lacks dtype, shape or data_offsets"));
+    h = f.header();
+    h["__metadata__"] = {{"k", 3}};
+    REQUIRE_THROWS_WITH(parse(StFile::assemble(h.dump(), f.data())), Contains("is not a string"));
+  }
+  SECTION("every truncation of a valid file fails cleanly") {
+    for (size_t n = 0; n < good.size(); ++n) {
+      std::vector<uint8_t> b(good.begin(), good.begin() + (long)n);
+      REQUIRE_THROWS_AS(parse(b), Error);
+    }
+  }
+}
+
+TEST_CASE("Model: the shipped models load", "[loader]") {
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l"}) {
+    auto m = Model::load(attnlite::test::model_path(name));
+    REQUIRE(m->num_steps() == 10);
+    REQUIRE(m->src_vocab.token(0) == "<unk>");
+    REQUIRE(m->tgt_vocab.lookup("<eos>") == m->tgt_vocab.eos);
+  }
+}
+
+TEST_CASE("Model: damaged model files are rejected by name", "[loader]") {
+  StFile f = shipped("transformer-d2l");
+  const std::string w = "decoder.dense.weight";
+
+  SECTION("truncated model files") {
+    const auto good = f.bytes();
+    for (size_t n : {size_t(0), size_t(7), size_t(8), size_t(100), good.size() / 2, good.size() - 1}) {
+      std::vector<uint8_t> b(good.begin(), good.begin() + (long)n);
+      REQUIRE_THROWS_AS(load_model(b), Error);
+    }
+  }
+  SECTION("missing tensor") {
+    f.erase(w);
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("missing tensor '" + w + "'"));
+  }
+  SECTION("unexpected tensor") {
+    f.tensors.emplace_back("decoder.extra.weight", attnlite::test::f32_tensor({2}));
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("unexpected tensor 'decoder.extra.weight'"));
+  }
+  SECTION("shape disagrees with the config") {
+    auto* t = f.find(w);
+    t->shape = {t->shape[1], t->shape[0]};
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("has shape") && Contains("expected"));
+  }
+  SECTION("config disagrees with the tensors") {
+    auto c = nlohmann::json::parse(f.metadata["attnlite.config"]);
+    c["num_hiddens"] = 64;
+    c["ffn_num_hiddens"] = 64;
+    f.metadata["attnlite.config"] = c.dump();
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("expected [") && Contains("from the config"));
+  }
+  SECTION("wrong dtype") {
+    f.find(w)->dtype = "I32";
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("dtype I32, expected F32"));
+  }
+  SECTION("NaN and Inf weights") {
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+      StFile g = f;
+      std::memcpy(g.find(w)->bytes.data() + 12, &bad, 4);
+      REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains(std::isnan(bad) ? "contains NaN at index 3" : "contains Inf at index 3"));
+    }
+  }
+  SECTION("metadata problems") {
+    StFile g = f;
+    g.metadata.erase("attnlite.kind");
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("lacks 'attnlite.kind'"));
+    g = f;
+    g.metadata["attnlite.kind"] = "lstm-lm";
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("unknown model kind"));
+    g = f;
+    g.metadata["attnlite.config"] = "{not json";
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("not valid JSON"));
+    g = f;
+    auto c = nlohmann::json::parse(f.metadata["attnlite.config"]);
+    c["num_heads"] = 5;
+    g.metadata["attnlite.config"] = c.dump();
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("not a multiple of num_heads"));
+    c["num_heads"] = -1;
+    g.metadata["attnlite.config"] = c.dump();
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("outside"));
+  }
+  SECTION("vocabulary problems") {
+    auto v = nlohmann::json::parse(f.metadata["attnlite.tgt_vocab"]);
+    StFile g = f;
+    auto v2 = v;
+    v2.erase(v2.size() - 1);
+    g.metadata["attnlite.tgt_vocab"] = v2.dump();
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("tokens but the config says"));
+    g = f;
+    v2 = v;
+    v2[5] = v[6];
+    g.metadata["attnlite.tgt_vocab"] = v2.dump();
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("appears twice"));
+    g = f;
+    v2 = v;
+    v2[3] = "<notes>";  // <eos> gone
+    g.metadata["attnlite.tgt_vocab"] = v2.dump();
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("lacks the reserved token '<eos>'"));
+  }
+  SECTION("the Bahdanau model's checks too") {
+    StFile g = shipped("bahdanau-d2l");
+    g.erase("decoder.rnn.weight_hh_l1");
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("missing tensor 'decoder.rnn.weight_hh_l1'"));
+  }
+  SECTION("a missing file names the path") {
+    REQUIRE_THROWS_WITH(Model::load("/nonexistent/model.safetensors"), Contains("/nonexistent/model.safetensors"));
+  }
+}

@@ -1,0 +1,105 @@
+#include "common.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+
+#include "attnlite/error.h"
+
+namespace attnlite::cli {
+
+namespace {
+bool exists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, (size_t)n);
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+}  // namespace
+
+std::string default_model_path(const std::string& name) {
+  const std::string file = name + ".safetensors";
+  const std::string candidates[] = {
+      exe_dir() + "/../share/attnlite/models/" + file,
+      std::string(ATTNLITE_SOURCE_MODELS_DIR) + "/" + file,
+      "models/" + file,
+  };
+  for (const auto& c : candidates)
+    if (exists(c)) return c;
+  throw Error("cannot find the shipped model '" + file + "' (looked next to the binary, in " +
+              ATTNLITE_SOURCE_MODELS_DIR + " and ./models); pass --model PATH");
+}
+
+std::string resolve_model(const std::string& arg) {
+  if (arg.empty()) return default_model_path();
+  if (arg.find('/') == std::string::npos && arg.find(".safetensors") == std::string::npos)
+    return default_model_path(arg);
+  return arg;
+}
+
+Args::Args(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) a_.emplace_back(argv[i]);
+  used_.assign(a_.size(), false);
+}
+
+bool Args::flag(const std::string& name) {
+  bool found = false;
+  for (size_t i = 0; i < a_.size(); ++i)
+    if (!used_[i] && a_[i] == name) used_[i] = found = true;
+  return found;
+}
+
+std::vector<std::string> Args::values(const std::string& name) {
+  std::vector<std::string> r;
+  for (size_t i = 0; i < a_.size(); ++i) {
+    if (used_[i]) continue;
+    if (a_[i] == name) {
+      if (i + 1 >= a_.size()) throw UsageError{name + " needs a value"};
+      used_[i] = used_[i + 1] = true;
+      r.push_back(a_[++i]);
+    } else if (a_[i].rfind(name + "=", 0) == 0) {
+      used_[i] = true;
+      r.push_back(a_[i].substr(name.size() + 1));
+    }
+  }
+  return r;
+}
+
+bool Args::value(const std::string& name, std::string* out) {
+  auto v = values(name);
+  if (v.empty()) return false;
+  *out = v.back();
+  return true;
+}
+
+int Args::int_value(const std::string& name, int def, int lo, int hi) {
+  std::string s;
+  if (!value(name, &s)) return def;
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || errno || v < lo || v > hi)
+    throw UsageError{name + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s + "'"};
+  return (int)v;
+}
+
+std::vector<std::string> Args::positionals() {
+  std::vector<std::string> r;
+  bool rest = false;
+  for (size_t i = 0; i < a_.size(); ++i) {
+    if (used_[i]) continue;
+    if (!rest && a_[i] == "--") { rest = true; continue; }
+    if (!rest && a_[i].size() > 1 && a_[i][0] == '-' && a_[i][1] == '-')
+      throw UsageError{"unknown option '" + a_[i] + "'"};
+    r.push_back(a_[i]);
+  }
+  return r;
+}
+
+}  // namespace attnlite::cli

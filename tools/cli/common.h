@@ -1,0 +1,40 @@
+// attnlite command line — shared helpers.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace attnlite::cli {
+
+// Exit codes: 0 ok, 1 a sentence or file failed, 2 bad usage.
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+struct UsageError {
+  std::string what;
+};
+
+// The shipped model named `name` (e.g. "transformer-d2l"): next to an installed binary
+// (../share/attnlite/models), in the source tree it was built from, or ./models.
+std::string default_model_path(const std::string& name = "transformer-d2l");
+std::string resolve_model(const std::string& arg);  // a path, or a shipped model's name
+
+// Small argv walker: --flag, --key VALUE, --key=VALUE, positionals.
+class Args {
+ public:
+  Args(int argc, char** argv, int first);
+  bool flag(const std::string& name);
+  bool value(const std::string& name, std::string* out);       // last occurrence
+  std::vector<std::string> values(const std::string& name);    // every occurrence
+  int int_value(const std::string& name, int def, int lo, int hi);
+  // Remaining arguments; unknown --options are a UsageError.
+  std::vector<std::string> positionals();
+
+ private:
+  std::vector<std::string> a_;
+  std::vector<bool> used_;
+};
+
+int cmd_translate(int argc, char** argv);
+int cmd_heatmap(int argc, char** argv);
+int cmd_info(int argc, char** argv);
+
+}  // namespace attnlite::cli

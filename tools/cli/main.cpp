@@ -1,0 +1,48 @@
+// attnlite — command line: translate English to French with the book's models, and draw
+// the chapter's attention figures.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "attnlite/error.h"
+#include "common.h"
+
+namespace {
+
+const char* kHelp =
+    "attnlite — attention models from d2l.ai chapter 10, outside Python\n"
+    "\n"
+    "usage: attnlite <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  translate   translate English sentences to French (arguments, or one per line on stdin)\n"
+    "  heatmap     render the chapter's attention figures to PNG\n"
+    "  info        describe a model file\n"
+    "\n"
+    "Run `attnlite <command> --help` for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attnlite::cli;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kHelp, argc < 2 ? stderr : stdout);
+    return argc < 2 ? kUsage : kOk;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "translate") return cmd_translate(argc, argv);
+    if (cmd == "heatmap") return cmd_heatmap(argc, argv);
+    if (cmd == "info") return cmd_info(argc, argv);
+    std::fprintf(stderr, "attnlite: unknown command '%s'\n\n%s", cmd.c_str(), kHelp);
+    return kUsage;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "attnlite %s: %s (see `attnlite %s --help`)\n", cmd.c_str(), e.what.c_str(), cmd.c_str());
+    return kUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlite %s: error: %s\n", cmd.c_str(), e.what());
+    return kFailed;
+  }
+}

@@ -1,0 +1,245 @@
+// attnlite translate — English to French with a shipped or given model.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "attnlite/translate.h"
+#include "common.h"
+
+namespace attnlite::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: attnlite translate [options] [SENTENCE ...]\n"
+    "\n"
+    "Translates each SENTENCE (or, with none, each line of standard input, one translation\n"
+    "per output line) with greedy decoding as d2l's predict_seq2seq.\n"
+    "\n"
+    "options:\n"
+    "  --model PATH|NAME  model file, or a shipped model name: transformer-d2l (default),\n"
+    "                     bahdanau-d2l\n"
+    "  --ref TEXT         reference translation (repeat once per sentence, in order);\n"
+    "                     prints the book's bleu(k=2) after a tab\n"
+    "  --tsv              stdin lines are 'english<TAB>french reference'\n"
+    "  --json             one JSON object per sentence: tokens, scores, attention shapes\n"
+    "  --weights          with --json, include every attention weight\n"
+    "  --d2l-compat       Transformer: position 0 at every decoding step, exactly as the book's\n"
+    "                     predict_seq2seq (default: position t at step t)\n"
+    "  --max-steps N      stop after N decoding steps (default: the model's num_steps)\n"
+    "  --verbose          print 'english => french, bleu x' like the book\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Words the model does not know become <unk> (a warning names them on stderr). The exit\n"
+    "status is 1 if any sentence failed, 2 on bad usage.\n";
+
+using json = nlohmann::json;
+
+json attention_json(const Translation& r, bool weights) {
+  json a;
+  const int steps = r.steps;
+  if (r.layers) {
+    a["encoder_self_shape"] = {r.layers, r.heads, r.S, r.S};
+    a["decoder_self_shape"] = {r.layers, steps, r.heads, steps};
+    a["cross_shape"] = {r.layers, steps, r.heads, r.S};
+  } else {
+    a["cross_shape"] = {steps, r.S};
+  }
+  if (!weights || !r.cross) return a;
+  if (r.layers) {
+    json enc = json::array(), dec = json::array(), cr = json::array();
+    for (int l = 0; l < r.layers; ++l) {
+      json el = json::array(), dl = json::array(), cl = json::array();
+      for (int h = 0; h < r.heads; ++h) {
+        json m = json::array();
+        for (int q = 0; q < r.S; ++q) {
+          json row = json::array();
+          for (int k = 0; k < r.S; ++k) row.push_back(r.enc_self_at(l, h, q, k));
+          m.push_back(row);
+        }
+        el.push_back(m);
+      }
+      for (int t = 0; t < steps; ++t) {
+        json ds = json::array(), cs = json::array();
+        for (int h = 0; h < r.heads; ++h) {
+          json drow = json::array(), crow = json::array();
+          for (int k = 0; k < steps; ++k) drow.push_back(r.dec_self_at(l, t, h, k));
+          for (int s = 0; s < r.S; ++s) crow.push_back(r.cross_at(l, t, h, s));
+          ds.push_back(drow);
+          cs.push_back(crow);
+        }
+        dl.push_back(ds);
+        cl.push_back(cs);
+      }
+      enc.push_back(el);
+      dec.push_back(dl);
+      cr.push_back(cl);
+    }
+    a["encoder_self"] = enc;
+    a["decoder_self"] = dec;
+    a["cross"] = cr;
+  } else {
+    json cr = json::array();
+    for (int t = 0; t < steps; ++t) {
+      json row = json::array();
+      for (int s = 0; s < r.S; ++s) row.push_back(r.cross_at(0, t, 0, s));
+      cr.push_back(row);
+    }
+    a["cross"] = cr;
+  }
+  return a;
+}
+
+}  // namespace
+
+int cmd_translate(int argc, char** argv) {
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::fputs(kHelp, stdout);
+    return kOk;
+  }
+  std::string model_arg;
+  args.value("--model", &model_arg);
+  std::vector<std::string> refs = args.values("--ref");
+  const bool tsv = args.flag("--tsv"), as_json = args.flag("--json"),
+             weights = args.flag("--weights"), verbose = args.flag("--verbose");
+  DecodeOptions opts;
+  opts.d2l_compat = args.flag("--d2l-compat");
+  opts.max_steps = args.int_value("--max-steps", 0, 1, 1000);
+  std::vector<std::string> sentences = args.positionals();
+  if (weights && !as_json) throw UsageError{"--weights needs --json"};
+  if (tsv && !sentences.empty()) throw UsageError{"--tsv reads standard input; give no sentences"};
+  if (!refs.empty() && (sentences.empty() || refs.size() != sentences.size()))
+    throw UsageError{"give one --ref per sentence argument (" + std::to_string(sentences.size()) +
+                     " sentences, " + std::to_string(refs.size()) + " references)"};
+
+  auto model = Model::load(resolve_model(model_arg));
+  Limits lim;
+  lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
+  Translator tr(model, lim);
+  opts.attention = as_json;  // weights are only read for --json
+
+  int failures = 0;
+  auto one = [&](const std::string& src, const std::string* ref, size_t index) {
+    try {
+      const Translation& r = tr.translate(src, opts);
+      std::vector<std::string> unknown;
+      for (const auto& w : tokenize(src))
+        if (model->src_vocab.lookup(w) == model->src_vocab.unk) unknown.push_back(w);
+      if (!unknown.empty()) {
+        std::string list;
+        for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
+        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
+                     index + 1, list.c_str());
+      }
+      if (r.truncated)
+        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
+                     index + 1, r.S - 1);
+      const std::string text(r.text);
+      const double b = ref ? bleu(text, *ref, 2) : 0.0;
+      if (as_json) {
+        json j;
+        j["source"] = src;
+        j["translation"] = text;
+        json toks = json::array(), scores = json::array(), ids = json::array(), srcs = json::array();
+        for (int k = 0; k < r.num_tokens; ++k) {
+          toks.push_back(model->tgt_vocab.token(r.tokens[k]));
+          ids.push_back(r.tokens[k]);
+          scores.push_back(r.scores[k]);
+        }
+        for (int k = 0; k < r.S; ++k) srcs.push_back(model->src_vocab.token(r.src_ids[k]));
+        j["tokens"] = toks;
+        j["token_ids"] = ids;
+        j["scores"] = scores;
+        j["source_tokens"] = srcs;
+        j["source_valid_len"] = r.src_valid;
+        j["unknown"] = unknown;
+        j["truncated"] = r.truncated;
+        j["steps"] = r.steps;
+        j["eos"] = r.eos;
+        j["model"] = model_kind_name(model->kind);
+        j["positions"] = opts.d2l_compat ? "d2l" : "step";
+        j["attention"] = attention_json(r, weights);
+        if (ref) {
+          j["reference"] = *ref;
+          j["bleu"] = b;
+        }
+        std::cout << j.dump() << "\n";
+      } else if (verbose) {
+        std::printf("%s => %s", src.c_str(), text.c_str());
+        if (ref) std::printf(", bleu %.3f", b);
+        std::printf("\n");
+      } else {
+        std::printf("%s", text.c_str());
+        if (ref) std::printf("\t%.3f", b);
+        std::printf("\n");
+      }
+    } catch (const Error& e) {
+      ++failures;
+      std::fprintf(stderr, "attnlite translate: error: sentence %zu: %s\n", index + 1, e.what());
+      if (sentences.empty() && !as_json) std::printf("\n");  // keep stdin lines aligned
+    }
+    std::fflush(stdout);
+  };
+
+  if (!sentences.empty()) {
+    for (size_t i = 0; i < sentences.size(); ++i) one(sentences[i], refs.empty() ? nullptr : &refs[i], i);
+  } else {
+    std::string line;
+    size_t i = 0;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (tsv) {
+        const size_t tab = line.find('\t');
+        if (tab == std::string::npos) {
+          ++failures;
+          std::fprintf(stderr, "attnlite translate: error: line %zu has no tab\n", i + 1);
+          std::printf("\n");
+          ++i;
+          continue;
+        }
+        const std::string ref = line.substr(tab + 1);
+        // References get the same preprocessing as the book's targets.
+        std::string pre;
+        for (const auto& t : tokenize(ref)) pre += (pre.empty() ? "" : " ") + t;
+        one(line.substr(0, tab), &pre, i++);
+      } else {
+        one(line, nullptr, i++);
+      }
+    }
+  }
+  return failures ? kFailed : kOk;
+}
+
+int cmd_info(int argc, char** argv) {
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::puts("usage: attnlite info [--model PATH|NAME]\n\nPrints a model's kind, config, vocabulary sizes and weight bytes.");
+    return kOk;
+  }
+  std::string model_arg;
+  args.value("--model", &model_arg);
+  auto pos = args.positionals();
+  if (!pos.empty()) model_arg = pos[0];
+  const std::string path = resolve_model(model_arg);
+  auto m = Model::load(path);
+  json j;
+  j["path"] = path;
+  j["kind"] = model_kind_name(m->kind);
+  auto it = m->metadata.find("attnlite.config");
+  j["config"] = json::parse(it->second);
+  j["src_vocab_size"] = m->src_vocab.size();
+  j["tgt_vocab_size"] = m->tgt_vocab.size();
+  j["weight_bytes"] = m->weight_bytes();
+  for (const char* k : {"attnlite.license", "attnlite.training"}) {
+    auto f = m->metadata.find(k);
+    if (f != m->metadata.end()) j[k + 9] = f->second;
+  }
+  std::cout << j.dump(2) << "\n";
+  return kOk;
+}
+
+}  // namespace attnlite::cli
