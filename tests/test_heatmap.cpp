@@ -363,3 +363,84 @@ TEST_CASE("bad arguments and bad UTF-8 labels", "[viz][heatmap]") {
   const Image img = render_heatmaps(m.data(), 1, 1, 3, 3, o);
   CHECK(ink_in(img, heatmap_layout(1, 1, 3, 3, o).titles[0]) > 0);  // drawn as "???"
 }
+
+// Not run by default: `attnlite_tests "[.gallery]"` rewrites the sample images in docs/gallery.
+TEST_CASE("gallery: heatmaps", "[.gallery]") {
+  const std::string here = __FILE__;
+  const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
+  {  // d2l 11.1: eye(10)
+    const auto m = eye(10);
+    write_png(dir + "eye10.png", render_heatmaps(m.data(), 1, 1, 10, 10, HeatmapOptions{}));
+  }
+  {  // d2l 11.2: Nadaraya-Watson weights with a Gaussian kernel, 50 x 50
+    const int n = 50;
+    std::vector<float> m(static_cast<size_t>(n) * n);
+    for (int q = 0; q < n; ++q) {
+      float sum = 0.f;
+      for (int k = 0; k < n; ++k) {
+        const float d = (q - k) * 0.1f;
+        sum += m[static_cast<size_t>(q) * n + k] = std::exp(-d * d / 2.f);
+      }
+      for (int k = 0; k < n; ++k) m[static_cast<size_t>(q) * n + k] /= sum;
+    }
+    HeatmapOptions o;
+    o.xlabel = "Sorted training inputs";
+    o.ylabel = "Sorted testing inputs";
+    write_png(dir + "nadaraya_watson_50.png", render_heatmaps(m.data(), 1, 1, n, n, o));
+  }
+  {  // 100 x 100, Blues
+    const int n = 100;
+    std::vector<float> m(static_cast<size_t>(n) * n);
+    for (int q = 0; q < n; ++q)
+      for (int k = 0; k < n; ++k) m[static_cast<size_t>(q) * n + k] = std::exp(-std::abs(q - k) / 8.f) * (k <= q);
+    HeatmapOptions o;
+    o.cmap = Colormap::Blues;
+    o.vmin = 0.f;
+    write_png(dir + "causal_100_blues.png", render_heatmaps(m.data(), 1, 1, n, n, o));
+  }
+  {  // d2l 11.5: 2 layers x 4 heads
+    const int q = 10, k = 10;
+    std::vector<float> m(static_cast<size_t>(2 * 4 * q * k));
+    for (int p = 0; p < 8; ++p)
+      for (int i = 0; i < q; ++i) {
+        float sum = 0.f;
+        for (int j = 0; j < k; ++j)
+          sum += m[static_cast<size_t>((p * q + i) * k + j)] = std::exp(std::cos(0.7f * (p + 1) * (i - j) + p) * 2.f);
+        for (int j = 0; j < k; ++j) m[static_cast<size_t>((p * q + i) * k + j)] /= sum;
+      }
+    HeatmapOptions o;
+    o.titles = {"Head 1", "Head 2", "Head 3", "Head 4"};
+    o.fig_width_in = 7.f;
+    o.fig_height_in = 3.5f;
+    write_png(dir + "heads_2x4.png", render_heatmaps(m.data(), 2, 4, q, k, o));
+  }
+  {  // d2l 11.4: Bahdanau attention over tokens, annotated, viridis
+    const std::vector<std::string> src = {"i", "'m", "home", ".", "<eos>"};
+    const std::vector<std::string> tgt = {"je", "suis", "chez", "moi", ".", "<eos>"};
+    const float w[6][5] = {{.70f, .15f, .08f, .04f, .03f}, {.10f, .72f, .10f, .05f, .03f},
+                           {.05f, .10f, .60f, .20f, .05f}, {.04f, .06f, .70f, .15f, .05f},
+                           {.02f, .03f, .10f, .80f, .05f}, {.01f, .02f, .05f, .12f, .80f}};
+    std::vector<float> m(&w[0][0], &w[0][0] + 30);
+    HeatmapOptions o;
+    o.xticks = src;
+    o.yticks = tgt;
+    o.annotate = true;
+    o.cmap = Colormap::Viridis;
+    o.fig_width_in = 3.5f;
+    o.fig_height_in = 3.5f;
+    write_png(dir + "tokens_viridis.png", render_heatmaps(m.data(), 1, 1, 6, 5, o));
+  }
+  {  // French target tokens with accents, 200 dpi
+    const std::vector<std::string> src = {"he", "'s", "wet", ".", "<eos>"};
+    const std::vector<std::string> tgt = {"il", "est", "mouill\xC3\xA9", "\xC3\xA0", "\xC3\xA7" "a", "<eos>"};
+    std::vector<float> m(30);
+    for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>((i * 7) % 11) / 10.f;
+    HeatmapOptions o;
+    o.xticks = src;
+    o.yticks = tgt;
+    o.dpi = 200;
+    o.fig_width_in = 3.f;
+    o.fig_height_in = 3.f;
+    write_png(dir + "tokens_french_200dpi.png", render_heatmaps(m.data(), 1, 1, 6, 5, o));
+  }
+}

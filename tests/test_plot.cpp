@@ -175,3 +175,65 @@ TEST_CASE("plot axes: labels, automatic limits and sizes", "[viz][plot]") {
   CHECK_THROWS_AS(render_plot({s}, o), std::invalid_argument);
   CHECK_THROWS_AS(render_plot({}, PlotOptions{"", "", {}, {}, {}, {}, 0.f}), std::invalid_argument);
 }
+
+// Not run by default: `attnlite_tests "[.gallery]"` rewrites the sample images in docs/gallery.
+TEST_CASE("gallery: plots", "[.gallery]") {
+  const std::string here = __FILE__;
+  const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
+  {  // d2l 11.2: Nadaraya-Watson regression
+    const auto f = [](float x) { return 2.f * std::sin(x) + std::pow(x, 0.8f); };
+    Series truth, pred, train;
+    truth.label = "Truth";
+    pred.label = "Pred";
+    pred.style = Series::Dashed;
+    train.style = Series::Points;
+    train.color = series_color(4);
+    unsigned state = 12345u;
+    const auto rnd = [&] { return (state = state * 1664525u + 1013904223u) / 4294967296.f; };
+    for (int i = 0; i < 50; ++i) {
+      const float x = 5.f * rnd();
+      train.x.push_back(x);
+      train.y.push_back(f(x) + (rnd() + rnd() + rnd() - 1.5f) * 0.8f);
+    }
+    for (int i = 0; i < 50; ++i) {
+      const float x = i * 0.1f;
+      truth.x.push_back(x);
+      truth.y.push_back(f(x));
+      float num = 0.f, den = 0.f;  // Gaussian-kernel Nadaraya-Watson estimate
+      for (size_t j = 0; j < train.x.size(); ++j) {
+        const float w = std::exp(-(x - train.x[j]) * (x - train.x[j]) / 2.f);
+        num += w * train.y[j];
+        den += w;
+      }
+      pred.x.push_back(x);
+      pred.y.push_back(num / den);
+    }
+    PlotOptions o;
+    o.xlabel = "x";
+    o.ylabel = "y";
+    o.xmin = 0.f;
+    o.xmax = 5.f;
+    o.ymin = -1.f;
+    o.ymax = 5.f;
+    write_png(dir + "nadaraya_watson_plot.png", render_plot({truth, pred, train}, o));
+  }
+  {  // d2l 11.6: positional encoding, columns 6 to 9
+    std::vector<Series> cols;
+    const Series::Style styles[] = {Series::Line, Series::Dashed, Series::DashDot, Series::Dotted};
+    for (int j = 6; j < 10; ++j) {
+      Series s;
+      s.label = "Col " + std::to_string(j);
+      s.style = styles[j - 6];
+      for (int i = 0; i < 60; ++i) {
+        const float angle = i / std::pow(10000.f, static_cast<float>(j / 2 * 2) / 32.f);
+        s.x.push_back(static_cast<float>(i));
+        s.y.push_back(j % 2 ? std::cos(angle) : std::sin(angle));
+      }
+      cols.push_back(s);
+    }
+    PlotOptions o;
+    o.xlabel = "Row (position)";
+    o.fig_width_in = 6.f;
+    write_png(dir + "positional_encoding.png", render_plot(cols, o));
+  }
+}

@@ -200,7 +200,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   // Numeric ticks about as far apart as matplotlib's MaxNLocator puts them.
   const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.s).w + 6 * m.s, 2 * m.lh);
   p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks);
-  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 6 * m.s : m.lh, o.yticks);
+  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks);
 
   // Text boxes.
   L.titles.assign(L.panels.size(), Rect{});
