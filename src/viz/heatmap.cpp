@@ -68,6 +68,14 @@ std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacin
   const double step = detail::nice_step(range * min_spacing_px / (len_px - 1), false);
   const int decimals = detail::decimals_for_step(step);
   for (double v : detail::ticks_in(vmin, vmax, step)) out.push_back({0, v, detail::format_tick(v, decimals)});
+  if (out.empty()) {  // a short bar: one tick at a finer step rather than none
+    const double fine = detail::nice_step(range / 2, false);
+    const int d = detail::decimals_for_step(fine);
+    for (double v : detail::ticks_in(vmin, vmax, fine)) {
+      out.push_back({0, v, detail::format_tick(v, d)});
+      break;
+    }
+  }
   return out;
 }
 
@@ -145,14 +153,18 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   const int left = m.pad + (o.ylabel.empty() ? 0 : m.lh + m.lgap) + p.ylab_w + m.tgap + m.tick + m.frame;
   const int top = m.pad + std::max(title_h, m.lh / 2) + m.frame;
   const int bottom = m.frame + m.tick + m.tgap + p.xlab_h + (o.xlabel.empty() ? 0 : m.lgap + m.lh) + m.pad;
-  const int hgap = 2 * m.frame + m.tick + 6 * m.s;
+  int hgap = 2 * m.frame + m.tick + 6 * m.s;
+  // Titles and x labels are centred on their panels: neighbours must not touch.
+  int centred_w = o.xlabel.empty() ? 0 : text_size(o.xlabel, m.s).w;
+  for (const auto& t : o.titles) centred_w = std::max(centred_w, text_size(t, m.s).w);
   const int vgap = 2 * m.frame + m.tick + 4 * m.s + title_h;
 
   // The colorbar's size and tick labels depend on the panel size and the other way
   // round: settle them in a few rounds.
   int cbar_w = 8 * m.s, cbar_lab_w = text_size("0.00", m.s).w;
   int pw = 1, ph = 1, cbar_h = 0;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 4; ++round) {
+    if (round > 0 && cols > 1 && centred_w + 6 * m.s > pw + hgap) hgap = centred_w + 6 * m.s - pw;
     const int right = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad
                                  : std::max(m.frame + m.pad, last_label_half + m.pad);
     const int aw = L.width - left - right - (cols - 1) * hgap;
@@ -174,7 +186,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
       pw = cell * keys;
       ph = cell * queries;
     }
-    if (!o.colorbar) break;
+    if (!o.colorbar) continue;
     const int grid_h = rows * ph + (rows - 1) * vgap;
     cbar_h = std::max(std::min(grid_h, 3 * m.lh), static_cast<int>(std::lround(0.6 * grid_h)));
     cbar_w = std::clamp(static_cast<int>(std::lround(cbar_h / 16.0)), 8 * m.s, 20 * m.s);
