@@ -1,0 +1,63 @@
+// Attention heatmaps as images: the equivalent of d2l's show_heatmaps().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlite/image.h"
+
+namespace attnlite::viz {
+
+enum class Colormap { Reds, Blues, Viridis };
+
+// "Reds", "Blues" or "viridis", in any case; throws std::invalid_argument otherwise.
+Colormap colormap_from_name(std::string_view name);
+const char* colormap_name(Colormap cmap);
+// The colour at t in [0, 1] (clamped; NaN counts as 0), from 256-entry tables
+// sampled from matplotlib's colormaps of the same names.
+std::array<uint8_t, 3> colormap_rgb(Colormap cmap, float t);
+
+struct HeatmapOptions {
+  std::string xlabel = "Keys", ylabel = "Queries";
+  std::vector<std::string> titles;          // one per column (or empty); drawn above every panel
+  std::vector<std::string> xticks, yticks;  // token labels for the key / query axes (size == keys /
+                                            // queries); empty: numeric ticks at "nice" steps
+  float fig_width_in = 2.5f, fig_height_in = 2.5f;
+  int dpi = 100;  // the image is round(fig_width_in * dpi) x round(fig_height_in * dpi) pixels
+  Colormap cmap = Colormap::Reds;
+  bool annotate = false;     // print each value in its cell when it fits
+  bool colorbar = true;      // one colorbar for the whole figure, on the right
+  std::optional<float> vmin, vmax;  // default: min / max over all panels (NaN ignored)
+};
+
+// Where render_heatmaps puts things, in image pixels.
+struct HeatmapLayout {
+  int width = 0, height = 0;
+  int rows = 0, cols = 0, queries = 0, keys = 0;
+  float vmin = 0.f, vmax = 1.f;  // the colour scale actually used
+  std::vector<Rect> panels;      // rows * cols, row-major: the data area inside each frame
+  Rect colorbar;                 // the gradient inside its frame (empty without a colorbar)
+  std::vector<Rect> titles;      // per panel (empty rect where there is no title)
+  std::vector<Rect> xlabels;     // per panel: the x label's box (bottom row only)
+  std::vector<Rect> ylabels;     // per panel: the y label's box (first column only)
+
+  // The pixels of cell (query q, key k) of panel (row r, col c). Cells tile the
+  // panel exactly; a cell can be empty when the panel has fewer pixels than cells.
+  Rect cell(int r, int c, int q, int k) const;
+};
+
+// The layout render_heatmaps uses; `matrices` may be null (then the colour scale
+// is the options' vmin/vmax, or [0, 1]). Throws std::invalid_argument on bad sizes.
+HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const HeatmapOptions& opts,
+                             const float* matrices = nullptr);
+
+// matrices: (rows, cols, queries, keys) contiguous floats, like the book's 4-D
+// tensor. Cells are filled rectangles (no interpolation); NaN cells stay white.
+Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
+                      const HeatmapOptions& opts);
+
+}  // namespace attnlite::viz

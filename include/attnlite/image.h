@@ -1,0 +1,80 @@
+// RGBA8 images, PNG output and bitmap text for the figure renderer.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlite::viz {
+
+using Rgb = std::array<uint8_t, 3>;
+
+inline constexpr Rgb kWhite{255, 255, 255};
+inline constexpr Rgb kBlack{0, 0, 0};
+
+// An axis-aligned pixel rectangle: columns [x, x + w), rows [y, y + h).
+struct Rect {
+  int x = 0, y = 0, w = 0, h = 0;
+  bool empty() const { return w <= 0 || h <= 0; }
+  bool contains(int px, int py) const { return px >= x && px < x + w && py >= y && py < y + h; }
+  int right() const { return x + w; }   // one past the last column
+  int bottom() const { return y + h; }  // one past the last row
+  int cx() const { return x + w / 2; }
+  int cy() const { return y + h / 2; }
+};
+
+// Row-major RGBA8 pixels, top row first.
+struct Image {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgba;
+
+  Image() = default;
+  // A width x height image filled with an opaque colour (white by default).
+  Image(int w, int h, Rgb fill = kWhite);
+
+  uint8_t* px(int x, int y) { return rgba.data() + (static_cast<size_t>(y) * width + x) * 4; }
+  const uint8_t* px(int x, int y) const {
+    return rgba.data() + (static_cast<size_t>(y) * width + x) * 4;
+  }
+  Rgb rgb(int x, int y) const {
+    const uint8_t* p = px(x, y);
+    return {p[0], p[1], p[2]};
+  }
+};
+
+// PNG bytes of the image (stb_image_write); throws std::runtime_error on failure.
+std::vector<uint8_t> encode_png(const Image& image);
+// Writes the image as a PNG file; throws std::runtime_error naming the path on failure.
+void write_png(const std::string& path, const Image& image);
+
+// ---- text ---------------------------------------------------------------------
+// Text is UTF-8. Malformed bytes (stray continuation bytes, truncated or overlong
+// sequences, surrogates, values above U+10FFFF) decode to '?', one per bad byte;
+// code points the embedded font lacks are drawn as a hollow box. The font covers
+// printable ASCII, Latin-1 (French accents, « »), œ Œ Ÿ €, ‘ ’ “ ” – — … and −.
+std::u32string decode_utf8(std::string_view utf8);
+
+enum class TextDirection {
+  Horizontal,  // left to right
+  Up,          // rotated 90 degrees counter-clockwise: read from bottom to top
+};
+
+struct TextSize {
+  int w = 0, h = 0;
+};
+
+// Size of the horizontal text box; `scale` multiplies every font pixel.
+TextSize text_size(std::string_view utf8, int scale = 1);
+// Height of one line of text (the font's cell height) at `scale`.
+int text_line_height(int scale = 1);
+
+// Draws text with its box's top-left corner at (x, y) (for TextDirection::Up the
+// box is the rotated one: text_size's h wide and w high). Pixels outside the
+// image are clipped. Returns the box.
+Rect draw_text(Image& image, int x, int y, std::string_view utf8, Rgb color, int scale = 1,
+               TextDirection direction = TextDirection::Horizontal);
+
+}  // namespace attnlite::viz

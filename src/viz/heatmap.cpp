@@ -1,0 +1,352 @@
+// Attention heatmaps: a grid of panels sharing axes and one colorbar, laid out
+// like d2l's show_heatmaps (matplotlib subplots with sharex/sharey + colorbar).
+#include "attnlite/heatmap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "viz/draw.h"
+#include "viz/ticks.h"
+
+namespace attnlite::viz {
+
+namespace {
+
+constexpr Rgb kFrameColor{0, 0, 0};
+constexpr Rgb kTextColor{0, 0, 0};
+
+using Metrics = detail::FigureMetrics;
+
+struct Tick {
+  int index = 0;     // cell index (axes) or unused (colorbar)
+  double value = 0;  // colorbar value
+  std::string text;
+};
+
+// Everything render_heatmaps needs beyond the public layout.
+struct Plan {
+  HeatmapLayout layout;
+  Metrics m;
+  bool xrot = false;  // x tick labels written vertically
+  int xlab_h = 0;     // height of the x tick label band
+  int ylab_w = 0;     // width of the y tick label band
+  std::vector<Tick> xticks, yticks, cticks;
+};
+
+// First pixel of cell i of n cells spread over `len` pixels (pixel p shows cell p * n / len).
+int cell_start(int i, int n, int len) {
+  return static_cast<int>((static_cast<long long>(i) * len + n - 1) / n);
+}
+
+int cell_centre(int i, int n, int len) { return (cell_start(i, n, len) + cell_start(i + 1, n, len)) / 2; }
+
+std::vector<Tick> index_ticks(int n, int len, int min_spacing_px, const std::vector<std::string>& tokens) {
+  std::vector<Tick> out;
+  const double cell = static_cast<double>(len) / n;
+  int step;
+  if (tokens.empty()) {
+    step = static_cast<int>(detail::nice_step(min_spacing_px / std::max(cell, 1e-9), true));
+  } else {
+    step = std::max(1, static_cast<int>(std::ceil(min_spacing_px / std::max(cell, 1e-9) - 1e-9)));
+  }
+  for (int i = 0; i < n; i += step)
+    out.push_back({i, 0.0, tokens.empty() ? std::to_string(i) : tokens[static_cast<size_t>(i)]});
+  return out;
+}
+
+std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacing_px) {
+  std::vector<Tick> out;
+  if (!(vmax > vmin) || len_px < 2) {
+    const double step = std::fabs(vmin) > 0 ? std::pow(10.0, std::floor(std::log10(std::fabs(vmin)))) : 1.0;
+    out.push_back({0, vmin, detail::format_tick(vmin, detail::decimals_for_step(step / 10.0))});
+    return out;
+  }
+  const double range = static_cast<double>(vmax) - vmin;
+  const double step = detail::nice_step(range * min_spacing_px / (len_px - 1), false);
+  const int decimals = detail::decimals_for_step(step);
+  for (double v : detail::ticks_in(vmin, vmax, step)) out.push_back({0, v, detail::format_tick(v, decimals)});
+  if (out.empty()) {  // a short bar: one tick at a finer step rather than none
+    const double fine = detail::nice_step(range / 2, false);
+    const int d = detail::decimals_for_step(fine);
+    for (double v : detail::ticks_in(vmin, vmax, fine)) {
+      out.push_back({0, v, detail::format_tick(v, d)});
+      break;
+    }
+  }
+  return out;
+}
+
+int max_text_width(const std::vector<Tick>& ticks, int s) {
+  int w = 0;
+  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, s).w);
+  return w;
+}
+
+int max_text_width(const std::vector<std::string>& texts, int s) {
+  int w = 0;
+  for (const auto& t : texts) w = std::max(w, text_size(t, s).w);
+  return w;
+}
+
+// A panel side of `len` pixels for n cells: snapped down to a multiple of n when that
+// costs little, so that all cells get the same size.
+int snap_to_cells(int len, int n) {
+  const int per = len / n;
+  if (per >= 3 && per * n >= len * 0.85) return per * n;
+  return len;
+}
+
+Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& o, const float* data) {
+  if (rows <= 0 || cols <= 0 || queries <= 0 || keys <= 0)
+    throw std::invalid_argument("heatmap: rows, cols, queries and keys must be positive");
+  if (!o.xticks.empty() && static_cast<int>(o.xticks.size()) != keys)
+    throw std::invalid_argument("heatmap: xticks needs one label per key");
+  if (!o.yticks.empty() && static_cast<int>(o.yticks.size()) != queries)
+    throw std::invalid_argument("heatmap: yticks needs one label per query");
+  if (o.dpi <= 0 || !(o.fig_width_in > 0.f) || !(o.fig_height_in > 0.f))
+    throw std::invalid_argument("heatmap: figure size and dpi must be positive");
+  const double wpx = std::round(static_cast<double>(o.fig_width_in) * o.dpi);
+  const double hpx = std::round(static_cast<double>(o.fig_height_in) * o.dpi);
+  if (wpx < 16 || hpx < 16 || wpx * hpx > 64e6)
+    throw std::invalid_argument("heatmap: figure must be between 16x16 and 64 megapixels");
+
+  Plan p;
+  HeatmapLayout& L = p.layout;
+  L.width = static_cast<int>(wpx);
+  L.height = static_cast<int>(hpx);
+  L.rows = rows;
+  L.cols = cols;
+  L.queries = queries;
+  L.keys = keys;
+
+  // One colour scale for every panel.
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  if (data) {
+    const size_t n = static_cast<size_t>(rows) * cols * queries * keys;
+    for (size_t i = 0; i < n; ++i)
+      if (std::isfinite(data[i])) {
+        lo = std::min(lo, data[i]);
+        hi = std::max(hi, data[i]);
+      }
+  }
+  if (!(lo <= hi)) lo = 0.f, hi = 1.f;
+  L.vmin = o.vmin.value_or(lo);
+  L.vmax = o.vmax.value_or(hi);
+  if (!std::isfinite(L.vmin) || !std::isfinite(L.vmax))
+    throw std::invalid_argument("heatmap: vmin and vmax must be finite");
+  if (L.vmax < L.vmin) std::swap(L.vmin, L.vmax);
+
+  const Metrics m = detail::figure_metrics(o.dpi);
+  p.m = m;
+  const bool has_titles = !o.titles.empty();
+  const int title_h = has_titles ? m.lh + m.tgap : 0;
+
+  // Tick label bands.
+  p.xrot = !o.xticks.empty();
+  p.xlab_h = p.xrot ? max_text_width(o.xticks, m.s) : m.lh;
+  p.ylab_w = o.yticks.empty() ? text_size(std::to_string(queries - 1), m.s).w : max_text_width(o.yticks, m.s);
+  const int last_label_half = o.xticks.empty() ? text_size(std::to_string(keys - 1), m.s).w / 2 : m.lh / 2;
+
+  const int left = m.pad + (o.ylabel.empty() ? 0 : m.lh + m.lgap) + p.ylab_w + m.tgap + m.tick + m.frame;
+  const int top = m.pad + std::max(title_h, m.lh / 2) + m.frame;
+  const int bottom = m.frame + m.tick + m.tgap + p.xlab_h + (o.xlabel.empty() ? 0 : m.lgap + m.lh) + m.pad;
+  int hgap = 2 * m.frame + m.tick + 6 * m.s;
+  // Titles and x labels are centred on their panels: neighbours must not touch.
+  int centred_w = o.xlabel.empty() ? 0 : text_size(o.xlabel, m.s).w;
+  for (const auto& t : o.titles) centred_w = std::max(centred_w, text_size(t, m.s).w);
+  const int vgap = 2 * m.frame + m.tick + 4 * m.s + title_h;
+
+  // The colorbar's size and tick labels depend on the panel size and the other way
+  // round: settle them in a few rounds.
+  int cbar_w = 8 * m.s, cbar_lab_w = text_size("0.00", m.s).w;
+  int pw = 1, ph = 1, cbar_h = 0;
+  for (int round = 0; round < 4; ++round) {
+    if (round > 0 && cols > 1 && centred_w + 6 * m.s > pw + hgap) hgap = centred_w + 6 * m.s - pw;
+    const int right = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad
+                                 : std::max(m.frame + m.pad, last_label_half + m.pad);
+    const int aw = L.width - left - right - (cols - 1) * hgap;
+    const int ah = L.height - top - bottom - (rows - 1) * vgap;
+    const int pw0 = std::max(1, aw / cols), ph0 = std::max(1, ah / rows);
+    // Square cells like imshow's aspect='equal', within 1:4 .. 4:1 panels.
+    const double aspect = std::clamp(static_cast<double>(keys) / queries, 0.25, 4.0);
+    if (pw0 >= ph0 * aspect) {
+      ph = ph0;
+      pw = std::max(1, static_cast<int>(std::floor(ph0 * aspect)));
+    } else {
+      pw = pw0;
+      ph = std::max(1, static_cast<int>(std::floor(pw0 / aspect)));
+    }
+    pw = snap_to_cells(pw, keys);
+    ph = snap_to_cells(ph, queries);
+    if (std::fabs(static_cast<double>(keys) / queries - aspect) < 1e-9 && pw % keys == 0 && ph % queries == 0) {
+      const int cell = std::min(pw / keys, ph / queries);  // keep cells square
+      pw = cell * keys;
+      ph = cell * queries;
+    }
+    if (!o.colorbar) continue;
+    const int grid_h = rows * ph + (rows - 1) * vgap;
+    cbar_h = std::max(std::min(grid_h, 3 * m.lh), static_cast<int>(std::lround(0.6 * grid_h)));
+    cbar_w = std::clamp(static_cast<int>(std::lround(cbar_h / 16.0)), 8 * m.s, 20 * m.s);
+    p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 6 * m.s);
+    cbar_lab_w = max_text_width(p.cticks, m.s);
+  }
+  const int right_used = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad
+                                    : std::max(m.frame + m.pad, last_label_half + m.pad);
+  const int content_w = left + cols * pw + (cols - 1) * hgap + right_used;
+  const int content_h = top + rows * ph + (rows - 1) * vgap + bottom;
+  const int ox = std::max(0, (L.width - content_w) / 2), oy = std::max(0, (L.height - content_h) / 2);
+
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) L.panels.push_back({ox + left + c * (pw + hgap), oy + top + r * (ph + vgap), pw, ph});
+  const Rect& first = L.panels.front();
+  const Rect& last = L.panels.back();
+  if (o.colorbar) {
+    const int grid_h = last.bottom() - first.y;
+    L.colorbar = {last.right() + m.frame + 10 * m.s + m.frame, first.y + (grid_h - cbar_h) / 2, cbar_w, cbar_h};
+  }
+
+  // Ticks along the shared axes.
+  // Numeric ticks about as far apart as matplotlib's MaxNLocator puts them.
+  const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.s).w + 6 * m.s, 2 * m.lh);
+  p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks);
+  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks);
+
+  // Text boxes.
+  L.titles.assign(L.panels.size(), Rect{});
+  L.xlabels.assign(L.panels.size(), Rect{});
+  L.ylabels.assign(L.panels.size(), Rect{});
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r) * cols + c;
+      const Rect& P = L.panels[i];
+      if (static_cast<size_t>(c) < o.titles.size() && !o.titles[static_cast<size_t>(c)].empty()) {
+        const TextSize t = text_size(o.titles[static_cast<size_t>(c)], m.s);
+        L.titles[i] = {P.cx() - t.w / 2, P.y - m.frame - m.tgap - t.h, t.w, t.h};
+      }
+      if (r == rows - 1 && !o.xlabel.empty()) {
+        const TextSize t = text_size(o.xlabel, m.s);
+        L.xlabels[i] = {P.cx() - t.w / 2, P.bottom() + m.frame + m.tick + m.tgap + p.xlab_h + m.lgap, t.w, t.h};
+      }
+      if (c == 0 && !o.ylabel.empty()) {
+        const TextSize t = text_size(o.ylabel, m.s);  // drawn rotated: t.h wide, t.w high
+        L.ylabels[i] = {P.x - m.frame - m.tick - m.tgap - p.ylab_w - m.lgap - t.h, P.cy() - t.w / 2, t.h, t.w};
+      }
+    }
+  return p;
+}
+
+bool format_fits(const Rect& cell, const std::string& text, int s) {
+  const TextSize t = text_size(text, s);
+  return t.w + 2 * s <= cell.w && t.h - 4 * s <= cell.h;
+}
+
+}  // namespace
+
+Rect HeatmapLayout::cell(int r, int c, int q, int k) const {
+  if (r < 0 || r >= rows || c < 0 || c >= cols || q < 0 || q >= queries || k < 0 || k >= keys)
+    throw std::out_of_range("HeatmapLayout::cell: index out of range");
+  const Rect& P = panels[static_cast<size_t>(r) * cols + c];
+  const int x0 = cell_start(k, keys, P.w), x1 = cell_start(k + 1, keys, P.w);
+  const int y0 = cell_start(q, queries, P.h), y1 = cell_start(q + 1, queries, P.h);
+  return {P.x + x0, P.y + y0, x1 - x0, y1 - y0};
+}
+
+HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const HeatmapOptions& opts,
+                             const float* matrices) {
+  return make_plan(rows, cols, queries, keys, opts, matrices).layout;
+}
+
+Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
+                      const HeatmapOptions& o) {
+  if (!matrices) throw std::invalid_argument("render_heatmaps: matrices is null");
+  const Plan p = make_plan(rows, cols, queries, keys, o, matrices);
+  const HeatmapLayout& L = p.layout;
+  const Metrics& m = p.m;
+  Image img(L.width, L.height);
+  const float range = L.vmax - L.vmin;
+  const auto color_of = [&](float v) { return colormap_rgb(o.cmap, range > 0.f ? (v - L.vmin) / range : 0.f); };
+
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const size_t pi = static_cast<size_t>(r) * cols + c;
+      const Rect& P = L.panels[pi];
+      const float* mat = matrices + pi * static_cast<size_t>(queries) * keys;
+      // Cells: every pixel shows the cell it falls in (filled rectangles, no interpolation).
+      for (int y = 0; y < P.h; ++y) {
+        const int q = static_cast<int>(static_cast<long long>(y) * queries / P.h);
+        for (int x = 0; x < P.w; ++x) {
+          const int k = static_cast<int>(static_cast<long long>(x) * keys / P.w);
+          const float v = mat[static_cast<size_t>(q) * keys + k];
+          if (std::isnan(v)) continue;  // masked: background
+          detail::fill_rect(img, {P.x + x, P.y + y, 1, 1}, color_of(v));
+        }
+      }
+      if (o.annotate) {
+        for (int q = 0; q < queries; ++q)
+          for (int k = 0; k < keys; ++k) {
+            const float v = mat[static_cast<size_t>(q) * keys + k];
+            if (!std::isfinite(v)) continue;
+            const Rect cell = L.cell(r, c, q, k);
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+            std::string text = buf;
+            if (!format_fits(cell, text, m.s)) {
+              std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(v));
+              text = buf;
+              if (!format_fits(cell, text, m.s)) continue;
+            }
+            const TextSize t = text_size(text, m.s);
+            const Rgb fg = detail::luminance(color_of(v)) < 0.5f ? kWhite : kBlack;
+            draw_text(img, cell.x + (cell.w - t.w + 1) / 2, cell.y + (cell.h - t.h + 1) / 2, text, fg, m.s);
+          }
+      }
+      detail::frame_around(img, P, m.frame, kFrameColor);
+
+      // Tick marks on every panel; labels on the bottom row and the first column.
+      const int half = m.frame / 2;
+      for (const Tick& t : p.xticks) {
+        const int x = P.x + cell_centre(t.index, keys, P.w) - half;
+        detail::fill_rect(img, {x, P.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
+        if (r != rows - 1) continue;
+        const int y = P.bottom() + m.frame + m.tick + m.tgap;
+        const TextSize ts = text_size(t.text, m.s);
+        if (p.xrot)
+          draw_text(img, x + half - ts.h / 2, y, t.text, kTextColor, m.s, TextDirection::Up);
+        else
+          draw_text(img, x + half - ts.w / 2, y, t.text, kTextColor, m.s);
+      }
+      for (const Tick& t : p.yticks) {
+        const int y = P.y + cell_centre(t.index, queries, P.h) - half;
+        detail::fill_rect(img, {P.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
+        if (c != 0) continue;
+        const TextSize ts = text_size(t.text, m.s);
+        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.s);
+      }
+      if (!L.titles[pi].empty()) draw_text(img, L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.s);
+      if (!L.xlabels[pi].empty()) draw_text(img, L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.s);
+      if (!L.ylabels[pi].empty())
+        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, o.ylabel, kTextColor, m.s, TextDirection::Up);
+    }
+
+  if (o.colorbar && !L.colorbar.empty()) {
+    const Rect& cb = L.colorbar;
+    for (int y = 0; y < cb.h; ++y) {
+      const float t = cb.h > 1 ? static_cast<float>(cb.h - 1 - y) / (cb.h - 1) : 0.f;
+      detail::fill_rect(img, {cb.x, cb.y + y, cb.w, 1}, colormap_rgb(o.cmap, t));
+    }
+    detail::frame_around(img, cb, m.frame, kFrameColor);
+    for (const Tick& t : p.cticks) {
+      const double frac = range > 0.f ? (t.value - L.vmin) / range : 0.0;
+      const int y = cb.y + (cb.h - 1) - static_cast<int>(std::lround(frac * (cb.h - 1))) - m.frame / 2;
+      detail::fill_rect(img, {cb.right() + m.frame, y, m.tick, m.frame}, kFrameColor);
+      const TextSize ts = text_size(t.text, m.s);
+      draw_text(img, cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.s);
+    }
+  }
+  return img;
+}
+
+}  // namespace attnlite::viz
