@@ -2,13 +2,16 @@
 # Builds and runs every test suite of attnlite. Stages:
 #   native   Release build, warnings as errors, ctest (unit, fixtures, CLI, install)
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate} and runs each
+#            for FUZZ_SECONDS (default 60) on a copy of its seed corpus; any crash, leak,
+#            timeout or sanitizer report fails the stage (crashing inputs: build/fuzz/artifacts/)
 # Usage: tools/test.sh [stage ...]   (default: all stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan)
+[ ${#stages[@]} -gt 0 ] || stages=(native asan fuzz)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -27,6 +30,31 @@ stage_asan() {
   cmake --build build/asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/asan
+}
+
+stage_fuzz() {
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_FUZZ=ON \
+    -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
+  cmake --build build/fuzz -j"$jobs" --target fuzz_loader fuzz_tokenizer fuzz_translate
+  local t secs=${FUZZ_SECONDS:-60}
+  mkdir -p build/fuzz/artifacts
+  for t in loader tokenizer translate; do
+    echo "--- fuzz_$t: ${secs}s"
+    rm -rf "build/fuzz/corpus/$t"
+    mkdir -p "build/fuzz/corpus/$t"
+    cp tests/fuzz/corpus/"$t"/* "build/fuzz/corpus/$t/"
+    local dict=()
+    [ -f "tests/fuzz/$t.dict" ] && dict=("-dict=tests/fuzz/$t.dict")
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "build/fuzz/tests/fuzz/fuzz_$t" -max_total_time="$secs" -error_exitcode=1 -timeout=10 \
+      -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1 "${dict[@]}" \
+      -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" 2>"build/fuzz/$t.log" || {
+      tail -n 60 "build/fuzz/$t.log"
+      echo "fuzz_$t failed (log: build/fuzz/$t.log)"
+      return 1
+    }
+    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|cov: ' "build/fuzz/$t.log" | tail -n 3
+  done
 }
 
 for s in "${stages[@]}"; do

@@ -1,0 +1,100 @@
+// libFuzzer target: the book's text handling on arbitrary bytes. The input is split at the
+// first 0x01 byte into a sentence A and a label B: preprocess_nmt, split_tokens and tokenize
+// run on A, bleu on (A, B). Invalid UTF-8 must be an attnlite::Error, never a crash; the
+// outputs must satisfy the properties checked below.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "attnlite/vocab.h"
+
+using namespace attnlite;
+
+#define FUZZ_CHECK(cond)                                                         \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      std::fprintf(stderr, "fuzz_tokenizer: check failed: %s (line %d)\n", #cond, __LINE__); \
+      std::abort();                                                              \
+    }                                                                            \
+  } while (0)
+
+namespace {
+
+std::string preprocess(std::string_view s, size_t cap) {
+  std::string out(cap, '\0');
+  out.resize(preprocess_nmt(s, out.data(), out.size()));
+  return out;
+}
+
+void check_split(std::string_view text) {
+  const int total = split_tokens(text, nullptr, 0);
+  FUZZ_CHECK(total >= 0 && (size_t)total <= text.size());
+  std::vector<std::string_view> all((size_t)total);
+  FUZZ_CHECK(split_tokens(text, all.data(), total) == total);
+  for (auto t : all) {
+    FUZZ_CHECK(!t.empty() && t.find(' ') == std::string_view::npos);
+    FUZZ_CHECK(t.data() >= text.data() && t.data() + t.size() <= text.data() + text.size());
+  }
+  // A short array only receives the first tokens (ASan watches the bounds).
+  std::string_view few[3];
+  FUZZ_CHECK(split_tokens(text, few, 3) == total);
+  for (int i = 0; i < total && i < 3; ++i) FUZZ_CHECK(few[i] == all[(size_t)i]);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+  const size_t sep = in.find('\x01');
+  const std::string_view a = in.substr(0, sep);
+  const std::string_view b = sep == std::string_view::npos ? std::string_view() : in.substr(sep + 1);
+
+  check_split(a);  // split_tokens takes any bytes
+  std::string pre;
+  bool valid = true;
+  try {
+    pre = preprocess(a, a.size() * 2 + 16);
+  } catch (const Error&) {
+    valid = false;
+  }
+  if (valid) {
+    check_split(pre);
+    // Preprocessing is idempotent: its output is valid UTF-8, already lowercased and spaced.
+    FUZZ_CHECK(preprocess(pre, pre.size() * 2 + 16) == pre);
+    // A buffer that is exactly big enough suffices; one byte less is an error.
+    FUZZ_CHECK(preprocess(a, pre.size()) == pre);
+    if (!pre.empty()) {
+      bool threw = false;
+      try {
+        preprocess(a, pre.size() - 1);
+      } catch (const Error&) {
+        threw = true;
+      }
+      FUZZ_CHECK(threw);
+    }
+    const std::vector<std::string> toks = tokenize(a);
+    const int n = split_tokens(pre, nullptr, 0);
+    FUZZ_CHECK((int)toks.size() == n);
+  } else {
+    bool threw = false;
+    try {
+      tokenize(a);
+    } catch (const Error&) {
+      threw = true;
+    }
+    FUZZ_CHECK(threw);
+  }
+
+  for (int k : {1, 2, 4}) {
+    const double s = bleu(a, b, k);
+    FUZZ_CHECK(s >= 0.0 && s <= 1.0 + 1e-12);  // also rejects NaN
+  }
+  const double self = bleu(a, a, 2);
+  FUZZ_CHECK(std::isfinite(self) && self >= 0.0 && self <= 1.0 + 1e-12);
+  return 0;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/<target>/.
+
+Standard library only. The loader seeds are tiny but complete models (a Transformer, a GRU
+and an LSTM Bahdanau model with a handful of weights each), one file per dtype, and damaged
+copies (truncated, header length beyond the file, bad JSON); the mutator starts from files
+that reach every check of SafeTensors::parse and Model::from_bytes.
+
+Usage: python3 tests/fuzz/make_corpus.py   (rewrites the corpus; the output is deterministic)
+"""
+import json
+import os
+import random
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = random.Random(0)
+
+DTYPES = {"F32": ("<f", 4), "F16": ("<e", 2), "I64": ("<q", 8), "I32": ("<i", 4),
+          "I8": ("<b", 1), "U8": ("<B", 1)}
+
+
+def st_bytes(tensors, metadata=None):
+    """tensors: list of (name, dtype, shape, values) -> safetensors image."""
+    header, data, off = {}, b"", 0
+    for name, dtype, shape, values in tensors:
+        fmt, size = DTYPES[dtype]
+        raw = b"".join(struct.pack(fmt, v) for v in values)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [off, off + len(raw)]}
+        data += raw
+        off += len(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def f32(name, *shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return (name, "F32", list(shape), [round(rng.uniform(-0.5, 0.5), 3) for _ in range(n)])
+
+
+SRC = ["<unk>", "<pad>", "<bos>", "<eos>", ".", "go", "i'm", "home"]
+TGT = ["<unk>", "<pad>", "<bos>", "<eos>", ".", "va", "je", "suis"]
+
+
+def model_meta(kind, config):
+    return {"attnlite.format": "1", "attnlite.kind": kind, "attnlite.config": json.dumps(config),
+            "attnlite.src_vocab": json.dumps(SRC), "attnlite.tgt_vocab": json.dumps(TGT)}
+
+
+def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4):
+    t = [f32("encoder.embedding.weight", len(SRC), H)]
+    def mha(p):
+        return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
+    def norm(p):
+        return [f32(p + "ln.weight", H), f32(p + "ln.bias", H)]
+    def ffn(p):
+        return [f32(p + "dense1.weight", F, H), f32(p + "dense1.bias", F),
+                f32(p + "dense2.weight", H, F), f32(p + "dense2.bias", H)]
+    for l in range(L):
+        p = "encoder.blks.block%d." % l
+        t += mha(p + "attention.") + norm(p + "addnorm1.") + ffn(p + "ffn.") + norm(p + "addnorm2.")
+    t.append(f32("decoder.embedding.weight", len(TGT), H))
+    for l in range(L):
+        p = "decoder.blks.block%d." % l
+        t += (mha(p + "attention1.") + norm(p + "addnorm1.") + mha(p + "attention2.") +
+              norm(p + "addnorm2.") + ffn(p + "ffn.") + norm(p + "addnorm3."))
+    t += [f32("decoder.dense.weight", len(TGT), H), f32("decoder.dense.bias", len(TGT))]
+    cfg = {"src_vocab_size": len(SRC), "tgt_vocab_size": len(TGT), "num_hiddens": H,
+           "num_layers": L, "num_heads": NH, "ffn_num_hiddens": F, "num_steps": steps,
+           "use_bias": False, "max_len": 8}
+    return st_bytes(t, model_meta("transformer", cfg))
+
+
+def tiny_bahdanau(cell="gru", E=2, H=2, L=1, steps=4):
+    G = (3 if cell == "gru" else 4) * H
+    def rnn(p, inp):
+        r = []
+        for l in range(L):
+            r += [f32(p + "weight_ih_l%d" % l, G, inp if l == 0 else H),
+                  f32(p + "weight_hh_l%d" % l, G, H), f32(p + "bias_ih_l%d" % l, G),
+                  f32(p + "bias_hh_l%d" % l, G)]
+        return r
+    t = [f32("encoder.embedding.weight", len(SRC), E)] + rnn("encoder.rnn.", E)
+    t += [f32("decoder.attention.W_k.weight", H, H), f32("decoder.attention.W_q.weight", H, H),
+          f32("decoder.attention.w_v.weight", 1, H), f32("decoder.embedding.weight", len(TGT), E)]
+    t += rnn("decoder.rnn.", E + H)
+    t += [f32("decoder.dense.weight", len(TGT), H), f32("decoder.dense.bias", len(TGT))]
+    cfg = {"src_vocab_size": len(SRC), "tgt_vocab_size": len(TGT), "embed_size": E,
+           "num_hiddens": H, "num_layers": L, "num_steps": steps, "rnn": cell}
+    return st_bytes(t, model_meta("bahdanau", cfg))
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8", "surrogateescape"))
+
+
+def loader():
+    models = {"transformer": tiny_transformer(), "transformer_2layers": tiny_transformer(L=2, NH=1),
+              "bahdanau_gru": tiny_bahdanau("gru"), "bahdanau_lstm": tiny_bahdanau("lstm", L=2)}
+    for name, b in models.items():
+        write("loader", name + ".safetensors", b)
+    for dt, (fmt, size) in DTYPES.items():
+        vals = [1.5, -2.0, 0.0, 3.25] if dt.startswith("F") else [1, -2, 0, 3] if dt != "U8" else [1, 2, 0, 3]
+        write("loader", "dtype_%s.safetensors" % dt.lower(),
+              st_bytes([("t", dt, [2, 2], vals)], {"k": "v"}))
+    write("loader", "empty_header.safetensors", st_bytes([]))
+    write("loader", "zero_dim.safetensors", st_bytes([("z", "F32", [0, 3], [])]))
+    good = models["transformer"]
+    hlen = struct.unpack("<Q", good[:8])[0]
+    write("loader", "truncated_in_length.bin", good[:5])
+    write("loader", "truncated_in_header.bin", good[:8 + hlen // 2])
+    write("loader", "truncated_in_data.bin", good[:8 + hlen + 10])
+    write("loader", "header_beyond_file.bin", struct.pack("<Q", hlen + 4096) + good[8:8 + hlen])
+    write("loader", "bad_json.bin", struct.pack("<Q", 12) + b'{"a": [1, 2')
+    write("loader", "bad_config.safetensors",
+          st_bytes([f32("x", 1)], {"attnlite.kind": "transformer", "attnlite.config": "{not json"}))
+
+
+BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "Run!", "Who?",
+        "Wow!", "Va !", "Je suis chez moi.", "We won, we're rich.", "Ça va ?",
+        "J'ai perdu.", "Il est calme.", "zyzzyva qwxz .",
+        "Déjà vu, très bien\u202fdit\u00a0!", "ÀÉÎÕÜ ΑΒΓ ПРИВЕТ İstanbul Ÿ",
+        "this sentence is a great deal longer than the ten steps the model was trained on ."]
+INVALID = [b"\xff\xfe bad", b"caf\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+           b"ok \xe2\x82 ."]
+
+
+def tokenizer():
+    # Two inputs separated by a 0x01 byte: (prediction or sentence, label) for bleu.
+    pairs = [("je suis chez moi .", "je suis chez moi ."), ("va !", "va !"),
+             ("il est calme .", "il est malade ."), ("", ""), ("a  b", "a b"),
+             ("Déjà vu!", "déjà vu !")]
+    for i, (a, b) in enumerate(pairs):
+        write("tokenizer", "pair_%02d" % i, (a + "\x01" + b).encode())
+    for i, s in enumerate(BOOK):
+        write("tokenizer", "book_%02d" % i, s.encode())
+    for i, s in enumerate(INVALID):
+        write("tokenizer", "invalid_utf8_%02d" % i, s)
+
+
+def translate():
+    # First byte: bit 0 = d2l_compat, bit 1 = batch (the rest split at 0x01 bytes).
+    for i, s in enumerate(BOOK):
+        write("translate", "book_%02d" % i, bytes([i % 2]) + s.encode())
+    write("translate", "batch_00", b"\x02go .\x01i'm home .\x01he's calm .")
+    write("translate", "batch_01", b"\x03Hi.\x01\x01zyzzyva qwxz .")
+    for i, s in enumerate(INVALID):
+        write("translate", "invalid_utf8_%02d" % i, b"\x00" + s)
+    write("translate", "empty", b"\x00")
+    write("translate", "spaces", b"\x01   \xc2\xa0 ")
+    write("translate", "long", b"\x00" + b"word " * 300)
+
+
+if __name__ == "__main__":
+    loader()
+    tokenizer()
+    translate()
