@@ -178,6 +178,9 @@ std::string SafeTensors::meta(const std::string& key) const {
 }
 
 void SafeTensors::copy_f32(const TensorInfo& t, float* dst) const {
+  if (t.dtype == DType::F16 || t.dtype == DType::BF16)
+    throw Error("tensor '" + t.name + "': cannot convert " + dtype_name(t.dtype) + " to F32");
+  if (t.numel == 0) return;  // dst may be null (an empty vector's data()); memcpy forbids that
   const uint8_t* p = data(t);
   switch (t.dtype) {
     case DType::F32: std::memcpy(dst, p, t.nbytes); return;
@@ -206,12 +209,13 @@ std::vector<float> SafeTensors::f32(std::string_view name) const {
 
 std::vector<int64_t> SafeTensors::i64(std::string_view name) const {
   const TensorInfo& t = get(name);
+  if (t.dtype != DType::I64 && t.dtype != DType::I32)  // checked before the loop: empty tensors too
+    throw Error("tensor '" + t.name + "' is " + dtype_name(t.dtype) + ", expected I64 or I32");
   std::vector<int64_t> v((size_t)t.numel);
   const uint8_t* p = data(t);
   for (int64_t i = 0; i < t.numel; ++i) {
     if (t.dtype == DType::I64) std::memcpy(&v[i], p + 8 * i, 8);
-    else if (t.dtype == DType::I32) { int32_t x; std::memcpy(&x, p + 4 * i, 4); v[i] = x; }
-    else throw Error("tensor '" + t.name + "' is " + dtype_name(t.dtype) + ", expected I64 or I32");
+    else { int32_t x; std::memcpy(&x, p + 4 * i, 4); v[i] = x; }
   }
   return v;
 }

@@ -11,6 +11,7 @@
 
 using namespace attnlite;
 using attnlite::test::StFile;
+using attnlite::test::StTensor;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -33,6 +34,25 @@ TEST_CASE("safetensors: a well-formed file round-trips", "[loader]") {
   REQUIRE(st.get("a").shape == std::vector<int64_t>{2, 3});
   REQUIRE(st.f32("a") == std::vector<float>(6, 1.5f));
   REQUIRE(st.meta("k") == "v");
+}
+
+TEST_CASE("safetensors: zero-element tensors read as empty", "[loader]") {
+  // Found by fuzz_loader: f32() of a [0, 3] tensor passed a null destination to memcpy.
+  StFile f;
+  f.tensors.emplace_back("z", attnlite::test::f32_tensor({0, 3}));
+  StTensor i;
+  i.dtype = "I64";
+  i.shape = {0};
+  f.tensors.emplace_back("i", i);
+  SafeTensors st = parse(f.bytes());
+  REQUIRE(st.get("z").numel == 0);
+  REQUIRE(st.f32("z").empty());
+  REQUIRE(st.f32("i").empty());
+  REQUIRE(st.i64("i").empty());
+  // The dtype is checked even when there is nothing to convert.
+  REQUIRE_THROWS_WITH(st.i64("z"), Contains("tensor 'z' is F32, expected I64 or I32"));
+  f.tensors.emplace_back("h", StTensor{"F16", {0}, {}});
+  REQUIRE_THROWS_WITH(parse(f.bytes()).f32("h"), Contains("tensor 'h': cannot convert F16 to F32"));
 }
 
 TEST_CASE("safetensors: hostile headers are rejected by name", "[loader]") {
