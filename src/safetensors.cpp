@@ -125,9 +125,11 @@ SafeTensors SafeTensors::parse(std::vector<uint8_t>&& file) {
     t.numel = (int64_t)numel;
     st.tensors_.push_back(std::move(t));
   }
-  // No two tensors may share bytes.
+  // No two tensors may share bytes. Empty tensors hold no bytes: writers may place them at the
+  // offset where the next tensor starts, and the sort below must not make that an overlap.
   std::vector<const TensorInfo*> byoff;
-  for (const auto& t : st.tensors_) byoff.push_back(&t);
+  for (const auto& t : st.tensors_)
+    if (t.nbytes) byoff.push_back(&t);
   std::sort(byoff.begin(), byoff.end(),
             [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
   for (size_t i = 1; i < byoff.size(); ++i)

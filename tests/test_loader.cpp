@@ -55,6 +55,25 @@ TEST_CASE("safetensors: zero-element tensors read as empty", "[loader]") {
   REQUIRE_THROWS_WITH(parse(f.bytes()).f32("h"), Contains("tensor 'h': cannot convert F16 to F32"));
 }
 
+TEST_CASE("safetensors: an empty tensor at the offset of another is no overlap", "[loader]") {
+  // Whether the empty tensor sorted before or after its neighbour decided between accepting
+  // and rejecting the same layout ("tensors 'b' and 'a' overlap"); it holds no bytes either way.
+  for (const char* empty : {"a", "c"}) {
+    INFO("empty tensor named " << empty);
+    StFile f;
+    f.tensors.emplace_back(empty, attnlite::test::f32_tensor({0}));
+    f.tensors.emplace_back("b", attnlite::test::f32_tensor({4}));
+    auto h = f.header();
+    h[empty]["data_offsets"] = {0, 0};
+    h["b"]["data_offsets"] = {0, 16};
+    SafeTensors st = parse(StFile::assemble(h.dump(), f.data()));
+    REQUIRE(st.f32(empty).empty());
+    REQUIRE(st.f32("b") == std::vector<float>(4, 0.5f));
+    h[empty]["data_offsets"] = {8, 8};  // inside b: still no shared byte
+    REQUIRE(parse(StFile::assemble(h.dump(), f.data())).tensors().size() == 2);
+  }
+}
+
 TEST_CASE("safetensors: hostile headers are rejected by name", "[loader]") {
   StFile f;
   f.tensors.emplace_back("a", attnlite::test::f32_tensor({4}));
