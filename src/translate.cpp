@@ -166,8 +166,10 @@ struct Translator::Impl {
 
   void run(int n, const DecodeOptions& o) {
     const bool tr = m.kind == ModelKind::Transformer;
-    const int steps = o.max_steps ? std::min(o.max_steps, T) : T;
-    if (o.max_steps < 0) throw Error("max_steps must be >= 0");
+    if (o.max_steps < 0 || o.max_steps > T)
+      throw Error("max_steps " + std::to_string(o.max_steps) + " is outside [0, max_tgt_steps = " +
+                  std::to_string(T) + "]");
+    const int steps = o.max_steps ? o.max_steps : T;
     const ValidLens src_vl = ValidLens::per_batch(valid);
     if (o.attention) {
       if (tr) {
