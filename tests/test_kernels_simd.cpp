@@ -246,6 +246,10 @@ TEST_CASE("simd layer_norm matches scalar, constant rows included", "[simd][norm
       CHECK(ys[(size_t)3 * n + i] == Approx(b[i]).margin(1e-6));
     }
     CHECK(worst_const <= 2.5e-4);
+    // In place (y == x) gives the same result.
+    auto xi = x;
+    s->layer_norm(xi.data(), xi.data(), g.data(), b.data(), rows, n, 1e-5f);
+    CHECK(xi == ys);
   }
 }
 

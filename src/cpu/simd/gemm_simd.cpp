@@ -160,8 +160,10 @@ void pack_nt(float* p, const float* b, long ldb, int nr, int kc) {
     for (; k < kc; ++k)
       for (int j = 0; j < NR; ++j) p[(long)k * NR + j] = b[j * ldb + k];
   } else {
+    for (int j = 0; j < nr; ++j)
+      for (int k = 0; k < kc; ++k) p[(long)k * NR + j] = b[j * ldb + k];
     for (int k = 0; k < kc; ++k)
-      for (int j = 0; j < NR; ++j) p[(long)k * NR + j] = j < nr ? b[j * ldb + k] : 0.f;
+      for (int j = nr; j < NR; ++j) p[(long)k * NR + j] = 0.f;
   }
 }
 
@@ -173,8 +175,10 @@ void pack_nn(float* p, const float* b, long ldb, int nr, int kc) {
       simde_mm256_store_ps(p + (long)k * NR + kW, simde_mm256_loadu_ps(b + k * ldb + kW));
     }
   } else {
-    for (int k = 0; k < kc; ++k)
-      for (int j = 0; j < NR; ++j) p[(long)k * NR + j] = j < nr ? b[k * ldb + j] : 0.f;
+    for (int k = 0; k < kc; ++k) {
+      for (int j = 0; j < nr; ++j) p[(long)k * NR + j] = b[k * ldb + j];
+      for (int j = nr; j < NR; ++j) p[(long)k * NR + j] = 0.f;
+    }
   }
 }
 
