@@ -47,8 +47,10 @@ static inline simde__m128 hsum4(v8 a0, v8 a1, v8 a2, v8 a3) {
 // multiplies by 2^⌊n/2⌋ and 2^(n−⌊n/2⌋) so that every n in [−150, 128] is exact, including
 // the subnormal results and the overflow to +inf. Inputs above ln(FLT_MAX) give +inf,
 // inputs below ln(2^−150) give exactly 0 (as std::exp in float), NaN propagates.
-// Measured (tests/test_kernels_simd.cpp, 2M points on [−103, 88.7] plus a dense sweep of
-// [−10, 10]): max relative error 1.2e-7 (about 1 ulp) against std::exp in double.
+// Measured (tests/test_kernels_simd.cpp, 2M random points on [−87.3, 88.72] plus a sweep of
+// [−10, 10] in steps of 1e-4): max relative error 1.18e-7 (about 1 ulp; std::exp in float
+// gets 5.96e-8, i.e. correctly rounded) against exp in double. Same figure on x86 AVX2,
+// aarch64 NEON (qemu) and WASM SIMD128 (node).
 static inline v8 exp8(v8 x) {
   const v8 hi = v_set(88.7228394f);    // exp(hi) overflows in float
   const v8 lo = v_set(-103.972084f);   // ln(2^-150): below, the float result is 0
@@ -80,8 +82,8 @@ static inline v8 exp8(v8 x) {
 // tanh(x): Cephes tanhf. |x| < 0.625: odd polynomial x + x·z·P(z), z = x², which keeps the
 // relative accuracy near 0; otherwise 1 − 2/(e^{2|x|} + 1) with the sign restored (e^{2|x|}
 // overflows to +inf for |x| > 44 and the result is exactly ±1, never NaN).
-// Measured (tests/test_kernels_simd.cpp): max absolute error 1.2e-7 and max relative error
-// 2.4e-7 against std::tanh in double over [−20, 20].
+// Measured (tests/test_kernels_simd.cpp, [−20, 20] in steps of 1e-5 plus (0, 0.1]): max
+// absolute error 7.9e-8 and max relative error 1.4e-7 against tanh in double.
 static inline v8 tanh8(v8 x) {
   const v8 sign = v_set(-0.f);
   const v8 ax = simde_mm256_andnot_ps(sign, x);
