@@ -86,7 +86,7 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
                               const int* valid, float scale) {
   extern __shared__ float sm[];  // qs (D), p (Tk), red (32)
   const int D = H / NH;
-  const int qi = blockIdx.x, b = blockIdx.y / NH, h = blockIdx.y % NH;
+  const int qi = blockIdx.y, b = blockIdx.x / NH, h = blockIdx.x % NH;
   float* qs = sm;
   float* p = sm + D;
   float* red = p + Tk;
@@ -208,7 +208,7 @@ void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, con
   const int D = H / NH;
   const float scale = 1.f / std::sqrt((float)D);
   const size_t smem = sizeof(float) * ((size_t)D + Tk + 32);
-  const dim3 grid((unsigned)Tq, (unsigned)(B * NH));
+  const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
   attend_kernel<<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq, Tk, H,
                                                       NH, valid, scale);
 }

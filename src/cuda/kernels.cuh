@@ -44,7 +44,7 @@ struct AttnDst {
 // ctx (B, Tq, H) from q (B, Tq, H), k and v (B, *, H) with batch stride kv_stride rows.
 // Scores masked with -1e6 at keys >= valid[b] (valid (B) or nullptr: no mask), the same
 // length for every head (the book's repeat_interleave), softmax, weights to `attn`.
-// One block per (query, batch·head). CPU: attend_heads() (src/attention/multi_head.cpp).
+// One block per (batch·head, query). CPU: attend_heads() (src/attention/multi_head.cpp).
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, const int* valid,
             cudaStream_t stream);
