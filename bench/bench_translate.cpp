@@ -1,0 +1,199 @@
+// attnlite — model benchmarks (issue "Fast on the CPU").
+//
+//   d2l/<model>/sentence        one-sentence greedy latency ("i'm home .") of a shipped model
+//                               through Translator::translate (attention recording off; the
+//                               *_attn variant records every weight, as the CLI does)
+//   base/encoder                base-size Transformer encoder on a 20-token source
+//   base/encoder+crosskv        the same plus the per-layer cross-attention K/V projection
+//                               (what the Translator does once per source, before decoding)
+//   base/translate/B/steps      greedy decode of B sentences for a fixed number of steps
+//                               (random weights never emit <eos>: tools/make_random_model.py)
+//
+// Counters: steps and tokens per iteration; tok/s = tokens per second of the whole call.
+// bench/run.sh derives decode tokens/s = B * steps / (translate - encoder+crosskv).
+//
+// Model paths: ATTNLITE_MODELS_DIR (the shipped models) and ATTNLITE_BASE_MODEL (made by
+// tools/make_random_model.py), both overridable by environment variables of the same names.
+// attnlite is single-threaded: every number is one thread.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnlite/arena.h"
+#include "attnlite/model.h"
+#include "attnlite/ops/kernels.h"
+#include "attnlite/translate.h"
+
+using namespace attnlite;
+
+namespace {
+
+std::string env_or(const char* name, const char* def) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : def;
+}
+
+bool file_exists(const std::string& p) {
+  if (FILE* f = std::fopen(p.c_str(), "rb")) {
+    std::fclose(f);
+    return true;
+  }
+  return false;
+}
+
+// Models are loaded once per process (loading is not what these benchmarks measure).
+std::shared_ptr<const Model> model_at(const std::string& path) {
+  static std::map<std::string, std::shared_ptr<const Model>> cache;
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  std::shared_ptr<const Model> m;
+  if (file_exists(path)) m = Model::load(path);
+  cache[path] = m;
+  return m;
+}
+
+std::string shipped(const char* name) {
+  return env_or("ATTNLITE_MODELS_DIR", ATTNLITE_MODELS_DIR) + "/" + name + ".safetensors";
+}
+std::string base_path() { return env_or("ATTNLITE_BASE_MODEL", ATTNLITE_BASE_MODEL); }
+
+// ---- shipped d2l models: one sentence ----------------------------------------------------
+
+void BM_d2l_sentence(benchmark::State& state, const char* name, bool attention) {
+  auto model = model_at(shipped(name));
+  if (!model) {
+    state.SkipWithError(("missing " + shipped(name)).c_str());
+    return;
+  }
+  Translator tr(model);
+  DecodeOptions opts;
+  opts.attention = attention;
+  const char* sentence = "i'm home .";
+  const Translation* r = &tr.translate(sentence, opts);
+  for (auto _ : state) {
+    r = &tr.translate(sentence, opts);
+    benchmark::DoNotOptimize(r->tokens);
+  }
+  state.SetLabel(std::string(r->text));
+  state.counters["steps"] = r->steps;
+  state.counters["tokens"] = r->num_tokens;
+}
+
+// ---- base-size Transformer -----------------------------------------------------------------
+
+// Source sentence i of a batch: 19 distinct words + <eos> = 20 tokens (the model's num_steps).
+std::vector<std::string> base_sentences(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    std::string s;
+    for (int k = 0; k < 19; ++k) {
+      if (k) s += ' ';
+      s += 'w' + std::to_string(4 + (i * 977 + k * 131) % 31996);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void BM_base_encoder(benchmark::State& state, bool cross_kv) {
+  auto model = model_at(base_path());
+  if (!model) {
+    state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
+    return;
+  }
+  const TransformerConfig& c = model->transformer;
+  const int B = 1, S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
+  // The source as the Translator sees it: ids of w4..w22 then <eos>.
+  std::vector<int> src((size_t)B * S);
+  for (int k = 0; k < S; ++k) src[(size_t)k] = k + 1 < S ? 4 + k : model->src_vocab.eos;
+  std::vector<int> valid(B, S);
+  const size_t R = (size_t)B * S;
+  const size_t scratch_floats = 8 * R * H + R * c.ffn_num_hiddens + (size_t)S * S + 4096;
+  AlignedBuffer buf((scratch_floats + (size_t)B * S * H * (1 + 2 * L)) * sizeof(float));
+  float* enc_out = static_cast<float*>(buf.data());
+  float* kv = enc_out + (size_t)B * S * H;  // (L, 2, B, S, H)
+  float* scratch = kv + (size_t)2 * L * B * S * H;
+  Arena arena(scratch, scratch_floats * sizeof(float));
+  const ValidLens vl = ValidLens::per_batch(valid.data());
+  for (auto _ : state) {
+    transformer_encode(enc_out, nullptr, model->tw, c, model->P.data(), src.data(), B, S, vl, arena);
+    if (cross_kv)
+      for (int l = 0; l < L; ++l)
+        project_cross_kv(kv + (size_t)(2 * l) * B * S * H, kv + (size_t)(2 * l + 1) * B * S * H,
+                         model->tw.dec[(size_t)l], enc_out, B, S);
+    benchmark::DoNotOptimize(enc_out);
+    benchmark::ClobberMemory();
+  }
+  state.counters["src_tokens"] = B * S;
+}
+
+void BM_base_translate(benchmark::State& state) {
+  const int B = (int)state.range(0), steps = (int)state.range(1);
+  auto model = model_at(base_path());
+  if (!model) {
+    state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
+    return;
+  }
+  Limits lim;
+  lim.max_batch = B;
+  lim.max_tgt_steps = steps;
+  Translator tr(model, lim);
+  DecodeOptions opts;
+  opts.attention = false;
+  opts.max_steps = steps;
+  const auto text = base_sentences(B);
+  std::vector<std::string_view> views(text.begin(), text.end());
+  tr.translate_batch(views.data(), B, opts);  // warm up
+  for (auto _ : state) {
+    tr.translate_batch(views.data(), B, opts);
+    benchmark::DoNotOptimize(tr.result(0).tokens);
+  }
+  int tokens = 0;
+  for (int b = 0; b < B; ++b) {
+    if (tr.result(b).steps != steps) {
+      state.SkipWithError("a sentence stopped before the step limit (<eos>)");
+      return;
+    }
+    tokens += tr.result(b).steps;
+  }
+  state.counters["batch"] = B;
+  state.counters["steps"] = steps;
+  state.counters["tok/s"] = benchmark::Counter((double)tokens, benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("attnlite.kernels", ops::kernels().name);
+  benchmark::AddCustomContext("attnlite.threads", "1");
+
+  benchmark::RegisterBenchmark("d2l/transformer/sentence", BM_d2l_sentence, "transformer-d2l", false)
+      ->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("d2l/transformer/sentence_attn", BM_d2l_sentence, "transformer-d2l", true)
+      ->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("d2l/bahdanau/sentence", BM_d2l_sentence, "bahdanau-d2l", false)
+      ->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("d2l/bahdanau/sentence_attn", BM_d2l_sentence, "bahdanau-d2l", true)
+      ->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+  benchmark::RegisterBenchmark("base/encoder", BM_base_encoder, false)
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("base/encoder+crosskv", BM_base_encoder, true)
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("base/translate", BM_base_translate)
+      ->ArgNames({"B", "steps"})
+      ->Args({1, 20})
+      ->Args({16, 20})
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
