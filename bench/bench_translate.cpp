@@ -3,8 +3,8 @@
 //   d2l/<model>/sentence        one-sentence greedy latency ("i'm home .") of a shipped model
 //                               through Translator::translate (attention recording off; the
 //                               *_attn variant records every weight, as the CLI does)
-//   base/encoder                base-size Transformer encoder on a 20-token source
-//   base/encoder+crosskv        the same plus the per-layer cross-attention K/V projection
+//   base/encoder/B              base-size Transformer encoder on B 20-token sources
+//   base/encoder+crosskv/B      the same plus the per-layer cross-attention K/V projection
 //                               (what the Translator does once per source, before decoding)
 //   base/translate/B/steps      greedy decode of B sentences for a fixed number of steps
 //                               (random weights never emit <eos>: tools/make_random_model.py)
@@ -101,16 +101,19 @@ std::vector<std::string> base_sentences(int n) {
 }
 
 void BM_base_encoder(benchmark::State& state, bool cross_kv) {
+  const int B = (int)state.range(0);
   auto model = model_at(base_path());
   if (!model) {
     state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
     return;
   }
   const TransformerConfig& c = model->transformer;
-  const int B = 1, S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
-  // The source as the Translator sees it: ids of w4..w22 then <eos>.
+  const int S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
+  // The sources as the Translator sees base_sentences(B): 19 word ids, then <eos>.
   std::vector<int> src((size_t)B * S);
-  for (int k = 0; k < S; ++k) src[(size_t)k] = k + 1 < S ? 4 + k : model->src_vocab.eos;
+  for (int i = 0; i < B; ++i)
+    for (int k = 0; k < S; ++k)
+      src[(size_t)i * S + k] = k + 1 < S ? 4 + (i * 977 + k * 131) % 31996 : model->src_vocab.eos;
   std::vector<int> valid(B, S);
   const size_t R = (size_t)B * S;
   const size_t scratch_floats = 8 * R * H + R * c.ffn_num_hiddens + (size_t)S * S + 4096;
@@ -184,9 +187,9 @@ int main(int argc, char** argv) {
       ->UseRealTime()->Unit(benchmark::kMicrosecond);
 
   benchmark::RegisterBenchmark("base/encoder", BM_base_encoder, false)
-      ->UseRealTime()->Unit(benchmark::kMillisecond);
+      ->ArgName("B")->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("base/encoder+crosskv", BM_base_encoder, true)
-      ->UseRealTime()->Unit(benchmark::kMillisecond);
+      ->ArgName("B")->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("base/translate", BM_base_translate)
       ->ArgNames({"B", "steps"})
       ->Args({1, 20})
