@@ -33,13 +33,17 @@ BOOK = ["go .", "i lost .", "he's calm .", "i'm home ."]
 
 
 def timeit(fn, min_runs, min_s):
-    ts = []
+    """Median wall-clock seconds, min wall, runs, median CPU seconds (this process, all
+    threads: on a shared machine the 1-thread CPU time leaves out other processes' slices)."""
+    ts, cs = [], []
     t0 = time.perf_counter()
     while len(ts) < min_runs or time.perf_counter() - t0 < min_s:
+        c = time.process_time()
         a = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - a)
-    return statistics.median(ts), min(ts), len(ts)
+        cs.append(time.process_time() - c)
+    return statistics.median(ts), min(ts), len(ts), statistics.median(cs)
 
 
 def base_sentences(n):
@@ -64,17 +68,19 @@ def d2l_model(path, quick):
 
     for _ in range(10):
         one()
-    med, mn, runs = timeit(one, 20 if quick else 100, 0.3 if quick else 2.0)
-    print(f"{name}: \"i'm home .\" {med * 1e6:.1f} us (median of {runs})")
-    return {"sentence_us": med * 1e6, "min_us": mn * 1e6, "runs": runs, "book": book}
+    med, mn, runs, cpu = timeit(one, 20 if quick else 100, 0.3 if quick else 2.0)
+    print(f"{name}: \"i'm home .\" {med * 1e6:.1f} us (median of {runs}; CPU {cpu * 1e6:.1f} us)")
+    return {"sentence_us": med * 1e6, "min_us": mn * 1e6, "runs": runs, "cpu_us": cpu * 1e6,
+            "book": book}
 
 
-def base_model(path, quick, steps=20):
+def base_model(path, quick, batches, steps=20):
     net, src_tokens, tgt_tokens, kind, cfg = load_model(path, positions_from_cache=True)
     sv = vocab(src_tokens)
     S = cfg["num_steps"]
-    out = {"steps": steps, "encoder_ms": {}, "translate_ms": {}, "decode_tok_s": {}}
-    for B in (1, 16):
+    out = {"steps": steps, "encoder_ms": {}, "translate_ms": {}, "decode_tok_s": {},
+           "cpu": {"encoder_ms": {}, "translate_ms": {}, "decode_tok_s": {}}}
+    for B in batches:
         rows = []
         for s in base_sentences(B):
             ids = sv[s.lower().split(" ")] + [sv["<eos>"]]
@@ -98,13 +104,17 @@ def base_model(path, quick, steps=20):
 
         encode()
         translate()
-        te, _, _ = timeit(encode, 3 if quick else 10, 0.2 if quick else 2.0)
-        tt, _, _ = timeit(translate, 2 if quick else 5, 0.5 if quick else 5.0)
+        te, _, _, ce = timeit(encode, 3 if quick else 10, 0.2 if quick else 2.0)
+        tt, _, _, ct = timeit(translate, 2 if quick else 5, 0.5 if quick else 5.0)
         out["encoder_ms"][B] = te * 1e3
         out["translate_ms"][B] = tt * 1e3
         out["decode_tok_s"][B] = B * steps / (tt - te)
+        out["cpu"]["encoder_ms"][B] = ce * 1e3
+        out["cpu"]["translate_ms"][B] = ct * 1e3
+        out["cpu"]["decode_tok_s"][B] = B * steps / (ct - ce)
         print(f"base-transformer B={B}: encoder {te * 1e3:.2f} ms, translate({steps} steps) "
-              f"{tt * 1e3:.1f} ms, decode {out['decode_tok_s'][B]:.1f} tok/s")
+              f"{tt * 1e3:.1f} ms, decode {out['decode_tok_s'][B]:.1f} tok/s "
+              f"(CPU: {ce * 1e3:.2f} ms, {ct * 1e3:.1f} ms, {out['cpu']['decode_tok_s'][B]:.1f} tok/s)")
     return out
 
 
@@ -116,16 +126,18 @@ def main():
                                                    "base-transformer.safetensors"))
     ap.add_argument("--json", default=None)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--batches", default="1,16", help="base model batch sizes (default 1,16)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    res = {"peer": "pytorch-eager", "version": torch.__version__,
+    blas = "openblas" if "openblas" in os.environ.get("LD_LIBRARY_PATH", "") else "system libblas.so.3"
+    res = {"peer": "pytorch-eager", "version": torch.__version__, "blas": blas,
            "threads": torch.get_num_threads(), "d2l": {}, "base": None}
     for name in ("transformer-d2l", "bahdanau-d2l"):
         p = os.path.join(a.models, name + ".safetensors")
         if os.path.exists(p):
             res["d2l"][name] = d2l_model(p, a.quick)
     if os.path.exists(a.base):
-        res["base"] = base_model(a.base, a.quick)
+        res["base"] = base_model(a.base, a.quick, [int(b) for b in a.batches.split(",")])
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -36,40 +36,16 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import d2l_ref as d2l  # noqa: E402
-import safetensors_io as st  # noqa: E402
+import export  # noqa: E402
 
 
 def load_model(path, positions_from_cache=False):
-    """(net in eval mode, src_vocab tokens, tgt_vocab tokens, kind, config) from an attnlite
-    file; the net is the d2l module tree with dropout 0, built as tools/export.py does."""
-    tensors, meta = st.load(path)
-    kind = meta["attnlite.kind"]
-    cfg = json.loads(meta["attnlite.config"])
-    src = json.loads(meta["attnlite.src_vocab"])
-    tgt = json.loads(meta["attnlite.tgt_vocab"])
-    if kind == "transformer":
-        net = d2l.make_transformer(cfg["src_vocab_size"], cfg["tgt_vocab_size"],
-                                   num_hiddens=cfg["num_hiddens"], num_layers=cfg["num_layers"],
-                                   num_heads=cfg["num_heads"],
-                                   ffn_num_hiddens=cfg["ffn_num_hiddens"], dropout=0.0,
-                                   positions_from_cache=positions_from_cache)
-    elif kind == "bahdanau":
-        net = d2l.make_bahdanau(cfg["src_vocab_size"], cfg["tgt_vocab_size"],
-                                embed_size=cfg["embed_size"], num_hiddens=cfg["num_hiddens"],
-                                num_layers=cfg["num_layers"], dropout=0.0)
-    else:
-        raise ValueError(f"unknown kind {kind!r}")
-    net.load_state_dict(tensors, strict=True)
-    net.eval()
-    return net, src, tgt, kind, cfg
+    """(net in eval mode, src tokens, tgt tokens, kind, config), via tools/export.py."""
+    net, sv, tv, info = export.load_model(path, positions_from_cache=positions_from_cache)
+    return net, list(sv.idx_to_token), list(tv.idx_to_token), info["attnlite.kind"], info["config"]
 
 
-def vocab(tokens):
-    v = d2l.Vocab()
-    v.idx_to_token = list(tokens)
-    v.token_to_idx = {t: i for i, t in enumerate(tokens)}
-    return v
+vocab = export.vocab_from_tokens
 
 
 # ---- Transformer ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2l_ref as d2l  # noqa: E402
+import export  # noqa: E402
 import safetensors_io as st  # noqa: E402
 
 
@@ -51,10 +52,11 @@ def main():
                           ("num_hiddens", a.num_hiddens), ("num_layers", a.num_layers),
                           ("num_heads", a.num_heads), ("ffn_num_hiddens", a.ffn),
                           ("num_steps", a.num_steps), ("use_bias", False), ("max_len", 1000)])
+    assert list(config) == export.CONFIG_KEYS["transformer"]
     tensors = OrderedDict((k, v.detach().float().contiguous())
                           for k, v in net.state_dict().items())
     meta = OrderedDict([
-        ("attnlite.format", "1"),
+        ("attnlite.format", export.FORMAT),
         ("attnlite.kind", "transformer"),
         ("attnlite.config", json.dumps(config)),
         ("attnlite.src_vocab", json.dumps(tokens)),
