@@ -11,10 +11,11 @@
 //
 // Counters: steps and tokens per iteration; tok/s = tokens per second of the whole call.
 // bench/run.sh derives decode tokens/s = B * steps / (translate - encoder+crosskv).
+// The last argument of every benchmark is the thread count (attnlite/threads.h: the
+// optional pool that splits large linear layers; 1 is the default).
 //
 // Model paths: ATTNLITE_MODELS_DIR (the shipped models) and ATTNLITE_BASE_MODEL (made by
 // tools/make_random_model.py), both overridable by environment variables of the same names.
-// attnlite is single-threaded: every number is one thread.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "attnlite/arena.h"
 #include "attnlite/model.h"
 #include "attnlite/ops/kernels.h"
+#include "attnlite/threads.h"
 #include "attnlite/translate.h"
 
 using namespace attnlite;
@@ -62,9 +64,16 @@ std::string shipped(const char* name) {
 }
 std::string base_path() { return env_or("ATTNLITE_BASE_MODEL", ATTNLITE_BASE_MODEL); }
 
+// Sets the pool for one benchmark and back to 1 thread afterwards.
+struct PoolThreads {
+  explicit PoolThreads(int n) { set_num_threads(n); }
+  ~PoolThreads() { set_num_threads(1); }
+};
+
 // ---- shipped d2l models: one sentence ----------------------------------------------------
 
 void BM_d2l_sentence(benchmark::State& state, const char* name, bool attention) {
+  PoolThreads pool((int)state.range(0));
   auto model = model_at(shipped(name));
   if (!model) {
     state.SkipWithError(("missing " + shipped(name)).c_str());
@@ -102,6 +111,7 @@ std::vector<std::string> base_sentences(int n) {
 
 void BM_base_encoder(benchmark::State& state, bool cross_kv) {
   const int B = (int)state.range(0);
+  PoolThreads pool((int)state.range(1));
   auto model = model_at(base_path());
   if (!model) {
     state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
@@ -137,6 +147,7 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
 
 void BM_base_translate(benchmark::State& state) {
   const int B = (int)state.range(0), steps = (int)state.range(1);
+  PoolThreads pool((int)state.range(2));
   auto model = model_at(base_path());
   if (!model) {
     state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
@@ -175,25 +186,24 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("attnlite.kernels", ops::kernels().name);
-  benchmark::AddCustomContext("attnlite.threads", "1");
 
-  benchmark::RegisterBenchmark("d2l/transformer/sentence", BM_d2l_sentence, "transformer-d2l", false)
-      ->UseRealTime()->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("d2l/transformer/sentence_attn", BM_d2l_sentence, "transformer-d2l", true)
-      ->UseRealTime()->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("d2l/bahdanau/sentence", BM_d2l_sentence, "bahdanau-d2l", false)
-      ->UseRealTime()->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("d2l/bahdanau/sentence_attn", BM_d2l_sentence, "bahdanau-d2l", true)
-      ->UseRealTime()->Unit(benchmark::kMicrosecond);
-
-  benchmark::RegisterBenchmark("base/encoder", BM_base_encoder, false)
-      ->ArgName("B")->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("base/encoder+crosskv", BM_base_encoder, true)
-      ->ArgName("B")->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMillisecond);
+  const struct { const char* name; const char* file; } d2l[] = {
+      {"transformer", "transformer-d2l"}, {"bahdanau", "bahdanau-d2l"}};
+  for (const auto& m : d2l) {
+    const std::string prefix = std::string("d2l/") + m.name;
+    benchmark::RegisterBenchmark((prefix + "/sentence").c_str(), BM_d2l_sentence, m.file, false)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((prefix + "/sentence_attn").c_str(), BM_d2l_sentence, m.file, true)
+        ->ArgName("threads")->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (const bool kv : {false, true})
+    benchmark::RegisterBenchmark(kv ? "base/encoder+crosskv" : "base/encoder", BM_base_encoder, kv)
+        ->ArgNames({"B", "threads"})
+        ->Args({1, 1})->Args({16, 1})->Args({1, 2})->Args({16, 2})
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("base/translate", BM_base_translate)
-      ->ArgNames({"B", "steps"})
-      ->Args({1, 20})
-      ->Args({16, 20})
+      ->ArgNames({"B", "steps", "threads"})
+      ->Args({1, 20, 1})->Args({16, 20, 1})->Args({1, 20, 2})->Args({16, 20, 2})
       ->UseRealTime()->Unit(benchmark::kMillisecond);
 
   benchmark::RunSpecifiedBenchmarks();

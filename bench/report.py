@@ -73,51 +73,64 @@ def peer_val(p, key, cpu):
 def tables(out, doc, peers, cpu):
     g = gbench_medians(doc, "cpu_time" if cpu else "real_time")
 
-    def a_decode(B):
-        tr = g.get(f"base/translate/B:{B}/steps:20")
-        enc = g.get(f"base/encoder+crosskv/B:{B}")
+    def a_decode(B, t):
+        tr = g.get(f"base/translate/B:{B}/steps:20/threads:{t}")
+        enc = g.get(f"base/encoder+crosskv/B:{B}/threads:{t}")
         return B * 20 / (tr - enc) if tr and enc and tr > enc else None
 
-    rows = [
-        ("d2l Transformer, \"i'm home .\"", g.get("d2l/transformer/sentence"),
-         ("d2l", "transformer-d2l"), "us", False),
-        ("d2l Bahdanau GRU, \"i'm home .\"", g.get("d2l/bahdanau/sentence"),
-         ("d2l", "bahdanau-d2l"), "us", False),
-        ("base encoder, B=1 (20 tokens)", g.get("base/encoder/B:1"),
-         ("base", ("encoder_ms", 1)), "ms", False),
-        ("base encoder, B=16", g.get("base/encoder/B:16"),
-         ("base", ("encoder_ms", 16)), "ms", False),
-        ("base greedy 20 steps, B=1", g.get("base/translate/B:1/steps:20"),
-         ("base", ("translate_ms", 1)), "ms", False),
-        ("base greedy 20 steps, B=16", g.get("base/translate/B:16/steps:20"),
-         ("base", ("translate_ms", 16)), "ms", False),
-        ("base decode, B=1", a_decode(1), ("base", ("decode_tok_s", 1)), "tok", True),
-        ("base decode, B=16", a_decode(16), ("base", ("decode_tok_s", 16)), "tok", True),
-    ]
+    def rows(t):
+        return [
+            ("d2l Transformer, \"i'm home .\"", g.get(f"d2l/transformer/sentence/threads:{t}"),
+             ("d2l", "transformer-d2l"), "us", False),
+            ("d2l Bahdanau GRU, \"i'm home .\"", g.get(f"d2l/bahdanau/sentence/threads:{t}"),
+             ("d2l", "bahdanau-d2l"), "us", False),
+            ("base encoder, B=1 (20 tokens)", g.get(f"base/encoder/B:1/threads:{t}"),
+             ("base", ("encoder_ms", 1)), "ms", False),
+            ("base encoder, B=16", g.get(f"base/encoder/B:16/threads:{t}"),
+             ("base", ("encoder_ms", 16)), "ms", False),
+            ("base greedy 20 steps, B=1", g.get(f"base/translate/B:1/steps:20/threads:{t}"),
+             ("base", ("translate_ms", 1)), "ms", False),
+            ("base greedy 20 steps, B=16", g.get(f"base/translate/B:16/steps:20/threads:{t}"),
+             ("base", ("translate_ms", 16)), "ms", False),
+            ("base decode, B=1", a_decode(1, t), ("base", ("decode_tok_s", 1)), "tok", True),
+            ("base decode, B=16", a_decode(16, t), ("base", ("decode_tok_s", 16)), "tok", True),
+        ]
+
+    r1, r2 = rows(1), rows(2)
     if cpu:  # CPU time is a latency only for one thread
         peers = [(n, p) for n, p in peers if p.get("threads") == 1]
     names = [n for n, _ in peers]
-    what = "CPU time (this process)" if cpu else "wall clock"
+    what = "CPU time (of the process)" if cpu else "wall clock"
+    acols = ["attnlite 1t"] + ([] if cpu else ["attnlite 2t"])
     print(f"### {what}: medians")
     print()
-    print("| | attnlite (1 thread) | " + " | ".join(names) + " |")
-    print("|---|---:|" + "---:|" * len(names))
-    for label, a, key, unit, _ in rows:
-        print(f"| {label} | {fmt(a, unit)} | " +
-              " | ".join(fmt(peer_val(p, key, cpu), unit) for _, p in peers) + " |")
+    print("| | " + " | ".join(acols + names) + " |")
+    print("|---|" + "---:|" * (len(acols) + len(names)))
+    for i, (label, a, key, unit, _) in enumerate(r1):
+        cells = [fmt(a, unit)] + ([] if cpu else [fmt(r2[i][1], unit)])
+        cells += [fmt(peer_val(p, key, cpu), unit) for _, p in peers]
+        print(f"| {label} | " + " | ".join(cells) + " |")
     print()
-    print(f"Speed-up of attnlite, {what} (peer time / attnlite time; tok/s: attnlite / peer):")
+    print(f"Speed-up of attnlite, {what}: peer time / attnlite time (for tok/s, attnlite / "
+          "peer), attnlite with the same number of threads as the peer:")
     print()
     print("| | " + " | ".join(f"vs {n}" for n in names) + " |")
     print("|---|" + "---:|" * len(names))
-    for label, a, key, unit, rate in rows:
-        print(f"| {label} | " +
-              " | ".join(ratio(a, peer_val(p, key, cpu), rate) for _, p in peers) + " |")
+    for i, (label, _, key, unit, rate) in enumerate(r1):
+        cells = []
+        for _, p in peers:
+            a = (r2 if p.get("threads") == 2 else r1)[i][1]
+            cells.append(ratio(a, peer_val(p, key, cpu), rate))
+        print(f"| {label} | " + " | ".join(cells) + " |")
     print()
     for B in (1, 16):
-        v = g.get(f"base/encoder+crosskv/B:{B}")
-        print(f"- attnlite base encoder + cross-attention K/V projection, B={B}: {fmt(v, 'ms')} "
-              "(what the ORT encoder graph computes)")
+        v = g.get(f"base/encoder+crosskv/B:{B}/threads:1")
+        print(f"- attnlite 1t base encoder + cross-attention K/V projection, B={B}: "
+              f"{fmt(v, 'ms')} (what the ORT encoder graph computes)")
+    v = g.get("d2l/transformer/sentence_attn/threads:1")
+    w = g.get("d2l/bahdanau/sentence_attn/threads:1")
+    print(f"- attnlite 1t with attention recording (the CLI's default): Transformer {fmt(v, 'us')}, "
+          f"Bahdanau {fmt(w, 'us')}")
     print()
 
 
