@@ -309,10 +309,10 @@ struct Translator::Impl {
     if (o.max_steps < 0 || o.max_steps > T)
       throw Error("max_steps " + std::to_string(o.max_steps) + " is outside [0, max_tgt_steps = " +
                   std::to_string(T) + "]");
+    if (o.beam_size > 1 && gpu) throw Error(kBeamCpuOnly);
     if (o.beam_size < 1 || o.beam_size > KM)
       throw Error("beam_size " + std::to_string(o.beam_size) + " is outside [1, max_beam = " +
                   std::to_string(KM) + "]");
-    if (o.beam_size > 1 && gpu) throw Error(kBeamCpuOnly);
     if (!std::isfinite(o.length_penalty)) throw Error("length_penalty must be finite");
     const int steps = o.max_steps ? o.max_steps : T;
     if (o.beam_size > 1) return run_beam(n, o, steps);
