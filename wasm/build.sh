@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds attnlite for WebAssembly with Emscripten (Debian's emscripten 3.1.6 is tested).
+#
+#   wasm/build.sh            both builds
+#   wasm/build.sh web        web/attnlite.mjs + web/attnlite.wasm (-sENVIRONMENT=web, committed)
+#   wasm/build.sh node       build/wasm-node/attnlite.mjs + .wasm (-sENVIRONMENT=node, for tests)
+# WEB_OUT / NODE_OUT put a build elsewhere (the test stage rebuilds the web files into
+# build/wasm-web to check that the committed ones are up to date). Each build folder also
+# gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
+#
+# The same core sources as the native library (src/**/*.cpp without src/cuda; the SIMD
+# kernels in src/cpu/simd/ when present, as SIMD128 through SIMDe) plus wasm/bindings.cpp
+# are compiled once into build/wasm-obj-*/ and linked twice. Objects are rebuilt when a
+# source or one of the headers it includes changes. JOBS (default 2) compiles in parallel.
+# EXCEPTIONS=js selects Emscripten's JavaScript-based exception handling instead of
+# native WebAssembly exceptions (see docs/web.md for the size and speed of each).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${JOBS:-2}
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(web node)
+export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}  # emcc's optimizer needs Debian's acorn
+
+eh_mode=${EXCEPTIONS:-wasm}
+obj=build/wasm-obj-$eh_mode
+inc=build/wasm-include  # third-party headers, each through its own link (never /usr/include)
+mkdir -p "$obj" "$inc"
+for pair in simde:/usr/include/simde nlohmann:/usr/include/nlohmann stb:/usr/include/stb; do
+  name=${pair%%:*} dir=${pair#*:}
+  [ -d "$dir" ] || { echo "wasm/build.sh: $dir is missing (tools/setup.sh installs it)" >&2; exit 1; }
+  [ -L "$inc/$name" ] || ln -sfn "$dir" "$inc/$name"
+done
+
+case $eh_mode in
+  wasm) eh=(-fwasm-exceptions) ;;
+  js) eh=(-fexceptions -sDISABLE_EXCEPTION_CATCHING=0) ;;
+  *) echo "wasm/build.sh: EXCEPTIONS must be wasm or js" >&2; exit 2 ;;
+esac
+cxxflags=(-O3 -msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
+  -Wall -Wextra -Wno-unused-parameter)
+
+mapfile -t sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' | sort)
+sources+=(wasm/bindings.cpp)
+if compgen -G "src/cpu/simd/*.cpp" >/dev/null; then
+  cxxflags+=(-DATTNLITE_HAVE_SIMD=1)
+  echo "wasm/build.sh: SIMD kernels found (src/cpu/simd), built as SIMD128"
+fi
+# Flags change the objects: rebuild everything when they differ from the last build.
+echo "${cxxflags[*]}" > "$obj/flags.new"
+if ! cmp -s "$obj/flags.new" "$obj/flags"; then rm -f "$obj"/*.o "$obj"/*.d; mv "$obj/flags.new" "$obj/flags"; fi
+
+stale() {  # stale SOURCE OBJECT DEPFILE: does the object need compiling?
+  [ -f "$2" ] && [ -f "$3" ] || return 0
+  [ "$1" -nt "$2" ] && return 0
+  local dep
+  for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$3"); do
+    [ -e "$dep" ] || return 0
+    [ "$dep" -nt "$2" ] && return 0
+  done
+  return 1
+}
+
+todo=() objects=()
+for s in "${sources[@]}"; do
+  o=$obj/$(echo "${s%.cpp}" | tr / _).o
+  objects+=("$o")
+  if stale "$s" "$o" "${o%.o}.d"; then todo+=("$s:$o"); fi
+done
+if [ ${#todo[@]} -gt 0 ]; then
+  echo "wasm/build.sh: compiling ${#todo[@]} of ${#sources[@]} sources (-j$jobs)"
+  export CXXFLAGS_LIST="${cxxflags[*]}"
+  printf '%s\n' "${todo[@]}" | xargs -P "$jobs" -I{} bash -c '
+    s=${1%%:*} o=${1#*:}
+    em++ $CXXFLAGS_LIST -MMD -MF "${o%.o}.d" -c "$s" -o "$o" || { rm -f "$o"; exit 255; }' _ {}
+fi
+
+ldflags=(-O3 -msimd128 "${eh[@]}" -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
+  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
+
+link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
+  mkdir -p "$2"
+  em++ "${ldflags[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
+  cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"
+  echo "wasm/build.sh: $2/attnlite.mjs + attnlite.wasm ($(stat -c %s "$2/attnlite.wasm") bytes," \
+    "gzip -9 $(gzip -9c "$2/attnlite.wasm" | wc -c))"
+}
+
+for t in "${targets[@]}"; do
+  case $t in
+    web) link web "${WEB_OUT:-web}" ;;
+    node) link node "${NODE_OUT:-build/wasm-node}" --extern-pre-js wasm/node-prelude.mjs ;;
+    *) echo "wasm/build.sh: unknown target '$t' (web, node)" >&2; exit 2 ;;
+  esac
+done
