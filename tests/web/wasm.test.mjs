@@ -97,7 +97,7 @@ for (const { name, path } of models) {
         sentences.forEach((s, i) => {
           weights += compareWithNative(m.translate(s, { d2lCompat }), native[i], `${s} [${i}]`);
         });
-        assert.ok(weights > 10000, `compared ${weights} attention weights`);
+        assert.ok(weights > 1000, `compared ${weights} attention weights`);
       });
     }
 
