@@ -5,6 +5,8 @@
 //   const m = al.loadModel(bytes);                // Uint8Array of a .safetensors file
 //   const r = m.translate("i'm home .", { d2lCompat: false });
 //   r.text, r.tokens, r.scores, r.srcTokens, r.attention.encoderSelf[l][h] ...
+//   (Transformer: encoderSelf[l][h] S x S, decoderSelf[l][h] steps x steps, cross[l][h]
+//   steps x S, row-major Float32Arrays; Bahdanau: cross[0][0] only)
 //   const img = al.renderHeatmap(r.attention.cross[0][0], { queries: r.steps, keys: r.S });
 //   m.free();
 //
@@ -256,21 +258,25 @@ export class Model {
   }
 
   // Greedy translation as the book's predict_seq2seq. options.d2lCompat: the book's
-  // position-0-at-every-step decoding; options.maxSteps: 0 = the model's num_steps.
+  // position-0-at-every-step decoding; options.maxSteps: 0 = the model's num_steps;
+  // options.attention: false skips the attention weights (result.attention is then null).
   translate(sentence, options = {}) {
     const h = this._live();
     const m = this.al.mod;
+    const withAttention = options.attention !== false;
     const ok = this.al._withStrings([String(sentence)],
-      (p) => m._al_translate(h, p, options.d2lCompat ? 1 : 0, options.maxSteps ?? 0));
+      (p) => m._al_translate(h, p, options.d2lCompat ? 1 : 0, options.maxSteps ?? 0, withAttention ? 1 : 0));
     if (!ok) throw this.al._error('translation failed');
     const I = (f) => m._al_result_int(h, f);
     const n = I(F.numTokens), steps = I(F.steps), S = I(F.S), ld = I(F.ld);
     const L = I(F.layers), NH = I(F.heads);
     const ids = m._al_result_token_ids(h) >> 2, sc = m._al_result_scores(h) >> 2;
+    const sids = m._al_result_src_ids(h) >> 2;
     const r = {
       text: m.UTF8ToString(m._al_result_text(h)),
       tokenIds: m.HEAP32.slice(ids, ids + n),
       scores: m.HEAPF32.slice(sc, sc + n),
+      srcIds: m.HEAP32.slice(sids, sids + S),
       srcTokens: words(m.UTF8ToString(m._al_result_src_tokens(h))),
       srcWords: words(m.UTF8ToString(m._al_result_src_words(h))),
       unknown: words(m.UTF8ToString(m._al_result_unknown(h))),
@@ -279,6 +285,10 @@ export class Model {
       model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step',
     };
     r.tokens = Array.from(r.tokenIds, (id) => m.UTF8ToString(m._al_tgt_token(h, id)));
+    if (!withAttention) {
+      r.attention = null;
+      return r;
+    }
     // Attention: copies out of the session's buffers (layouts of attnlite::Translation).
     const F32 = m.HEAPF32;
     const enc = m._al_result_attention(h, 0) >> 2, dec = m._al_result_attention(h, 1) >> 2,

@@ -142,9 +142,11 @@ EMSCRIPTEN_KEEPALIVE const char* al_model_metadata(const Handle* h, const char* 
 }
 
 // ---- translation ---------------------------------------------------------------------
-// Greedy decoding as d2l's predict_seq2seq. max_steps 0: the model's num_steps.
+// Greedy decoding as d2l's predict_seq2seq. max_steps 0: the model's num_steps; attention 0
+// skips recording the attention weights (al_result_attention then returns null).
 // Returns 1, or 0 with al_last_error() set (empty, over-long or invalid UTF-8 input).
-EMSCRIPTEN_KEEPALIVE int al_translate(Handle* h, const char* sentence, int d2l_compat, int max_steps) {
+EMSCRIPTEN_KEEPALIVE int al_translate(Handle* h, const char* sentence, int d2l_compat, int max_steps,
+                                      int attention) {
   h->r = nullptr;
   return guard([&] {
     if (max_steps < 0 || max_steps > h->limit)
@@ -153,7 +155,7 @@ EMSCRIPTEN_KEEPALIVE int al_translate(Handle* h, const char* sentence, int d2l_c
     DecodeOptions o;
     o.d2l_compat = d2l_compat != 0;
     o.max_steps = max_steps ? max_steps : h->model->num_steps();
-    o.attention = true;
+    o.attention = attention != 0;
     const Translation& r = h->tr->translate(sentence ? sentence : "", o);
     const Model& m = *h->model;
     h->text.assign(r.text.data(), r.text.size());

@@ -109,6 +109,15 @@ for (const { name, path } of models) {
       });
     }
 
+    test('attention: false gives the same translation without weights', () => {
+      const a = m.translate("i'm home ."), b = m.translate("i'm home .", { attention: false });
+      assert.equal(b.attention, null);
+      assert.equal(b.text, a.text);
+      assert.deepEqual(b.scores, a.scores);
+      assert.deepEqual(a.srcIds, b.srcIds);
+      assert.equal(a.srcIds.length, a.S);
+    });
+
     test('max steps cut the decoding short; out of range is an error', () => {
       const r = m.translate("i'm home .", { maxSteps: 2 });
       assert.equal(r.steps, 2);
