@@ -1,13 +1,137 @@
-// attnlite heatmap — the chapter's figures (filled in with the renderer).
-#include <cstdio>
+// attnlite heatmap — the chapter's figures as PNG, and attention maps of any translation.
+#include <sys/stat.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "attnlite/figures.h"
 #include "common.h"
 
 namespace attnlite::cli {
 
+namespace {
+
+const char* kHelp =
+    "usage: attnlite heatmap --all --out DIR [options]\n"
+    "       attnlite heatmap FIGURE... --out DIR [options]\n"
+    "       attnlite heatmap --list\n"
+    "       attnlite heatmap translate [--model M] SENTENCE [--kind enc|dec-self|cross]\n"
+    "                        [--layer L|all] [--head H|all] [--out FILE.png] [options]\n"
+    "\n"
+    "Draws the figures of d2l chapter 10 (show_heatmaps and d2l.plot) with fixed seeds, or\n"
+    "the attention weights of one translation with the words on the axes.\n"
+    "\n"
+    "options:\n"
+    "  --out PATH         output folder (figures) or PNG file (translate; default attention.png)\n"
+    "  --dpi N            pixels per inch (default 100)\n"
+    "  --sentence TEXT    sentence of the translation figures (default \"i'm home .\")\n"
+    "  --transformer M    Transformer model (default: shipped transformer-d2l)\n"
+    "  --bahdanau M       Bahdanau model (default: shipped bahdanau-d2l)\n"
+    "  --d2l-compat       Transformer decoding with the book's position-0 quirk\n"
+    "  --seed N           seed of the demo data (default 0)\n"
+    "translate options:\n"
+    "  --model M          model path or shipped name (default transformer-d2l)\n"
+    "  --kind K           enc (encoder self), dec-self (decoder self), cross (default)\n"
+    "  --layer L, --head H  1-based, or 'all' (default all: a layers x heads grid)\n"
+    "  --cmap NAME        Reds (default), Blues or viridis\n"
+    "  --annotate         print each weight in its cell\n"
+    "  --positions        numeric positions on the axes instead of tokens\n";
+
+int parse_index(Args& a, const std::string& name) {
+  std::string v;
+  if (!a.value(name, &v) || v == "all") return -1;
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 1 || n > 1024) throw UsageError{name + " must be a positive number or 'all', got '" + v + "'"};
+  return (int)n - 1;
+}
+
+void ensure_dir(const std::string& d) {
+  struct stat st;
+  if (stat(d.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw Error("'" + d + "' exists and is not a folder");
+    return;
+  }
+  if (mkdir(d.c_str(), 0755) != 0) throw Error("cannot create folder '" + d + "'");
+}
+
+}  // namespace
+
 int cmd_heatmap(int argc, char** argv) {
-  std::fprintf(stderr, "attnlite heatmap: not built yet\n");
-  return kFailed;
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::fputs(kHelp, stdout);
+    return kOk;
+  }
+  if (args.flag("--list")) {
+    for (const auto& n : figures::names()) std::printf("%s\n", n.c_str());
+    return kOk;
+  }
+  std::string out;
+  args.value("--out", &out);
+  const int dpi = args.int_value("--dpi", 100, 20, 600);
+  const bool compat = args.flag("--d2l-compat");
+  const bool all = args.flag("--all");
+
+  std::vector<std::string> pos;
+  if (argc > 2 && std::string(argv[2]) == "translate") {
+    std::string model_arg, cmap = "Reds", kind = "cross";
+    args.value("--model", &model_arg);
+    args.value("--cmap", &cmap);
+    args.value("--kind", &kind);
+    figures::MapOptions o;
+    o.layer = parse_index(args, "--layer");
+    o.head = parse_index(args, "--head");
+    o.annotate = args.flag("--annotate");
+    o.tokens = !args.flag("--positions");
+    o.d2l_compat = compat;
+    o.dpi = dpi;
+    try {
+      o.cmap = viz::colormap_from_name(cmap);
+      o.kind = figures::map_kind_from_name(kind);
+    } catch (const std::exception& e) {
+      throw UsageError{e.what()};
+    }
+    pos = args.positionals();  // "translate" SENTENCE
+    if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
+    auto model = Model::load(resolve_model(model_arg));
+    const figures::Figure f = figures::translation_map(model, pos[1], o);
+    if (out.empty()) out = "attention.png";
+    viz::write_png(out, f.image);
+    std::printf("%s: %s (%dx%d panels)\n", out.c_str(), f.caption.c_str(), f.rows, f.cols);
+    return kOk;
+  }
+
+  figures::Context ctx;
+  ctx.dpi = dpi;
+  ctx.d2l_compat = compat;
+  ctx.seed = (uint32_t)args.int_value("--seed", 0, 0, 1 << 30);
+  args.value("--sentence", &ctx.sentence);
+  std::string tpath, bpath;
+  args.value("--transformer", &tpath);
+  args.value("--bahdanau", &bpath);
+  pos = args.positionals();
+  std::vector<std::string> wanted = all ? figures::names() : pos;
+  if (all && !pos.empty()) throw UsageError{"--all takes no figure names"};
+  if (wanted.empty()) throw UsageError{"name figures (see --list) or pass --all"};
+  if (out.empty()) throw UsageError{"--out DIR is required"};
+  bool need_t = false, need_b = false;
+  for (const auto& n : wanted) {
+    need_t |= n.rfind("07-", 0) == 0;
+    need_b |= n.rfind("04-", 0) == 0;
+  }
+  if (need_t) ctx.transformer = Model::load(resolve_model(tpath.empty() ? "transformer-d2l" : tpath));
+  if (need_b) ctx.bahdanau = Model::load(resolve_model(bpath.empty() ? "bahdanau-d2l" : bpath));
+  ensure_dir(out);
+  for (const auto& n : wanted) {
+    const figures::Figure f = figures::make(n, ctx);
+    const std::string path = out + "/" + n + ".png";
+    viz::write_png(path, f.image);
+    std::printf("%s: %s\n", path.c_str(), f.caption.c_str());
+  }
+  return kOk;
 }
 
 }  // namespace attnlite::cli

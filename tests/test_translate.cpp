@@ -1,0 +1,121 @@
+// Translation parity with PyTorch's predict_seq2seq on the shipped models: the book's four
+// sentences and 50 from the corpus, identical tokens and attention weights within 1e-5
+// (fixtures from tools/make_translation_fixtures.py).
+#include <nlohmann/json.hpp>
+
+#include "attnlite/model.h"
+#include "attnlite/translate.h"
+#include "fixture.h"
+
+using namespace attnlite;
+using attnlite::test::Fixture;
+
+namespace {
+
+std::vector<std::string> meta_list(const Fixture& fx, const std::string& key) {
+  return nlohmann::json::parse(fx.st.meta(key)).get<std::vector<std::string>>();
+}
+
+void check_model(const std::string& name) {
+  FOR_EACH_BACKEND();
+  Fixture fx("translate_" + name);
+  auto model = Model::load(test::model_path(name + "-d2l"));
+  Translator tr(model);
+  const auto sentences = meta_list(fx, "sentences");
+  const auto modes = meta_list(fx, "modes");
+  REQUIRE(sentences.size() == 54);
+  const bool transformer = model->kind == ModelKind::Transformer;
+  for (const auto& mode : modes) {
+    DecodeOptions opts;
+    opts.d2l_compat = mode == "d2l";
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const std::string p = mode + ".s" + std::to_string(i) + ".";
+      INFO(name << " mode " << mode << " sentence " << i << ": " << sentences[i]);
+      const Translation& r = tr.translate(sentences[i], opts);
+      std::vector<int> toks(r.tokens, r.tokens + r.num_tokens);
+      REQUIRE(toks == fx.ids(p + "tokens"));
+      const int steps = fx.ids(p + "steps")[0];
+      REQUIRE(r.steps == steps);
+      const int S = r.S;
+      if (!transformer) {
+        std::vector<float> a((size_t)steps * S);
+        for (int t = 0; t < steps; ++t)
+          for (int s = 0; s < S; ++s) a[(size_t)t * S + s] = r.cross_at(0, t, 0, s);
+        REQUIRE_CLOSE(a, fx.f(p + "attn"), 1e-5);
+        continue;
+      }
+      const int NH = r.heads;
+      for (int l = 0; l < r.layers; ++l) {
+        const std::string ls = std::to_string(l);
+        std::vector<float> enc(r.enc_self + (size_t)l * NH * S * S, r.enc_self + (size_t)(l + 1) * NH * S * S);
+        REQUIRE_CLOSE(enc, fx.f(p + "enc_attn." + ls), 1e-5);
+        std::vector<float> ds((size_t)steps * NH * steps), cr((size_t)steps * NH * S);
+        for (int t = 0; t < steps; ++t)
+          for (int h = 0; h < NH; ++h) {
+            for (int k = 0; k < steps; ++k) ds[((size_t)t * NH + h) * steps + k] = r.dec_self_at(l, t, h, k);
+            for (int s = 0; s < S; ++s) cr[((size_t)t * NH + h) * S + s] = r.cross_at(l, t, h, s);
+          }
+        REQUIRE_CLOSE(ds, fx.f(p + "dec_self." + ls), 1e-5);
+        REQUIRE_CLOSE(cr, fx.f(p + "cross." + ls), 1e-5);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Transformer translations match PyTorch predict_seq2seq (both position modes)", "[translate]") {
+  check_model("transformer");
+}
+
+TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") {
+  check_model("bahdanau");
+}
+
+TEST_CASE("batched translation gives the same results as one at a time", "[translate]") {
+  auto model = Model::load(test::model_path("transformer-d2l"));
+  Limits lim;
+  lim.max_batch = 4;
+  Translator batch(model, lim), single(model);
+  std::string_view s[4] = {"go .", "i lost .", "he's calm .", "i'm home ."};
+  batch.translate_batch(s, 4);
+  for (int i = 0; i < 4; ++i) {
+    const Translation& a = batch.result(i);
+    const Translation& b = single.translate(s[i]);
+    REQUIRE(a.text == b.text);
+    REQUIRE(a.steps == b.steps);
+    for (int l = 0; l < a.layers; ++l)
+      for (int t = 0; t < a.steps; ++t)
+        for (int h = 0; h < a.heads; ++h)
+          for (int k = 0; k < a.S; ++k) REQUIRE(a.cross_at(l, t, h, k) == Approx(b.cross_at(l, t, h, k)).margin(1e-6));
+  }
+  REQUIRE_THROWS_WITH(batch.translate_batch(s, 5), Catch::Matchers::Contains("max_batch = 4"));
+}
+
+TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
+  auto model = Model::load(test::model_path("transformer-d2l"));
+  Translator tr(model);
+  const auto& r = tr.translate("i'm home .");
+  REQUIRE(r.src_len == 4);  // three tokens + <eos>
+  REQUIRE(r.src_valid == 4);
+  REQUIRE(r.src_ids[3] == model->src_vocab.eos);
+  REQUIRE(r.src_ids[4] == model->src_vocab.pad);
+  REQUIRE(!r.truncated);
+  // Scores are probabilities; every attention row sums to 1.
+  for (int k = 0; k < r.num_tokens; ++k) REQUIRE((r.scores[k] > 0.f && r.scores[k] <= 1.f));
+  const auto& u = tr.translate("zyzzyva qwxz .");
+  REQUIRE(u.num_unknown == 2);
+  const auto& lng = tr.translate("a b c d e f g h i j k l");
+  REQUIRE(lng.truncated);
+  REQUIRE(lng.src_valid == 10);
+  REQUIRE(lng.src_len == 13);
+  REQUIRE_THROWS_WITH(tr.translate("   "), Catch::Matchers::Contains("empty sentence"));
+  REQUIRE_THROWS_WITH(tr.translate(std::string(5000, 'a')), Catch::Matchers::Contains("too long"));
+  REQUIRE_THROWS_WITH(tr.translate("\xff"), Catch::Matchers::Contains("not valid UTF-8"));
+  DecodeOptions o;
+  o.max_steps = 2;
+  const auto& m = tr.translate("i'm home .", o);
+  REQUIRE(m.steps == 2);
+  REQUIRE(m.num_tokens == 2);
+  REQUIRE(!m.eos);
+}
