@@ -73,6 +73,7 @@ function useModel(model, name) {
   $('model-info').textContent = `${name}: ${kind} · ${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens · ` +
     `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} steps`;
   $('translate').disabled = false;
+  $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
   state.result = null;
   state.view.layer = 0;
   state.view.head = 0;
@@ -269,6 +270,8 @@ function drawAttention() {
     ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}. Each row sums to 1.`
     : 'Bahdanau (additive) attention of each decoding step over the source: one layer, one head. Each row sums to 1.';
   hideTooltip();
+  $('hover').textContent = 'Hover a cell to read its weight.';
+  $('hover').classList.add('muted');
 }
 
 function hideTooltip() {

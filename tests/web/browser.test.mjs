@@ -199,6 +199,7 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
   });
 
   test('the Bahdanau model shows its single cross-attention map', { skip: !models.some((m) => m.name === 'bahdanau-d2l') && 'models/bahdanau-d2l.safetensors is not here yet' }, async () => {
+    await page.fill('#sentence', "i'm home .");
     const n = await page.evaluate(() => Number(document.body.dataset.translations));
     await page.selectOption('#model', 'bahdanau-d2l');
     await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
@@ -208,6 +209,8 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     const { panels, k } = await cellColours();
     assert.equal(panels, 1);
     assert.equal(k, 4);
+    assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+    await page.screenshot({ path: join(outDir, 'screenshot-bahdanau.png'), fullPage: true });
     await page.selectOption('#model', 'transformer-d2l');
     await page.waitForFunction(() => document.getElementById('model-info').textContent.startsWith('transformer-d2l'));
   });
