@@ -22,6 +22,7 @@
 #include "attnlite/error.h"
 #include "attnlite/heatmap.h"
 #include "attnlite/model.h"
+#include "attnlite/ops/kernels.h"
 #include "attnlite/plot.h"
 #include "attnlite/translate.h"
 #include "attnlite/vocab.h"
@@ -91,6 +92,14 @@ EMSCRIPTEN_KEEPALIVE const char* al_last_error() { return g_error.c_str(); }
 
 // Bytes in use by the allocator (dlmalloc's mallinfo), for the heap-stability test.
 EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return (size_t)mallinfo().uordblks; }
+
+// ---- kernels ---------------------------------------------------------------------------
+// The kernel table in use: "scalar" or the SIMD table's name (builds with src/cpu/simd).
+EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels().name; }
+// 0 scalar, 1 SIMD. Returns 1, or 0 with al_last_error() set when SIMD is not built in.
+EMSCRIPTEN_KEEPALIVE int al_set_backend(int simd) {
+  return guard([&] { ops::set_backend(simd ? ops::Backend::Simd : ops::Backend::Scalar); }) ? 1 : 0;
+}
 
 // ---- models --------------------------------------------------------------------------
 // Validates the whole file (safetensors header, config, vocabularies, every tensor).

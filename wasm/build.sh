@@ -51,10 +51,20 @@ opt_for() {
 
 mapfile -t sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' | sort)
 sources+=(wasm/bindings.cpp)
-if compgen -G "src/cpu/simd/*.cpp" >/dev/null; then
-  cxxflags+=(-DATTNLITE_HAVE_SIMD=1)
-  echo "wasm/build.sh: SIMD kernels found (src/cpu/simd), built as SIMD128"
-fi
+# SIMD=auto (default) builds the SIMD kernels when src/cpu/simd/ has them; SIMD=off leaves
+# them out (the scalar kernels are always there; see docs/web.md for sizes and speeds).
+case ${SIMD:-auto} in
+  auto)
+    if compgen -G "src/cpu/simd/*.cpp" >/dev/null; then
+      cxxflags+=(-DATTNLITE_HAVE_SIMD=1)
+      echo "wasm/build.sh: SIMD kernels found (src/cpu/simd), built as SIMD128"
+    fi ;;
+  off)
+    kept=()
+    for s in "${sources[@]}"; do [[ $s == src/cpu/simd/* ]] || kept+=("$s"); done
+    sources=("${kept[@]}") ;;
+  *) echo "wasm/build.sh: SIMD must be auto or off" >&2; exit 2 ;;
+esac
 # Flags change the objects: rebuild everything when they differ from the last build.
 { echo "${cxxflags[*]}"; declare -f opt_for; } > "$obj/flags.new"
 if ! cmp -s "$obj/flags.new" "$obj/flags"; then rm -f "$obj"/*.o "$obj"/*.d; mv "$obj/flags.new" "$obj/flags"; fi

@@ -48,6 +48,14 @@ export class Attnlite {
     this.mod = mod;
   }
 
+  // The kernels in use: 'scalar', or the SIMD table's name when the build has them.
+  get backend() { return this.mod.UTF8ToString(this.mod._al_backend()); }
+  // 'scalar' or 'simd' (an AttnliteError when this build has no SIMD kernels).
+  setBackend(name) {
+    if (name !== 'scalar' && name !== 'simd') throw new AttnliteError(`unknown backend ${name}`);
+    if (!this.mod._al_set_backend(name === 'simd' ? 1 : 0)) throw this._error('cannot switch kernels');
+  }
+
   // ---- memory helpers ----
   get heapSize() { return this.mod.HEAP8.length; }       // bytes of WASM memory
   heapUsed() { return this.mod._al_heap_used() >>> 0; }  // bytes the allocator has handed out

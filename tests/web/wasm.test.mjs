@@ -3,7 +3,7 @@
 // over 1000 translations; errors instead of crashes on corrupted models and bad input.
 // Run: node --test tests/web/  (after wasm/build.sh node and the native CLI build)
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -237,6 +237,36 @@ describe('figures and Nadaraya-Watson', () => {
     }
     assert.throws(() => al.nadarayaWatson([1], [1], [1], NaN), /finite/);
   });
+});
+
+test('kernels: scalar unless the SIMD kernels are built in; SIMD agrees with scalar', () => {
+  const m = al.loadModel(readFileSync(models[0].path));
+  const simdBuilt = al.backend !== 'scalar';
+  if (!simdBuilt) {
+    assert.throws(() => al.setBackend('simd'), /not available/);
+    return;
+  }
+  try {
+    for (const s of sentences) {
+      al.setBackend('scalar');
+      const a = m.translate(s);
+      al.setBackend('simd');
+      const b = m.translate(s);
+      assert.equal(b.text, a.text, s);
+      a.attention.cross.flat().forEach((x, i) => {
+        const y = b.attention.cross.flat()[i];
+        x.forEach((v, j) => assert.ok(Math.abs(v - y[j]) <= 1e-4, `${s}: cross ${i} ${j}: ${v} vs ${y[j]}`));
+      });
+    }
+  } finally {
+    al.setBackend('simd');
+    m.free();
+  }
+});
+
+test('size budget: web/attnlite.wasm is under 300 KB', () => {
+  const size = statSync(join(root, 'web', 'attnlite.wasm')).size;
+  assert.ok(size < 300_000, `web/attnlite.wasm is ${size} bytes (budget 300,000; see docs/web.md)`);
 });
 
 test('the committed web build loads in node and agrees with the node build', async () => {
