@@ -2,12 +2,12 @@
 // native CLI's output to compare with.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The node build (wasm/build.sh node); ATTNLITE_WASM_DIR points elsewhere.
-export const wasmDir = process.env.ATTNLITE_WASM_DIR ?? join(root, 'build', 'wasm-node');
+export const wasmDir = resolve(process.env.ATTNLITE_WASM_DIR ?? join(root, 'build', 'wasm-node'));
 export const nativeCli = process.env.ATTNLITE_NATIVE_CLI ?? join(root, 'build', 'native', 'attnlite');
 
 // The shipped models present in this checkout (bahdanau-d2l lands after its training).
@@ -23,7 +23,7 @@ export const corpusSentences = readFileSync(join(root, 'tests', 'web', 'corpus50
 export const sentences = [...bookSentences, ...corpusSentences];
 
 export async function loadAttnlite(dir = wasmDir) {
-  const { Attnlite } = await import(join(dir, 'attnlite-api.mjs'));
+  const { Attnlite } = await import(pathToFileURL(join(resolve(dir), 'attnlite-api.mjs')).href);
   return Attnlite.create();
 }
 
