@@ -7,12 +7,42 @@
 
 #include "attnlite/error.h"
 
+#if ATTNLITE_HAVE_CUDA
+#include "cuda/cuda_session.h"
+#endif
+
 namespace attnlite {
+
+#if ATTNLITE_HAVE_CUDA
+bool cuda_available() { return cuda::available(); }
+std::string cuda_device_name() { return cuda::device_name(); }
+#else
+bool cuda_available() { return false; }
+std::string cuda_device_name() { return "none (attnlite was built without CUDA)"; }
+#endif
+
+namespace {
+// Device::CUDA is possible for this build and model; throws naming why not.
+void check_device(const Model& m, Device d) {
+  if (d == Device::CPU) return;
+  if (d != Device::CUDA) throw Error("limits: unknown device");
+#if !ATTNLITE_HAVE_CUDA
+  throw Error("attnlite was built without CUDA (configure with -DATTNLITE_CUDA=ON)");
+#else
+  if (m.kind != ModelKind::Transformer)
+    throw Error(std::string("only the Transformer runs on CUDA; the ") + model_kind_name(m.kind) +
+                " model needs Device::CPU");
+#endif
+}
+}  // namespace
 
 // Every buffer of a session, carved from one block. carve() runs twice: on a counting arena
 // (required_bytes) and on the real block, so the size and the layout cannot disagree.
+// With Device::CUDA the encoder/decoder buffers live on the device (cuda::Session); the
+// host block keeps the inputs, the results and the attention weights copied back.
 struct Translator::Impl {
   const Model& m;
+  bool gpu = false;               // Device::CUDA
   int B = 1, S = 0, T = 0, L = 0, NH = 1, H = 0, V = 0;
   size_t input_cap = 0, text_cap = 0, scratch_floats = 0;
 
@@ -49,8 +79,13 @@ struct Translator::Impl {
   std::vector<char> done;
   AlignedBuffer owned;
   Arena scratch_arena;
+#if ATTNLITE_HAVE_CUDA
+  std::unique_ptr<cuda::Session> cuda;
+#endif
 
   Impl(const Model& model, const Limits& lim) : m(model) {
+    check_device(m, lim.device);
+    gpu = lim.device == Device::CUDA;
     if (lim.max_batch < 1 || lim.max_batch > 4096)
       throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(lim.max_batch));
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))
@@ -70,7 +105,9 @@ struct Translator::Impl {
     size_t maxtok = 1;
     for (int i = 0; i < V; ++i) maxtok = std::max(maxtok, m.tgt_vocab.token(i).size());
     text_cap = (size_t)T * (maxtok + 1) + 1;
-    if (tr) {
+    if (gpu) {
+      scratch_floats = 0;  // the device workspace holds the activations
+    } else if (tr) {
       const size_t R = (size_t)B * S, F = m.transformer.ffn_num_hiddens, Hs = H;
       const size_t enc = 3 * R * Hs + std::max({4 * R * Hs + (size_t)S * S, R * Hs, R * F});
       const size_t dec = 6 * (size_t)B * Hs + std::max({(size_t)std::max(S, T), (size_t)B * Hs, (size_t)B * F});
@@ -94,13 +131,15 @@ struct Translator::Impl {
     out_scores = a.floats((size_t)B * T);
     text = a.take<char>((size_t)B * text_cap);
     tok_in = a.take<int>((size_t)B);
-    logits = a.floats((size_t)B * V);
+    if (!gpu) logits = a.floats((size_t)B * V);
     if (tr) {
-      enc_out = a.floats((size_t)B * S * H);
-      cross_k = a.floats((size_t)L * B * S * H);
-      cross_v = a.floats((size_t)L * B * S * H);
-      cache_k = a.floats((size_t)L * B * T * H);
-      cache_v = a.floats((size_t)L * B * T * H);
+      if (!gpu) {
+        enc_out = a.floats((size_t)B * S * H);
+        cross_k = a.floats((size_t)L * B * S * H);
+        cross_v = a.floats((size_t)L * B * S * H);
+        cache_k = a.floats((size_t)L * B * T * H);
+        cache_v = a.floats((size_t)L * B * T * H);
+      }
       att_enc = a.floats((size_t)B * L * NH * S * S);
       att_self = a.floats((size_t)B * L * T * NH * T);
       att_cross = a.floats((size_t)B * L * T * NH * S);
@@ -112,7 +151,7 @@ struct Translator::Impl {
       att_cross = a.floats((size_t)B * T * S);
       att_step = a.floats((size_t)B * S);
     }
-    scratch = a.floats(scratch_floats);
+    if (scratch_floats) scratch = a.floats(scratch_floats);
   }
 
   void bind() {
@@ -164,10 +203,20 @@ struct Translator::Impl {
     return {best, (float)(1.0 / s)};
   }
 
+  // This step's greedy choice for row b: from the device (argmax ran there) or the logits.
+  std::pair<int, float> choice(int b) const {
+#if ATTNLITE_HAVE_CUDA
+    if (gpu) return {cuda->ids()[b], cuda->probs()[b]};
+#endif
+    return pick(b);
+  }
+
   void run(int n, const DecodeOptions& o) {
     const bool tr = m.kind == ModelKind::Transformer;
-    const int steps = o.max_steps ? std::min(o.max_steps, T) : T;
-    if (o.max_steps < 0) throw Error("max_steps must be >= 0");
+    if (o.max_steps < 0 || o.max_steps > T)
+      throw Error("max_steps " + std::to_string(o.max_steps) + " is outside [0, max_tgt_steps = " +
+                  std::to_string(T) + "]");
+    const int steps = o.max_steps ? o.max_steps : T;
     const ValidLens src_vl = ValidLens::per_batch(valid);
     if (o.attention) {
       if (tr) {
@@ -178,7 +227,11 @@ struct Translator::Impl {
         std::memset(att_cross, 0, sizeof(float) * (size_t)B * T * S);
       }
     }
-    if (tr) {
+    if (gpu) {
+#if ATTNLITE_HAVE_CUDA
+      cuda->encode(src, valid, n, o.attention);
+#endif
+    } else if (tr) {
       transformer_encode(enc_out, o.attention ? enc_attn.data() : nullptr, m.tw, m.transformer,
                          m.P.data(), src, n, S, src_vl, scratch_arena);
       for (int l = 0; l < L; ++l) {
@@ -196,7 +249,11 @@ struct Translator::Impl {
     }
     int live = n;
     for (int t = 0; t < steps && live > 0; ++t) {
-      if (tr) {
+      if (gpu) {
+#if ATTNLITE_HAVE_CUDA
+        cuda->decode_step(tok_in, n, t, /*pos=*/o.d2l_compat ? 0 : t, o.attention);
+#endif
+      } else if (tr) {
         const int pos = o.d2l_compat ? 0 : t;
         for (int l = 0; l < L; ++l) {
           dec_attn[l].self = {att_self + ((long)l * T + t) * NH * T, (long)L * T * NH * T, T, T};
@@ -214,7 +271,7 @@ struct Translator::Impl {
       for (int b = 0; b < n; ++b) {
         if (done[b]) continue;
         Translation& r = results[(size_t)b];
-        const auto [id, p] = pick(b);
+        const auto [id, p] = choice(b);
         r.steps = t + 1;
         tok_in[b] = id;
         if (id == m.tgt_vocab.eos) {
@@ -228,6 +285,9 @@ struct Translator::Impl {
         ++r.num_tokens;
       }
     }
+#if ATTNLITE_HAVE_CUDA
+    if (gpu && o.attention) cuda->fetch_attention(att_enc, att_self, att_cross, n);
+#endif
     for (int b = 0; b < n; ++b) finish(b, o);
   }
 
@@ -286,6 +346,10 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
   Arena arena(block, block_bytes);
   impl_->carve(arena);
   impl_->bind();
+#if ATTNLITE_HAVE_CUDA
+  if (impl_->gpu)
+    impl_->cuda = std::make_unique<cuda::Session>(*model_, impl_->B, impl_->S, impl_->T);
+#endif
 }
 
 Translator::~Translator() = default;

@@ -118,4 +118,6 @@ TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
   REQUIRE(m.steps == 2);
   REQUIRE(m.num_tokens == 2);
   REQUIRE(!m.eos);
+  o.max_steps = 11;  // over the session's limit: an error, not a reallocation
+  REQUIRE_THROWS_WITH(tr.translate("i'm home .", o), Catch::Matchers::Contains("max_tgt_steps = 10"));
 }

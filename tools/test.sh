@@ -2,6 +2,8 @@
 # Builds and runs every test suite of attnlite. Stages:
 #   native   Release build, warnings as errors, ctest (unit, fixtures, CLI, install)
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
+#            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
 #            the page in headless Chromium; checks that the committed web/ build is current
 # Usage: tools/test.sh [stage ...]   (default: all stages)
@@ -10,7 +12,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan web)
+[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda web)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -33,9 +35,9 @@ stage_asan() {
 
 stage_web() {
   # The native CLI produces the reference outputs of the parity tests.
-  local simd=()
-  compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=(-DATTNLITE_SIMD=OFF)
-  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON "${simd[@]}" >/dev/null
+  local simd=ON
+  compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=OFF
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SIMD=$simd >/dev/null
   cmake --build build/native --target attnlite_cli -j"$jobs"
   # One compile, two links: the node build for the tests, the web build into build/wasm-web
   # to compare with the committed web/ files.
@@ -56,6 +58,17 @@ stage_web() {
     echo "$stamp" > node_modules/.attnlite-lock
   fi
   ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
+}
+
+stage_cuda() {
+  if ! command -v nvcc >/dev/null; then
+    echo "cuda: nvcc is not on PATH; skipping the CUDA build"
+    return 0
+  fi
+  cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
+  cmake --build build/cuda -j"$jobs"
+  run_ctest build/cuda
 }
 
 for s in "${stages[@]}"; do

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "attnlite/arena.h"
@@ -14,11 +15,21 @@
 
 namespace attnlite {
 
+// Where the encoder and decoder run. CUDA needs a build with -DATTNLITE_CUDA=ON and a
+// Transformer model; tokenizing, the greedy bookkeeping and the results stay on the host.
+enum class Device { CPU, CUDA };
+
 struct Limits {
   int max_batch = 1;
   int max_tgt_steps = 0;          // 0: the model's num_steps (the book's limit)
   size_t max_input_bytes = 4096;  // longer input is an error, not a truncation
+  Device device = Device::CPU;    // CUDA: weights and every activation live on the GPU
 };
+
+// True in a CUDA build when cudaGetDeviceCount reports at least one device; false in a
+// CPU build. cuda_device_name() names device 0, or says why there is none.
+bool cuda_available();
+std::string cuda_device_name();
 
 struct DecodeOptions {
   // The book feeds the Transformer decoder one token at a time, so every step adds the

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlite/model.h"
+#include "attnlite/threads.h"
 #include "attnlite/translate.h"
 
 namespace {
@@ -65,7 +66,9 @@ TEST_CASE("the allocation counter sees allocations", "[alloc]") {
 TEST_CASE("translate allocates nothing after the Translator is created", "[alloc]") {
   const char* name = GENERATE("transformer-d2l", "bahdanau-d2l");
   const bool compat = GENERATE(false, true);
-  INFO(name << (compat ? " d2l_compat" : ""));
+  const int threads = GENERATE(1, 2);
+  INFO(name << (compat ? " d2l_compat" : "") << " threads " << threads);
+  set_num_threads(threads);
   auto model = Model::load(model_path(name));
   Limits lim;
   lim.max_batch = 4;
@@ -86,6 +89,7 @@ TEST_CASE("translate allocates nothing after the Translator is created", "[alloc
   REQUIRE(g_news == 0);
   // The scratch the session used stayed inside what required_bytes reserved.
   REQUIRE(tr.scratch_peak() <= tr.workspace_bytes());
+  set_num_threads(1);
 }
 
 TEST_CASE("a caller-supplied block is used as is", "[alloc]") {

@@ -30,6 +30,8 @@ const char* kHelp =
     "  --d2l-compat       Transformer: position 0 at every decoding step, exactly as the book's\n"
     "                     predict_seq2seq (default: position t at step t)\n"
     "  --max-steps N      stop after N decoding steps (default: the model's num_steps)\n"
+    "  --device cpu|cuda  where the Transformer's encoder and decoder run (default cpu; cuda\n"
+    "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
     "  -h, --help         this text\n"
     "\n"
@@ -109,6 +111,10 @@ int cmd_translate(int argc, char** argv) {
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.max_steps = args.int_value("--max-steps", 0, 1, 1000);
+  std::string device_arg = "cpu";
+  args.value("--device", &device_arg);
+  if (device_arg != "cpu" && device_arg != "cuda")
+    throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
   std::vector<std::string> sentences = args.positionals();
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   if (tsv && !sentences.empty()) throw UsageError{"--tsv reads standard input; give no sentences"};
@@ -119,6 +125,7 @@ int cmd_translate(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
+  lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   Translator tr(model, lim);
   opts.attention = as_json;  // weights are only read for --json
 

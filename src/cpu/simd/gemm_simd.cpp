@@ -1,0 +1,308 @@
+// attnlite — SIMD matrix products: linear (x·wᵀ + b), gemm_nt (alpha·a·bᵀ), gemm_nn (a·b).
+//
+// Two code paths:
+//  * Blocked GEMM (M ≥ 4, and every gemm_nn): a 6x16 register-blocked micro-kernel (12
+//    accumulators of 8 floats, two vector loads of the B panel and six broadcasts of A per
+//    k, k unrolled by 4). B is packed per (K block of up to 512) x (16 columns) into a
+//    64-byte aligned 32 KiB stack panel: for the "nt" layout (w is (N,K), as nn.Linear) the
+//    pack is an 8x8 in-register transpose, for "nn" a plain copy; tails in N are
+//    zero-padded in the panel and only the valid columns are stored. A (the activations)
+//    is read in place, rows broadcast element by element, M blocked by 1020 rows. K is
+//    split into nearly equal blocks; the first block writes C = alpha·acc + bias, the
+//    others accumulate into C.
+//  * Dot-product GEMV (M ≤ 3, nt layout: step-by-step decoding): every output is a dot
+//    product of a row of x with a row of w, both contiguous in K. 8 (M = 1) or 4 (M = 2, 3)
+//    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
+//    horizontal adds at the end; w is streamed exactly once.
+// Tails in M, N and K are all handled in place; nothing is allocated.
+#include "kernels_simd.h"
+#include "simd_math.h"
+
+namespace attnlite::ops::simd {
+namespace {
+
+constexpr int MR = 6;    // micro-tile rows (of A / C)
+constexpr int NR = 16;   // micro-tile columns: two vectors
+// Block sizes, tuned on an AMD Zen 4 core (32 KiB L1d, 1 MiB L2); overridable at compile
+// time for other targets. KC = 512 keeps K ≤ 512 in one block, so C is written once instead
+// of being read back per K block (+8% on 512x2048x512 against KC = 256); a large MC packs
+// each panel of w once per K block instead of once per M block (+3%). The 32 KiB panel and
+// the 6 rows of A stream from L1/L2 at ~15 bytes per cycle, well within L2 bandwidth.
+#ifndef ATTNLITE_GEMM_KC
+#define ATTNLITE_GEMM_KC 512
+#endif
+#ifndef ATTNLITE_GEMM_MC
+#define ATTNLITE_GEMM_MC 1020
+#endif
+constexpr int KC = ATTNLITE_GEMM_KC;  // max K block: the B panel is KC x NR floats (32 KiB)
+constexpr int MC = ATTNLITE_GEMM_MC;  // M block (a multiple of MR)
+static_assert(MC % MR == 0 && KC % 8 == 0, "block sizes");
+
+inline int imin(int a, int b) { return a < b ? a : b; }
+
+// Stores one row of the micro-tile: C (=|+=) alpha·(r0 | r1) (+ bias), nr valid columns.
+inline void store_row(float* cr, v8 r0, v8 r1, int nr, v8 va, const float* bias, bool first) {
+  r0 = simde_mm256_mul_ps(r0, va);
+  r1 = simde_mm256_mul_ps(r1, va);
+  if (nr == NR) {
+    if (!first) {
+      r0 = simde_mm256_add_ps(r0, simde_mm256_loadu_ps(cr));
+      r1 = simde_mm256_add_ps(r1, simde_mm256_loadu_ps(cr + kW));
+    } else if (bias) {
+      r0 = simde_mm256_add_ps(r0, simde_mm256_loadu_ps(bias));
+      r1 = simde_mm256_add_ps(r1, simde_mm256_loadu_ps(bias + kW));
+    }
+    simde_mm256_storeu_ps(cr, r0);
+    simde_mm256_storeu_ps(cr + kW, r1);
+  } else {
+    alignas(32) float t[NR];
+    simde_mm256_store_ps(t, r0);
+    simde_mm256_store_ps(t + kW, r1);
+    for (int j = 0; j < nr; ++j) cr[j] = (first ? (bias ? bias[j] : 0.f) : cr[j]) + t[j];
+  }
+}
+
+// C (R x NR, ldc) (=|+=) alpha · A (R x kc, lda) · P (kc x NR, packed, aligned).
+// first: C = alpha·acc + bias (bias may be null); else C += alpha·acc. Only nr columns of C
+// are written. The accumulators are named variables, not an array: GCC otherwise mirrors
+// an accumulator array to the stack on every k step.
+template <int R>
+inline void micro(int kc, const float* a, long lda, const float* p, float* c, long ldc, int nr,
+                  float alpha, const float* bias, bool first) {
+  static_assert(R >= 1 && R <= MR, "micro-tile rows");
+  const v8 z = simde_mm256_setzero_ps();
+  v8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
+  v8 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+  const float* a0 = a;
+  const float* a1 = a + lda;
+  const float* a2 = a + 2 * lda;
+  const float* a3 = a + 3 * lda;
+  const float* a4 = a + 4 * lda;
+  const float* a5 = a + 5 * lda;
+#pragma GCC unroll 4
+  for (int k = 0; k < kc; ++k) {
+    const v8 b0 = simde_mm256_load_ps(p + (long)k * NR);
+    const v8 b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
+    v8 av = simde_mm256_broadcast_ss(a0 + k);
+    c00 = simde_mm256_fmadd_ps(av, b0, c00);
+    c01 = simde_mm256_fmadd_ps(av, b1, c01);
+    if constexpr (R > 1) {
+      av = simde_mm256_broadcast_ss(a1 + k);
+      c10 = simde_mm256_fmadd_ps(av, b0, c10);
+      c11 = simde_mm256_fmadd_ps(av, b1, c11);
+    }
+    if constexpr (R > 2) {
+      av = simde_mm256_broadcast_ss(a2 + k);
+      c20 = simde_mm256_fmadd_ps(av, b0, c20);
+      c21 = simde_mm256_fmadd_ps(av, b1, c21);
+    }
+    if constexpr (R > 3) {
+      av = simde_mm256_broadcast_ss(a3 + k);
+      c30 = simde_mm256_fmadd_ps(av, b0, c30);
+      c31 = simde_mm256_fmadd_ps(av, b1, c31);
+    }
+    if constexpr (R > 4) {
+      av = simde_mm256_broadcast_ss(a4 + k);
+      c40 = simde_mm256_fmadd_ps(av, b0, c40);
+      c41 = simde_mm256_fmadd_ps(av, b1, c41);
+    }
+    if constexpr (R > 5) {
+      av = simde_mm256_broadcast_ss(a5 + k);
+      c50 = simde_mm256_fmadd_ps(av, b0, c50);
+      c51 = simde_mm256_fmadd_ps(av, b1, c51);
+    }
+  }
+  const v8 va = v_set(alpha);
+  store_row(c, c00, c01, nr, va, bias, first);
+  if constexpr (R > 1) store_row(c + ldc, c10, c11, nr, va, bias, first);
+  if constexpr (R > 2) store_row(c + 2 * ldc, c20, c21, nr, va, bias, first);
+  if constexpr (R > 3) store_row(c + 3 * ldc, c30, c31, nr, va, bias, first);
+  if constexpr (R > 4) store_row(c + 4 * ldc, c40, c41, nr, va, bias, first);
+  if constexpr (R > 5) store_row(c + 5 * ldc, c50, c51, nr, va, bias, first);
+}
+
+// 8x8 transpose in registers: r[i][j] -> r[j][i].
+inline void transpose8(v8 r[8]) {
+  const v8 t0 = simde_mm256_unpacklo_ps(r[0], r[1]), t1 = simde_mm256_unpackhi_ps(r[0], r[1]);
+  const v8 t2 = simde_mm256_unpacklo_ps(r[2], r[3]), t3 = simde_mm256_unpackhi_ps(r[2], r[3]);
+  const v8 t4 = simde_mm256_unpacklo_ps(r[4], r[5]), t5 = simde_mm256_unpackhi_ps(r[4], r[5]);
+  const v8 t6 = simde_mm256_unpacklo_ps(r[6], r[7]), t7 = simde_mm256_unpackhi_ps(r[6], r[7]);
+  const v8 u0 = simde_mm256_shuffle_ps(t0, t2, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+  const v8 u1 = simde_mm256_shuffle_ps(t0, t2, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+  const v8 u2 = simde_mm256_shuffle_ps(t1, t3, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+  const v8 u3 = simde_mm256_shuffle_ps(t1, t3, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+  const v8 u4 = simde_mm256_shuffle_ps(t4, t6, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+  const v8 u5 = simde_mm256_shuffle_ps(t4, t6, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+  const v8 u6 = simde_mm256_shuffle_ps(t5, t7, SIMDE_MM_SHUFFLE(1, 0, 1, 0));
+  const v8 u7 = simde_mm256_shuffle_ps(t5, t7, SIMDE_MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = simde_mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = simde_mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = simde_mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = simde_mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = simde_mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = simde_mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = simde_mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = simde_mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// P[k][j] = B[j][k] for j < nr (B rows of length ≥ kc, stride ldb), 0 for nr ≤ j < NR.
+void pack_nt(float* p, const float* b, long ldb, int nr, int kc) {
+  if (nr == NR) {
+    int k = 0;
+    for (; k + kW <= kc; k += kW) {
+      for (int h = 0; h < NR; h += kW) {
+        v8 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = simde_mm256_loadu_ps(b + (h + i) * ldb + k);
+        transpose8(r);
+        for (int i = 0; i < 8; ++i) simde_mm256_store_ps(p + (long)(k + i) * NR + h, r[i]);
+      }
+    }
+    for (; k < kc; ++k)
+      for (int j = 0; j < NR; ++j) p[(long)k * NR + j] = b[j * ldb + k];
+  } else {
+    for (int j = 0; j < nr; ++j)
+      for (int k = 0; k < kc; ++k) p[(long)k * NR + j] = b[j * ldb + k];
+    for (int k = 0; k < kc; ++k)
+      for (int j = nr; j < NR; ++j) p[(long)k * NR + j] = 0.f;
+  }
+}
+
+// P[k][j] = B[k][j] for j < nr (B rows of stride ldb), 0 for nr ≤ j < NR.
+void pack_nn(float* p, const float* b, long ldb, int nr, int kc) {
+  if (nr == NR) {
+    for (int k = 0; k < kc; ++k) {
+      simde_mm256_store_ps(p + (long)k * NR, simde_mm256_loadu_ps(b + k * ldb));
+      simde_mm256_store_ps(p + (long)k * NR + kW, simde_mm256_loadu_ps(b + k * ldb + kW));
+    }
+  } else {
+    for (int k = 0; k < kc; ++k) {
+      for (int j = 0; j < nr; ++j) p[(long)k * NR + j] = b[k * ldb + j];
+      for (int j = nr; j < NR; ++j) p[(long)k * NR + j] = 0.f;
+    }
+  }
+}
+
+// C = alpha · A · op(B) (+ bias), op(B) = Bᵀ with B (N,K) when NT, else B (K,N). K ≥ 1.
+template <bool NT>
+void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
+                  int N, int K, float alpha, const float* bias) {
+  alignas(64) float panel[KC * NR];
+  // K blocks of nearly equal size, at most KC (a multiple of 8 except the last).
+  const int nkb = (K + KC - 1) / KC;
+  const int kb = ((K + nkb - 1) / nkb + 7) / 8 * 8;
+  for (int k0 = 0; k0 < K; k0 += kb) {
+    const int kc = imin(kb, K - k0);
+    const bool first = k0 == 0;
+    for (int m0 = 0; m0 < M; m0 += MC) {
+      const int mc = imin(MC, M - m0);
+      for (int n0 = 0; n0 < N; n0 += NR) {
+        const int nr = imin(NR, N - n0);
+        if (NT)
+          pack_nt(panel, b + n0 * ldb + k0, ldb, nr, kc);
+        else
+          pack_nn(panel, b + k0 * ldb + n0, ldb, nr, kc);
+        const float* bn = first && bias ? bias + n0 : nullptr;
+        for (int m = m0; m < m0 + mc; m += MR) {
+          const float* am = a + m * lda + k0;
+          float* cm = c + m * ldc + n0;
+          switch (imin(MR, m0 + mc - m)) {
+            case 6: micro<6>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+            case 5: micro<5>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+            case 4: micro<4>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+            case 3: micro<3>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+            case 2: micro<2>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+            default: micro<1>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
+          }
+        }
+      }
+    }
+  }
+}
+
+// R rows of A times C rows of B (both contiguous in K): C[r][j] = alpha·dot + bias[j].
+template <int R, int C>
+inline void dot_tile(const float* a, long lda, const float* b, long ldb, int K, float* c, long ldc,
+                     float alpha, const float* bias) {
+  v8 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_setzero_ps();
+  int k = 0;
+  for (; k + kW <= K; k += kW) {
+    v8 av[R];
+    for (int r = 0; r < R; ++r) av[r] = simde_mm256_loadu_ps(a + r * lda + k);
+    for (int j = 0; j < C; ++j) {
+      const v8 bv = simde_mm256_loadu_ps(b + j * ldb + k);
+      for (int r = 0; r < R; ++r) acc[r][j] = simde_mm256_fmadd_ps(av[r], bv, acc[r][j]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(32) float out[C < 4 ? 4 : C];
+    if constexpr (C == 1) {
+      out[0] = hsum(acc[r][0]);
+    } else {
+      for (int j = 0; j < C; j += 4)
+        simde_mm_store_ps(out + j, hsum4(acc[r][j], acc[r][j + 1], acc[r][j + 2], acc[r][j + 3]));
+    }
+    const float* ar = a + r * lda;
+    for (int j = 0; j < C; ++j) {
+      const float* bj = b + j * ldb;
+      float s = out[j];
+      for (int kk = k; kk < K; ++kk) s += ar[kk] * bj[kk];
+      c[r * ldc + j] = bias ? s * alpha + bias[j] : s * alpha;
+    }
+  }
+}
+
+template <int R>
+void gemv_rows(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int N,
+               int K, float alpha, const float* bias) {
+  int n = 0;
+  if constexpr (R == 1)
+    for (; n + 8 <= N; n += 8)
+      dot_tile<R, 8>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
+  for (; n + 4 <= N; n += 4)
+    dot_tile<R, 4>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
+  for (; n < N; ++n)
+    dot_tile<R, 1>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
+}
+
+// C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
+void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
+                 int N, int K, float alpha, const float* bias) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) c[m * ldc + n] = bias ? bias[n] : 0.f;
+    return;
+  }
+  switch (M) {
+    case 1: gemv_rows<1>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
+    case 2: gemv_rows<2>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
+    case 3: gemv_rows<3>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
+    default: gemm_blocked<true>(c, ldc, a, lda, b, ldb, M, N, K, alpha, bias); return;
+  }
+}
+
+}  // namespace
+
+void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K) {
+  gemm_nt_any(y, N, x, K, w, K, M, N, K, 1.f, b);
+}
+
+void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K, float alpha) {
+  gemm_nt_any(c, ldc, a, lda, b, ldb, M, N, K, alpha, nullptr);
+}
+
+void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) c[(long)m * ldc + n] = 0.f;
+    return;
+  }
+  gemm_blocked<false>(c, ldc, a, lda, b, ldb, M, N, K, 1.f, nullptr);
+}
+
+}  // namespace attnlite::ops::simd

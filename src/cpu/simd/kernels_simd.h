@@ -1,0 +1,28 @@
+// attnlite — the SIMD kernels (src/cpu/simd/*.cpp), gathered into one table by
+// kernels_simd.cpp. Same contracts as the scalar reference (include/attnlite/ops/kernels.h).
+// Plain declarations only: safe to include anywhere, but only the SIMD translation units
+// define them.
+#pragma once
+
+namespace attnlite::ops::simd {
+
+// gemm_simd.cpp
+void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K);
+void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K, float alpha);
+void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+             int K);
+
+// pointwise_simd.cpp
+void softmax_rows(float* x, int ld, int rows, int n);
+void layer_norm(float* y, const float* x, const float* gamma, const float* beta, int rows, int n,
+                float eps);
+void add(float* y, const float* a, const float* b, int n);
+void relu(float* x, int n);
+void tanh(float* x, int n);
+void sigmoid(float* x, int n);
+// x = exp(x): not in the table, exposed so that the tests can measure its accuracy. Call it
+// only when simd_kernels() is non-null (the CPU check).
+void exp_inplace(float* x, int n);
+
+}  // namespace attnlite::ops::simd

@@ -1,0 +1,93 @@
+// Each CUDA kernel on host data (cuda_session.h, namespace check): copy in, run, copy out.
+// Only the tests call these, to hold every kernel against its CPU reference.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "cuda/cuda_session.h"
+#include "cuda/kernels.cuh"
+
+namespace attnlite::cuda::check {
+namespace {
+
+void ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
+  }
+}
+
+// A device copy of a host array (or an uninitialised one of n elements), freed on scope exit.
+template <class T>
+struct Dev {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Dev(size_t count, const T* host = nullptr) : n(count) {
+    ok(cudaMalloc(&p, (n ? n : 1) * sizeof(T)), "cudaMalloc");
+    if (host) ok(cudaMemcpy(p, host, n * sizeof(T), cudaMemcpyHostToDevice), "copy in");
+  }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  void to_host(T* host) const {
+    ok(cudaGetLastError(), "kernel launch");
+    ok(cudaMemcpy(host, p, n * sizeof(T), cudaMemcpyDeviceToHost), "copy out");
+  }
+};
+
+}  // namespace
+
+void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
+            bool relu) {
+  Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), dw((size_t)N * K, w);
+  Dev<float> db(b ? (size_t)N : 0, b);
+  cublasHandle_t h = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  const cublasStatus_t st =
+      cuda::linear(h, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K, relu, nullptr);
+  ok(cudaDeviceSynchronize(), "linear");
+  cublasDestroy(h);
+  if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
+  dy.to_host(y);
+}
+
+void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                    const float* beta, int R, int n) {
+  Dev<float> dout((size_t)R * n), dx((size_t)R * n, x), dy((size_t)R * n, y);
+  Dev<float> dg((size_t)n, gamma), db((size_t)n, beta);
+  cuda::add_layer_norm(dout.p, dx.p, dy.p, dg.p, db.p, R, n, 1e-5f, nullptr);
+  dout.to_host(out);
+}
+
+void embed_positions(float* x, const float* table, int rows_in_table, const float* P,
+                     int P_rows, const int* ids, int R, int T, int H, int pos, float scale) {
+  Dev<float> dx((size_t)R * H), dt((size_t)rows_in_table * H, table), dp((size_t)P_rows * H, P);
+  Dev<int> di((size_t)R, ids);
+  cuda::embed_positions(dx.p, dt.p, dp.p, di.p, R, T, H, pos, scale, nullptr);
+  dx.to_host(x);
+}
+
+void attend(float* ctx, float* attn, const float* q, const float* k, const float* v, int B,
+            int Tq, int Tk, int H, int NH, const int* valid) {
+  Dev<float> dctx((size_t)B * Tq * H), dq((size_t)B * Tq * H, q);
+  Dev<float> dk((size_t)B * Tk * H, k), dv((size_t)B * Tk * H, v);
+  Dev<float> da((size_t)B * NH * Tq * Tk);
+  Dev<int> dvl(valid ? (size_t)B : 0, valid);
+  const AttnDst dst{da.p, (long)NH * Tq * Tk, (long)Tq * Tk, Tk};  // (B * NH, Tq, Tk)
+  cuda::attend(dctx.p, dst, dq.p, dk.p, dv.p, Tk, B, Tq, Tk, H, NH, valid ? dvl.p : nullptr,
+               nullptr);
+  dctx.to_host(ctx);
+  da.to_host(attn);
+}
+
+void argmax_rows(int* ids, float* probs, const float* logits, int R, int V) {
+  Dev<float> dl((size_t)R * V, logits), dp((size_t)R);
+  Dev<int> di((size_t)R);
+  cuda::argmax_rows(di.p, dp.p, dl.p, R, V, nullptr);
+  di.to_host(ids);
+  dp.to_host(probs);
+}
+
+}  // namespace attnlite::cuda::check

@@ -1,0 +1,221 @@
+// CUDA kernels of the Transformer path; see kernels.cuh for each one's contract and its CPU
+// reference. Plain, readable kernels: one block per row for the reductions, cuBLAS for the
+// linear layers. No fast-math intrinsics, so the results stay within ~1e-6 of the CPU.
+#include <cfloat>
+#include <climits>
+#include <cmath>
+
+#include "cuda/kernels.cuh"
+
+namespace attnlite::cuda {
+namespace {
+
+constexpr float kMaskValue = -1e6f;  // d2l's masked_softmax value (attention/masked_softmax.h)
+constexpr int kRowThreads = 256;     // threads per row block (a multiple of 32)
+constexpr int kAttnThreads = 128;
+
+int blocks_for(long n, int threads) { return (int)((n + threads - 1) / threads); }
+
+struct Sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// Reduces v over the block (blockDim.x a multiple of 32); every thread gets the result.
+// red: shared scratch of 32 values. Safe to call several times in a row.
+template <class T, class Op>
+__device__ T block_reduce(T v, Op op, T identity, T* red) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // the previous call's readers are done with red
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  v = lane < (int)(blockDim.x >> 5) ? red[lane] : identity;
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__global__ void embed_positions_kernel(float* x, const float* table, const float* P,
+                                       const int* ids, int R, int T, int H, int pos,
+                                       float scale) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)R * H) return;
+  const int r = (int)(i / H), c = (int)(i % H);
+  const int p = pos >= 0 ? pos : r % T;
+  const float e = table[(long)ids[r] * H + c] * scale;  // embedding(X) * sqrt(H)
+  x[i] = e + P[(long)p * H + c];                        // + P[:, :T]
+}
+
+__global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N, bool relu) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)R * N) return;
+  const int r = (int)(i / N), c = (int)(i % N);
+  float* p = y + (long)r * ldy + c;
+  float v = b ? *p + b[c] : *p;
+  if (relu) v = v > 0.f ? v : 0.f;
+  *p = v;
+}
+
+__global__ void add_layer_norm_kernel(float* out, const float* x, const float* y,
+                                      const float* gamma, const float* beta, int n, float eps) {
+  extern __shared__ float sum[];  // (n) this row of x + y, then 32 for the reductions
+  float* red = sum + n;
+  const long row = blockIdx.x;
+  const float* xr = x + row * n;
+  const float* yr = y + row * n;
+  float part = 0.f;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    sum[i] = yr[i] + xr[i];  // dropout(Y) + X
+    part += sum[i];
+  }
+  const float mean = block_reduce(part, Sum{}, 0.f, red) / (float)n;
+  part = 0.f;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) part += (sum[i] - mean) * (sum[i] - mean);
+  const float var = block_reduce(part, Sum{}, 0.f, red) / (float)n;
+  const float inv = 1.f / sqrtf(var + eps);
+  float* o = out + row * n;
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    o[i] = (sum[i] - mean) * inv * gamma[i] + beta[i];
+}
+
+__global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const float* k,
+                              const float* v, int kv_stride, int Tq, int Tk, int H, int NH,
+                              const int* valid, float scale) {
+  extern __shared__ float sm[];  // qs (D), p (Tk), red (32)
+  const int D = H / NH;
+  const int qi = blockIdx.y, b = blockIdx.x / NH, h = blockIdx.x % NH;
+  float* qs = sm;
+  float* p = sm + D;
+  float* red = p + Tk;
+  const float* qrow = q + ((long)b * Tq + qi) * H + (long)h * D;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = qrow[d];
+  __syncthreads();
+
+  // scores = q · kᵀ / sqrt(D), masked at keys >= valid length (masked_softmax)
+  int len = valid ? valid[b] : Tk;
+  if (len < 0) len = 0;
+  const float* kb = k + (long)b * kv_stride * H + (long)h * D;
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
+    const float* kr = kb + (long)j * H;
+    float s = 0.f;
+    for (int d = 0; d < D; ++d) s += qs[d] * kr[d];
+    s = j < len ? s * scale : kMaskValue;
+    p[j] = s;
+    mx = fmaxf(mx, s);
+  }
+  mx = block_reduce(mx, Max{}, -INFINITY, red);
+  float part = 0.f;
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
+    p[j] = expf(p[j] - mx);
+    part += p[j];
+  }
+  const float inv = 1.f / block_reduce(part, Sum{}, 0.f, red);
+  float* a = attn.data ? attn.data + b * attn.b_stride + h * attn.h_stride + (long)qi * attn.ld
+                       : nullptr;
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
+    p[j] *= inv;
+    if (a) a[j] = p[j];
+  }
+  __syncthreads();
+
+  // ctx[b, qi, h*D + d] = sum_j p[j] · v[b, j, h*D + d], in key order as the CPU's gemm_nn
+  const float* vb = v + (long)b * kv_stride * H + (long)h * D;
+  float* crow = ctx + ((long)b * Tq + qi) * H + (long)h * D;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    float c = 0.f;
+    for (int j = 0; j < Tk; ++j) c += p[j] * vb[(long)j * H + d];
+    crow[d] = c;
+  }
+}
+
+__global__ void argmax_rows_kernel(int* ids, float* probs, const float* logits, int V) {
+  __shared__ float rv[32];
+  __shared__ int ri[32];
+  __shared__ double rd[32];
+  const float* lg = logits + (long)blockIdx.x * V;
+  float best = -INFINITY;
+  int bi = INT_MAX;
+  for (int i = threadIdx.x; i < V; i += blockDim.x)  // ids ascend: strict > keeps the first
+    if (bi == INT_MAX || lg[i] > best) { best = lg[i]; bi = i; }
+  // (value, index) pairs: the larger value wins, the lower index among equals
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+    if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if (lane == 0) { rv[warp] = best; ri[warp] = bi; }
+  __syncthreads();
+  best = lane < nw ? rv[lane] : -INFINITY;
+  bi = lane < nw ? ri[lane] : INT_MAX;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+    if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
+  }
+  if (bi == INT_MAX) bi = 0;
+  const double m = (double)lg[bi];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) s += exp((double)lg[i] - m);
+  s = block_reduce(s, Sum{}, 0.0, rd);
+  if (threadIdx.x == 0) {
+    ids[blockIdx.x] = bi;
+    probs[blockIdx.x] = (float)(1.0 / s);
+  }
+}
+
+}  // namespace
+
+void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
+                     int T, int H, int pos, float scale, cudaStream_t stream) {
+  const long n = (long)R * H;
+  embed_positions_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(
+      x, table, P, ids, R, T, H, pos, scale);
+}
+
+void bias_act(float* y, int ldy, const float* b, int R, int N, bool relu, cudaStream_t stream) {
+  const long n = (long)R * N;
+  bias_act_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(y, ldy, b, R, N, relu);
+}
+
+cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+                      const float* W, const float* b, int M, int N, int K, bool relu,
+                      cudaStream_t stream) {
+  // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
+  // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
+  const float one = 1.f, zero = 0.f;
+  const cublasStatus_t st =
+      cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
+                   CUDA_R_32F, ldx, &zero, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT);
+  if (st == CUBLAS_STATUS_SUCCESS && (b || relu)) bias_act(y, ldy, b, M, N, relu, stream);
+  return st;
+}
+
+void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                    const float* beta, int R, int n, float eps, cudaStream_t stream) {
+  const size_t smem = sizeof(float) * ((size_t)n + 32);
+  add_layer_norm_kernel<<<R, kRowThreads, smem, stream>>>(out, x, y, gamma, beta, n, eps);
+}
+
+void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
+            int kv_stride, int B, int Tq, int Tk, int H, int NH, const int* valid,
+            cudaStream_t stream) {
+  const int D = H / NH;
+  const float scale = 1.f / std::sqrt((float)D);
+  const size_t smem = sizeof(float) * ((size_t)D + Tk + 32);
+  const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
+  attend_kernel<<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq, Tk, H,
+                                                      NH, valid, scale);
+}
+
+void argmax_rows(int* ids, float* probs, const float* logits, int R, int V,
+                 cudaStream_t stream) {
+  argmax_rows_kernel<<<R, kRowThreads, 0, stream>>>(ids, probs, logits, V);
+}
+
+}  // namespace attnlite::cuda

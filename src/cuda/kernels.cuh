@@ -1,0 +1,57 @@
+// attnlite — CUDA kernels of the Transformer path. Each launcher names its CPU reference,
+// which is the ground truth its test (tests/test_cuda.cpp) compares against. Launchers
+// write their output first, take const inputs and int sizes, run on `stream`, never
+// allocate and never throw; the session checks cudaGetLastError at its sync points.
+//
+// Legend: R rows, H num_hiddens, N output features, K input features, NH heads,
+// D = H / NH, Tq queries, Tk keys, V vocabulary size.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+namespace attnlite::cuda {
+
+// x (R, H) = table[ids[r]] · scale + P[p(r)], p(r) = pos >= 0 ? pos : r % T.
+// CPU: embedding() then add_positional_encoding() (src/ops/layers.cpp,
+// src/attention/positional_encoding.cpp).
+void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
+                     int T, int H, int pos, float scale, cudaStream_t stream);
+
+// y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then ReLU):
+// nn.Linear with W (N, K) row-major. One SGEMM with CUBLAS_COMPUTE_32F (no TF32), then
+// bias_act when there is a bias or a ReLU. CPU: linear() / ffn().
+cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+                      const float* W, const float* b, int M, int N, int K, bool relu,
+                      cudaStream_t stream);
+
+// y[r * ldy + n] += b[n] (b may be nullptr), then max(y, 0) when relu.
+void bias_act(float* y, int ldy, const float* b, int R, int N, bool relu, cudaStream_t stream);
+
+// out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); out may alias x or y.
+// CPU: add_norm() (src/ops/layers.cpp), the book's AddNorm at inference.
+void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                    const float* beta, int R, int n, float eps, cudaStream_t stream);
+
+// Where attention weights go: element (b, h, q, k) at data[b*b_stride + h*h_stride +
+// q*ld + k], or nowhere when data == nullptr (the CPU's AttnOut).
+struct AttnDst {
+  float* data = nullptr;
+  long b_stride = 0, h_stride = 0;
+  int ld = 0;
+};
+
+// Scaled dot-product attention of every (batch, head, query) over already projected rows:
+// ctx (B, Tq, H) from q (B, Tq, H), k and v (B, *, H) with batch stride kv_stride rows.
+// Scores masked with -1e6 at keys >= valid[b] (valid (B) or nullptr: no mask), the same
+// length for every head (the book's repeat_interleave), softmax, weights to `attn`.
+// One block per (batch·head, query). CPU: attend_heads() (src/attention/multi_head.cpp).
+void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
+            int kv_stride, int B, int Tq, int Tk, int H, int NH, const int* valid,
+            cudaStream_t stream);
+
+// ids (R) = argmax of each logits row (the lowest id among equal maxima), probs (R) = its
+// softmax probability, summed in double. CPU: Translator::Impl::pick (src/translate.cpp).
+void argmax_rows(int* ids, float* probs, const float* logits, int R, int V,
+                 cudaStream_t stream);
+
+}  // namespace attnlite::cuda

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `attnlite translate --device`: cpu works; cuda either translates exactly as the CPU (a CUDA
+# build with a GPU) or fails with a message naming why (no CUDA build, no device); a bad
+# value is a usage error. Works in every build.
+set -uo pipefail
+bin=$1
+fail=0
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+cpu=$($bin translate --device cpu "i'm home ." "go .")
+check "--device cpu" "je suis chez moi ." "$(printf '%s\n' "$cpu" | sed -n 1p)"
+$bin translate --device gpu "go ." 2>"$tmp/err" >/dev/null; st=$?
+check "--device gpu is a usage error" "2" "$st"
+check "--device gpu message" "1" "$(grep -c -- "--device must be cpu or cuda" "$tmp/err")"
+
+out=$($bin translate --device cuda "i'm home ." "go ." 2>"$tmp/err"); st=$?
+if [ $st -eq 0 ]; then
+  echo "note: --device cuda ran on a GPU"
+  check "--device cuda gives the CPU's translations" "$cpu" "$out"
+  check "--device cuda --json" "$($bin translate --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')" \
+    "$($bin translate --device cuda --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')"
+else
+  check "--device cuda without a GPU: exit status" "1" "$st"
+  msg=$(cat "$tmp/err")
+  echo "note: --device cuda: $msg"
+  case "$msg" in
+    *"attnlite was built without CUDA (configure with -DATTNLITE_CUDA=ON)"*) check "no CUDA build message" ok ok ;;
+    *"CUDA was requested but no CUDA device is available ("*) check "no device message" ok ok ;;
+    *) check "--device cuda error message" "built without CUDA / no CUDA device" "$msg" ;;
+  esac
+fi
+$bin translate --device cuda --model bahdanau-d2l "go ." 2>"$tmp/err" >/dev/null; st=$?
+check "--device cuda with the Bahdanau model fails" "1" "$st"
+check "--device cuda with the Bahdanau model: message" "1" \
+  "$(grep -c -e "only the Transformer runs on CUDA" -e "built without CUDA" "$tmp/err")"
+exit $fail

@@ -1,0 +1,376 @@
+// The SIMD kernels against the scalar reference (the ground truth), at sizes below, at,
+// above and in multiples of the vector width (8) and of the micro-tile (6 x 16), with tails
+// in every dimension, strided operands, and the numerically delicate inputs (masked
+// softmax entries, huge arguments of exp/tanh/sigmoid, constant layer-norm rows).
+//
+// Tolerances. The SIMD GEMM sums the K products in another order (8 lanes, K blocks of ≤ 512,
+// FMA), so the two results carry different rounding errors. With entries uniform in
+// [-1, 1] the partial sums grow like sqrt(K/9) and each of the K additions rounds by up to
+// u/2 of that (u = 2^-23), a random walk of about sqrt(K)·u·sqrt(K/9)/2 = K·u/6: 1.3e-6 at
+// K = 129, 1e-5 at K = 1000 (sequential scalar sum, the larger of the two errors; the
+// max over thousands of outputs is ~4x that). We assert per element
+//   |simd − ref| ≤ 1e-5 · max(1, K/256) · (1 + |ref|)
+// (gemm_tol below): a few times the expected discrepancy at every K, and still far below
+// what an indexing bug (an O(1) error) produces. exp-based outputs (softmax, sigmoid, tanh)
+// are in [0, 1] or [-1, 1] and are compared with 1e-6 absolute.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "attnlite/ops/kernels.h"
+#if defined(ATTNLITE_HAVE_SIMD)
+#include "cpu/simd/kernels_simd.h"
+#endif
+
+using attnlite::ops::Kernels;
+
+namespace {
+
+const int kSizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100, 129};
+
+const Kernels* simd_or_skip() {
+  const Kernels* s = attnlite::ops::simd_kernels();
+  if (!s) {
+    WARN("SIMD kernels not built or not supported by this CPU: test skipped");
+    SUCCEED("skipped");
+  }
+  return s;
+}
+
+std::vector<float> random_vec(std::mt19937& rng, size_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// max over i of |a − b| / (1 + |b|), b the reference; NaN anywhere gives +inf.
+double max_rel_diff(const float* a, const float* b, size_t n) {
+  double m = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) return std::numeric_limits<double>::infinity();
+    const double d = std::fabs((double)a[i] - (double)b[i]) / (1.0 + std::fabs((double)b[i]));
+    m = d > m ? d : m;
+  }
+  return m;
+}
+
+double max_abs_diff(const float* a, const float* b, size_t n) {
+  double m = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) return std::numeric_limits<double>::infinity();
+    const double d = std::fabs((double)a[i] - (double)b[i]);
+    m = d > m ? d : m;
+  }
+  return m;
+}
+
+std::string dims(int M, int N, int K) {
+  return "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
+}
+
+constexpr float kSentinel = 12345.f;
+
+double gemm_tol(int K) { return 1e-5 * (K > 256 ? K / 256.0 : 1.0); }
+
+}  // namespace
+
+TEST_CASE("set_backend(Simd) selects the SIMD table", "[simd]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const auto before = attnlite::ops::backend();
+  attnlite::ops::set_backend(attnlite::ops::Backend::Simd);
+  CHECK(&attnlite::ops::kernels() == s);
+  CHECK(attnlite::ops::backend() == attnlite::ops::Backend::Simd);
+  CHECK(std::string(attnlite::ops::kernels().name) == "simd");
+  attnlite::ops::set_backend(attnlite::ops::Backend::Scalar);
+  CHECK(&attnlite::ops::kernels() == &attnlite::ops::scalar_kernels());
+  attnlite::ops::set_backend(before);
+}
+
+TEST_CASE("simd linear matches scalar for every tail of M, N, K", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(1234);
+  double worst = 0.0;
+  for (int M : kSizes)
+    for (int N : kSizes)
+      for (int K : kSizes) {
+        const auto x = random_vec(rng, (size_t)M * K), w = random_vec(rng, (size_t)N * K);
+        const auto b = random_vec(rng, (size_t)N);
+        for (int with_bias = 0; with_bias < 2; ++with_bias) {
+          const float* bp = with_bias ? b.data() : nullptr;
+          std::vector<float> ys((size_t)M * N, kSentinel), yr((size_t)M * N, -kSentinel);
+          s->linear(ys.data(), x.data(), w.data(), bp, M, N, K);
+          r.linear(yr.data(), x.data(), w.data(), bp, M, N, K);
+          const double d = max_rel_diff(ys.data(), yr.data(), ys.size());
+          worst = d > worst ? d : worst;
+          if (d > 1e-5) FAIL_CHECK(dims(M, N, K) << " bias=" << with_bias << " diff=" << d);
+        }
+      }
+  CHECK(worst <= 1e-5);
+}
+
+TEST_CASE("simd linear: K and M blocking (K > 512, M > 1020), GEMM-sized shapes", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(99);
+  const int shapes[][3] = {{250, 40, 300}, {481, 33, 513}, {7, 2048, 512}, {64, 129, 1000},
+                           {1, 1000, 777}, {2, 61, 2048}, {3, 259, 255}, {241, 16, 257},
+                           {1031, 21, 1100}, {4, 2048, 1025}};
+  for (const auto& sh : shapes) {
+    const int M = sh[0], N = sh[1], K = sh[2];
+    const auto x = random_vec(rng, (size_t)M * K), w = random_vec(rng, (size_t)N * K);
+    const auto b = random_vec(rng, (size_t)N);
+    std::vector<float> ys((size_t)M * N), yr((size_t)M * N);
+    s->linear(ys.data(), x.data(), w.data(), b.data(), M, N, K);
+    r.linear(yr.data(), x.data(), w.data(), b.data(), M, N, K);
+    INFO(dims(M, N, K));
+    CHECK(max_rel_diff(ys.data(), yr.data(), ys.size()) <= gemm_tol(K));
+  }
+}
+
+TEST_CASE("simd gemm_nt and gemm_nn with strides match scalar", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(7);
+  const float alpha = 0.353553f;  // 1/sqrt(8), as for attention scores
+  for (int M : kSizes)
+    for (int N : kSizes)
+      for (int K : kSizes) {
+        // Strided: every operand lives in a wider matrix; the gaps must stay untouched.
+        const int lda = K + 3, ldb_nt = K + 5, ldb_nn = N + 2, ldc = N + 7;
+        const auto a = random_vec(rng, (size_t)M * lda);
+        const auto bnt = random_vec(rng, (size_t)N * ldb_nt);
+        const auto bnn = random_vec(rng, (size_t)K * ldb_nn);
+        {
+          std::vector<float> cs((size_t)M * ldc, kSentinel), cr((size_t)M * ldc, kSentinel);
+          s->gemm_nt(cs.data(), ldc, a.data(), lda, bnt.data(), ldb_nt, M, N, K, alpha);
+          r.gemm_nt(cr.data(), ldc, a.data(), lda, bnt.data(), ldb_nt, M, N, K, alpha);
+          const double d = max_rel_diff(cs.data(), cr.data(), cs.size());  // gaps: both kSentinel
+          if (d > 1e-5) FAIL_CHECK("gemm_nt " << dims(M, N, K) << " diff=" << d);
+        }
+        {
+          std::vector<float> cs((size_t)M * ldc, kSentinel), cr((size_t)M * ldc, kSentinel);
+          s->gemm_nn(cs.data(), ldc, a.data(), lda, bnn.data(), ldb_nn, M, N, K);
+          r.gemm_nn(cr.data(), ldc, a.data(), lda, bnn.data(), ldb_nn, M, N, K);
+          const double d = max_rel_diff(cs.data(), cr.data(), cs.size());
+          if (d > 1e-5) FAIL_CHECK("gemm_nn " << dims(M, N, K) << " diff=" << d);
+        }
+      }
+  // Larger than one K block / M block, per-head attention sizes included.
+  const int shapes[][3] = {{100, 100, 64}, {10, 10, 8}, {250, 70, 300}, {300, 33, 1030},
+                           {1030, 20, 50}};
+  for (const auto& sh : shapes) {
+    const int M = sh[0], N = sh[1], K = sh[2];
+    const int lda = 3 * K, ldb = 2 * K + 1, ldbn = 4 * N, ldc = N + 1;
+    const auto a = random_vec(rng, (size_t)M * lda);
+    const auto b = random_vec(rng, (size_t)(N > K ? N : K) * (ldb > ldbn ? ldb : ldbn));
+    std::vector<float> cs((size_t)M * ldc, kSentinel), cr((size_t)M * ldc, kSentinel);
+    INFO(dims(M, N, K));
+    s->gemm_nt(cs.data(), ldc, a.data(), lda, b.data(), ldb, M, N, K, alpha);
+    r.gemm_nt(cr.data(), ldc, a.data(), lda, b.data(), ldb, M, N, K, alpha);
+    CHECK(max_rel_diff(cs.data(), cr.data(), cs.size()) <= gemm_tol(K));
+    s->gemm_nn(cs.data(), ldc, a.data(), lda, b.data(), ldbn, M, N, K);
+    r.gemm_nn(cr.data(), ldc, a.data(), lda, b.data(), ldbn, M, N, K);
+    CHECK(max_rel_diff(cs.data(), cr.data(), cs.size()) <= gemm_tol(K));
+  }
+}
+
+TEST_CASE("simd softmax_rows: random rows, masked entries give exact 0", "[simd][softmax]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(3);
+  const int rows = 5;
+  for (int n : kSizes) {
+    const int ld = n + 4;
+    auto xs = random_vec(rng, (size_t)rows * ld, -8.f, 8.f);
+    // Row 1: the second half masked (d2l's masked_softmax uses -1e6); row 2: all but the
+    // first masked; row 3: large magnitudes.
+    for (int i = n / 2; i < n; ++i) xs[(size_t)ld + i] = -1e6f;
+    for (int i = 1; i < n; ++i) xs[(size_t)2 * ld + i] = -1e6f;
+    for (int i = 0; i < n; ++i) xs[(size_t)3 * ld + i] *= 1e4f;
+    for (int row = 0; row < rows; ++row)
+      for (int i = n; i < ld; ++i) xs[(size_t)row * ld + i] = kSentinel;
+    auto xr = xs;
+    s->softmax_rows(xs.data(), ld, rows, n);
+    r.softmax_rows(xr.data(), ld, rows, n);
+    INFO("n=" << n);
+    CHECK(max_abs_diff(xs.data(), xr.data(), xs.size()) <= 1e-6);
+    for (int i = n / 2; i < n; ++i)
+      if (n > 1) CHECK(xs[(size_t)ld + i] == 0.f);
+    for (int i = 1; i < n; ++i) CHECK(xs[(size_t)2 * ld + i] == 0.f);
+    CHECK(xs[(size_t)2 * ld] == 1.f);
+    for (int row = 0; row < rows; ++row) {
+      double sum = 0.0;
+      for (int i = 0; i < n; ++i) sum += xs[(size_t)row * ld + i];
+      CHECK(std::fabs(sum - 1.0) <= 1e-5);
+      for (int i = n; i < ld; ++i) CHECK(xs[(size_t)row * ld + i] == kSentinel);
+    }
+  }
+}
+
+TEST_CASE("simd layer_norm matches scalar, constant rows included", "[simd][norm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(11);
+  const int rows = 4;
+  for (int n : kSizes) {
+    auto x = random_vec(rng, (size_t)rows * n, -3.f, 5.f);
+    for (int i = 0; i < n; ++i) x[(size_t)2 * n + i] = 0.1f;  // constant rows: var = 0
+    for (int i = 0; i < n; ++i) x[(size_t)3 * n + i] = -7.f;
+    const auto g = random_vec(rng, (size_t)n, 0.5f, 1.5f), b = random_vec(rng, (size_t)n);
+    std::vector<float> ys(x.size()), yr(x.size());
+    s->layer_norm(ys.data(), x.data(), g.data(), b.data(), rows, n, 1e-5f);
+    r.layer_norm(yr.data(), x.data(), g.data(), b.data(), rows, n, 1e-5f);
+    INFO("n=" << n);
+    // Random rows (0, 1).
+    CHECK(max_rel_diff(ys.data(), yr.data(), (size_t)2 * n) <= 1e-5);
+    // Constant rows normalise to beta, up to the rounding of the mean: a sum of n copies of
+    // 0.1 is off by up to n·u·0.1 (7.7e-7 for n = 129, sequential), and x − mean is then
+    // amplified by 1/sqrt(var + eps) = 1/sqrt(1e-5) = 316. So both kernels may sit up to
+    // ~2.5e-4 from beta (the reference gets 4e-5 at n = 129); -7 sums exactly.
+    double worst_const = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const double d2 = std::fabs(ys[(size_t)2 * n + i] - b[i]);
+      worst_const = d2 > worst_const ? d2 : worst_const;
+      CHECK(std::fabs(ys[(size_t)2 * n + i] - yr[(size_t)2 * n + i]) <= 2.5e-4);
+      CHECK(ys[(size_t)3 * n + i] == Approx(b[i]).margin(1e-6));
+    }
+    CHECK(worst_const <= 2.5e-4);
+    // In place (y == x) gives the same result.
+    auto xi = x;
+    s->layer_norm(xi.data(), xi.data(), g.data(), b.data(), rows, n, 1e-5f);
+    CHECK(xi == ys);
+  }
+}
+
+TEST_CASE("simd add (in place too), relu", "[simd][pointwise]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(5);
+  for (int n : kSizes) {
+    const auto a = random_vec(rng, (size_t)n), b = random_vec(rng, (size_t)n);
+    std::vector<float> ref(n);
+    r.add(ref.data(), a.data(), b.data(), n);
+    std::vector<float> y(n);
+    s->add(y.data(), a.data(), b.data(), n);
+    CHECK(y == ref);
+    auto ya = a;  // y aliases a
+    s->add(ya.data(), ya.data(), b.data(), n);
+    CHECK(ya == ref);
+    auto yb = b;  // y aliases b
+    s->add(yb.data(), a.data(), yb.data(), n);
+    CHECK(yb == ref);
+
+    auto xs = random_vec(rng, (size_t)n);
+    if (n > 2) xs[1] = -0.f;
+    auto xr = xs;
+    s->relu(xs.data(), n);
+    r.relu(xr.data(), n);
+    CHECK(xs == xr);
+  }
+}
+
+TEST_CASE("simd tanh and sigmoid match scalar, huge inputs give no NaN", "[simd][pointwise]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(8);
+  for (int n : kSizes) {
+    auto x = random_vec(rng, (size_t)n, -12.f, 12.f);
+    auto ts = x, tr = x, ss = x, sr = x;
+    s->tanh(ts.data(), n);
+    r.tanh(tr.data(), n);
+    s->sigmoid(ss.data(), n);
+    r.sigmoid(sr.data(), n);
+    INFO("n=" << n);
+    CHECK(max_abs_diff(ts.data(), tr.data(), (size_t)n) <= 1e-6);
+    CHECK(max_abs_diff(ss.data(), sr.data(), (size_t)n) <= 1e-6);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> big = {80.f, -80.f, 1e6f, -1e6f, 88.f, -88.f, 89.f, -89.f, 104.f, -104.f,
+                            1e30f, -1e30f, inf, -inf, 0.f, -0.f, 1e-30f, -1e-30f};
+  auto ts = big, tr = big, ss = big, sr = big;
+  s->tanh(ts.data(), (int)big.size());
+  r.tanh(tr.data(), (int)big.size());
+  s->sigmoid(ss.data(), (int)big.size());
+  r.sigmoid(sr.data(), (int)big.size());
+  for (size_t i = 0; i < big.size(); ++i) {
+    INFO("x=" << big[i]);
+    CHECK_FALSE(std::isnan(ts[i]));
+    CHECK_FALSE(std::isnan(ss[i]));
+    CHECK(std::fabs(ts[i] - tr[i]) <= 1e-6f);
+    CHECK(std::fabs(ss[i] - sr[i]) <= 1e-6f);
+  }
+  CHECK(ts[2] == 1.f);
+  CHECK(ts[3] == -1.f);
+  CHECK(ss[2] == 1.f);
+  CHECK(ss[3] == 0.f);
+}
+
+#if defined(ATTNLITE_HAVE_SIMD)
+// The accuracy figures quoted in src/cpu/simd/simd_math.h come from this test.
+TEST_CASE("simd exp and tanh accuracy against std::exp / std::tanh", "[simd][accuracy]") {
+  if (!simd_or_skip()) return;
+  namespace simd = attnlite::ops::simd;
+  // exp: 2M points uniform on [-87.3, 88.7] (normal results) and a dense sweep of [-10, 10].
+  std::mt19937 rng(21);
+  std::vector<float> x = random_vec(rng, 2000000, -87.3f, 88.72f);
+  for (int i = 0; i <= 200000; ++i) x.push_back(-10.f + 1e-4f * (float)i);
+  std::vector<float> y = x;
+  simd::exp_inplace(y.data(), (int)y.size());
+  double rel = 0.0, rel_std = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double ref = std::exp((double)x[i]);
+    if (ref > 3.4e38) continue;
+    const double e = std::fabs(y[i] - ref) / ref;
+    const double es = std::fabs(std::exp(x[i]) - ref) / ref;
+    rel = e > rel ? e : rel;
+    rel_std = es > rel_std ? es : rel_std;
+  }
+  std::printf("exp8: max relative error %.3g (std::exp in float: %.3g)\n", rel, rel_std);
+  CHECK(rel <= 2.5e-7);  // about 2 ulp
+  // Underflow and overflow edges.
+  std::vector<float> edge = {-1e6f, -200.f, -104.f, -103.f, -87.5f, 88.7f, 88.8f, 1e6f};
+  std::vector<float> ye = edge;
+  simd::exp_inplace(ye.data(), (int)ye.size());
+  CHECK(ye[0] == 0.f);
+  CHECK(ye[1] == 0.f);
+  CHECK(ye[2] == 0.f);
+  CHECK(std::fabs(ye[3] - std::exp(-103.f)) <= 1.5e-45f);  // subnormal: within one step
+  CHECK(std::fabs(ye[4] - std::exp(-87.5f)) <= 1.5e-45f);
+  CHECK(std::fabs(ye[5] / std::exp(88.7f) - 1.f) <= 2.5e-7f);
+  CHECK(std::isinf(ye[6]));
+  CHECK(std::isinf(ye[7]));
+
+  // tanh: dense sweep of [-20, 20].
+  std::vector<float> t;
+  for (int i = 0; i <= 4000000; ++i) t.push_back(-20.f + 1e-5f * (float)i);
+  for (int i = 1; i <= 1000; ++i) t.push_back(1e-4f * (float)i);  // near 0, relative
+  std::vector<float> ty = t;
+  simd::tanh(ty.data(), (int)ty.size());
+  double abs_err = 0.0, rel_err = 0.0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double ref = std::tanh((double)t[i]);
+    const double e = std::fabs(ty[i] - ref);
+    abs_err = e > abs_err ? e : abs_err;
+    if (ref != 0.0) rel_err = e / std::fabs(ref) > rel_err ? e / std::fabs(ref) : rel_err;
+  }
+  std::printf("tanh8: max absolute error %.3g, max relative error %.3g\n", abs_err, rel_err);
+  CHECK(abs_err <= 2e-7);
+  CHECK(rel_err <= 5e-7);
+}
+#endif

@@ -1,0 +1,54 @@
+// The optional thread pool: threaded linear layers and translations equal the serial ones.
+#include <random>
+
+#include "attnlite/model.h"
+#include "attnlite/threads.h"
+#include "attnlite/translate.h"
+#include "fixture.h"
+
+using namespace attnlite;
+
+namespace {
+struct Threads {  // restores one thread whatever happens
+  explicit Threads(int n) { set_num_threads(n); }
+  ~Threads() { set_num_threads(1); }
+};
+}  // namespace
+
+TEST_CASE("threaded linear equals the serial one", "[threads]") {
+  FOR_EACH_BACKEND();
+  std::mt19937 g(7);
+  std::normal_distribution<float> nd;
+  const int N = GENERATE(1, 17, 256, 1000), K = 300;
+  const int M = GENERATE(1, 3, 64);
+  std::vector<float> w(N * K), b(N), x(M * K), y1(M * N), y2(M * N);
+  for (auto* v : {&w, &b, &x})
+    for (auto& e : *v) e = nd(g);
+  Linear l{w.data(), b.data(), N, K};
+  linear(y1.data(), l, x.data(), M);
+  {
+    Threads t(GENERATE(2, 3));
+    REQUIRE(num_threads() >= 2);
+    linear(y2.data(), l, x.data(), M);
+  }
+  REQUIRE(num_threads() == 1);
+  REQUIRE_CLOSE(y2, y1, 1e-6 * K);
+}
+
+TEST_CASE("translations with 2 threads equal the serial ones", "[threads]") {
+  auto model = Model::load(test::model_path("transformer-d2l"));
+  Limits lim;
+  lim.max_batch = 4;
+  Translator a(model, lim), b(model, lim);
+  std::string_view s[4] = {"go .", "i lost .", "he's calm .", "i'm home ."};
+  a.translate_batch(s, 4);
+  Threads t(2);
+  b.translate_batch(s, 4);
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(a.result(i).text == b.result(i).text);
+    for (int k = 0; k < a.result(i).num_tokens; ++k)
+      REQUIRE(a.result(i).scores[k] == Approx(b.result(i).scores[k]).margin(1e-6));
+  }
+  REQUIRE_THROWS_AS(set_num_threads(0), Error);
+  REQUIRE_THROWS_AS(set_num_threads(65), Error);
+}
