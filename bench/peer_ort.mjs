@@ -1,5 +1,5 @@
 // onnxruntime-node peer of bench/bench_translate.cpp: the same greedy loop over the graphs
-// that tools/export_onnx.py writes (an encoder graph and a decoder-step graph).
+// that tools/export_onnx_peers.py writes (an encoder graph and a decoder-step graph).
 //
 //   node bench/peer_ort.mjs --onnx DIR --threads N [--json OUT] [--quick]
 //

@@ -27,7 +27,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import d2l_ref as d2l  # noqa: E402
-from export_onnx import load_model, vocab  # noqa: E402
+from export_onnx_peers import load_model, vocab  # noqa: E402
 
 BOOK = ["go .", "i lost .", "he's calm .", "i'm home ."]
 

@@ -7,7 +7,7 @@
 # MODELS (the shipped models, default models/), JOBS (default 2).
 # Steps: build attnlite Release with -DATTNLITE_BENCH=ON; make the base-size random
 # Transformer (tools/make_random_model.py, ~370 MB, kept in BUILD/bench); export ONNX graphs
-# (tools/export_onnx.py); install onnxruntime-node (npm ci --ignore-scripts in bench/); run
+# (tools/export_onnx_peers.py); install onnxruntime-node (npm ci --ignore-scripts in bench/); run
 # attnlite, PyTorch eager (1 thread with Debian's reference BLAS; 1 and 2 threads with OpenBLAS) and onnxruntime-node (1 and 2 threads); measure
 # the peak RSS of `attnlite translate "i'm home ."` (/usr/bin/time); print the tables (bench/report.py).
 set -euo pipefail
@@ -42,7 +42,7 @@ for m in "$MODELS/transformer-d2l.safetensors" "$MODELS/bahdanau-d2l.safetensors
   [ -f "$m" ] || { echo "missing $m (skipped)" >&2; continue; }
   name="$(basename "$m" .safetensors)"
   if [ ! -f "$ONNX/$name.json" ] || [ "$m" -nt "$ONNX/$name.json" ]; then
-    "$PY" "$ROOT/tools/export_onnx.py" "$m" "$ONNX" 2>&1 | grep -v -i "warn\|_jit_pass\|^ *$" >&2 || true
+    "$PY" "$ROOT/tools/export_onnx_peers.py" "$m" "$ONNX" 2>&1 | grep -v -i "warn\|_jit_pass\|^ *$" >&2 || true
   fi
 done
 

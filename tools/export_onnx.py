@@ -1,30 +1,30 @@
-"""Export an attnlite Transformer or Bahdanau model to two ONNX graphs for peer benchmarks.
+#!/usr/bin/env python3
+"""Export a shipped attnlite Transformer (models/*.safetensors) to ONNX for peer benchmarks.
 
-    /usr/bin/python3 tools/export_onnx.py MODEL.safetensors OUT_DIR [--name NAME]
+Two graphs, and the greedy loop stays in the caller (bench/wasm_bench.mjs runs them with
+onnxruntime-web):
 
-writes OUT_DIR/NAME.encoder.onnx, OUT_DIR/NAME.decoder_step.onnx and OUT_DIR/NAME.json
-(config, vocabularies and the graphs' input/output names) for bench/peer_ort.mjs.
-Opset 14, float32, dynamic batch (and, for the Transformer, a dynamic cache length).
+  <out>-encoder.onnx   src (1, S) int64, valid_len (1,) int64
+                       -> cross_k_<l>, cross_v_<l> (1, S, H) for each decoder layer l: the
+                          encoder output projected once by that layer's W_k / W_v of the
+                          encoder-decoder attention (attnlite does the same).
+  <out>-decoder.onnx   one decoding step with the self-attention state as inputs/outputs:
+                       token (1, 1) int64, position (1,) int64, valid_len (1,) int64,
+                       cross_k_<l>, cross_v_<l>, past_k_<l>, past_v_<l> (1, t, H)
+                       -> logits (1, V), present_k_<l>, present_v_<l> (1, t + 1, H)
+                       i.e. a KV cache of the projected keys/values (the book re-projects
+                       its cache of block inputs at every step; the results are the same).
 
-Transformer (the same math as the d2l modules, in eval mode, with a KV cache):
-  encoder       src (B, S) int64, valid_len (B) int64
-                -> cross_k, cross_v (L, B, S, H): W_k / W_v of each decoder block's
-                   encoder-decoder attention applied to the encoder output (done once)
-  decoder_step  token (B) int64, pos (1) int64, self_k, self_v (L, B, t, H),
-                cross_k, cross_v (L, B, S, H), valid_len (B) int64
-                -> logits (B, V), new_self_k, new_self_v (L, B, t + 1, H)
-  The self-attention state holds the projected keys and values of the decoded steps (the
-  book's state[2] keeps the block inputs and re-projects them at every step; projecting
-  once is the same arithmetic, less work). pos is the position whose encoding is added:
-  t at step t (attnlite's default) or 0 at every step (the book, --d2l-compat).
+The position input is t at step t (attnlite's default) or 0 at every step (the book's
+predict_seq2seq, attnlite --d2l-compat). Attention weights are not outputs: the peer
+decodes text only.
 
-Bahdanau (the book's GRU encoder and Seq2SeqAttentionDecoder):
-  encoder       src (B, S) int64 -> enc_out (B, S, H), enc_keys (B, S, H) (the additive
-                attention's W_k enc_out, computed once as attnlite does), hidden (L, B, H)
-  decoder_step  token (B) int64, hidden (L, B, H), enc_out, enc_keys (B, S, H),
-                valid_len (B) int64 -> logits (B, V), new_hidden (L, B, H)
-
-The generator checks each wrapper against the d2l modules before exporting it.
+Usage: /usr/bin/python3 tools/export_onnx.py [--model models/transformer-d2l.safetensors]
+                                             [--out build/onnx/transformer-d2l] [--check]
+--check prints the greedy translations of the book's four sentences by the two exported
+modules in PyTorch (bench/wasm_bench.mjs checks the ONNX graphs under onnxruntime-web
+against attnlite, token for token).
+Needs PyTorch (Debian: python3-torch) and its ONNX exporter (opset 14).
 """
 import argparse
 import json
@@ -36,245 +36,145 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import export  # noqa: E402
+import d2l_ref  # noqa: E402
+import safetensors_io  # noqa: E402
 
 
-def load_model(path, positions_from_cache=False):
-    """(net in eval mode, src tokens, tgt tokens, kind, config), via tools/export.py."""
-    net, sv, tv, info = export.load_model(path, positions_from_cache=positions_from_cache)
-    return net, list(sv.idx_to_token), list(tv.idx_to_token), info["attnlite.kind"], info["config"]
+def load_transformer(path):
+    tensors, meta = safetensors_io.load(path)
+    if meta.get("attnlite.kind") != "transformer":
+        raise SystemExit(f"{path}: not a Transformer (attnlite.kind = {meta.get('attnlite.kind')})")
+    cfg = json.loads(meta["attnlite.config"])
+    net = d2l_ref.make_transformer(cfg["src_vocab_size"], cfg["tgt_vocab_size"], cfg["num_hiddens"],
+                                   cfg["num_layers"], cfg["num_heads"], cfg["ffn_num_hiddens"], dropout=0.0)
+    net.load_state_dict({k: torch.as_tensor(v) for k, v in tensors.items()})
+    net.eval()
+    return net, cfg, meta
 
 
-vocab = export.vocab_from_tokens
+def heads(x, nh):  # (1, T, H) -> (nh, T, H / nh)
+    return d2l_ref.transpose_qkv(x, nh)
 
 
-# ---- Transformer ---------------------------------------------------------------------------
+def attend(q, k, v, nh, valid_len=None):
+    """Scaled dot-product attention over heads; keys beyond valid_len masked with -1e6."""
+    qh, kh, vh = heads(q, nh), heads(k, nh), heads(v, nh)
+    scores = torch.bmm(qh, kh.transpose(1, 2)) / math.sqrt(qh.shape[-1])
+    if valid_len is not None:
+        keep = torch.arange(kh.shape[1])[None, None, :] < valid_len[:, None, None]
+        scores = torch.where(keep, scores, torch.full_like(scores, -1e6))
+    return d2l_ref.transpose_output(torch.bmm(torch.softmax(scores, dim=-1), vh), nh)
 
 
-def _heads(x, nh):  # (B, T, H) -> (B, NH, T, dh)
-    B, T, H = x.shape
-    return x.reshape(B, T, nh, H // nh).permute(0, 2, 1, 3)
+def mha(att, q, k, v, nh, valid_len=None):
+    """d2l's MultiHeadAttention with the same weights, in exportable operations (the book's
+    masking uses repeat_interleave and in-place writes, which the exporter refuses)."""
+    return att.W_o(attend(att.W_q(q), att.W_k(k), att.W_v(v), nh, valid_len))
 
 
-def _merge(x):  # (B, NH, T, dh) -> (B, T, H)
-    B, nh, T, dh = x.shape
-    return x.permute(0, 2, 1, 3).reshape(B, T, nh * dh)
-
-
-def _attend(q, k, v, mask):
-    """q (B, NH, Tq, dh), k/v (B, NH, Tk, dh); masked scores are -1e6 as in d2l's
-    masked_softmax (written out: torch 1.13 cannot export its repeat_interleave)."""
-    s = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        s = s.masked_fill(~mask, -1e6)
-    return torch.matmul(torch.softmax(s, dim=-1), v)
-
-
-def _key_mask(valid_len, S):  # (B, 1, 1, S): key s is valid for batch row b
-    return (torch.arange(S).unsqueeze(0) < valid_len.unsqueeze(1))[:, None, None, :]
-
-
-class TransformerEncoderGraph(nn.Module):
-    def __init__(self, net):
+class Encoder(nn.Module):
+    def __init__(self, net, cfg):
         super().__init__()
-        e = net.encoder
-        self.embedding, self.enc_blks = e.embedding, e.blks
-        self.H = e.num_hiddens
-        self.nh = e.blks[0].attention.num_heads
-        self.register_buffer("P", e.pos_encoding.P[0].clone())  # (max_len, H)
-        self.blks = net.decoder.blks
+        self.enc, self.dec, self.nh, self.H = net.encoder, net.decoder, cfg["num_heads"], cfg["num_hiddens"]
 
     def forward(self, src, valid_len):
-        S = src.shape[1]
-        X = self.embedding(src) * math.sqrt(self.H) + self.P[:S].unsqueeze(0)
-        mask = _key_mask(valid_len, S)
-        for blk in self.enc_blks:
-            a = blk.attention
-            o = _attend(_heads(a.W_q(X), self.nh), _heads(a.W_k(X), self.nh),
-                        _heads(a.W_v(X), self.nh), mask)
-            Y = blk.addnorm1(X, a.W_o(_merge(o)))
-            X = blk.addnorm2(Y, blk.ffn(Y))
-        ks = [b.attention2.W_k(X) for b in self.blks]
-        vs = [b.attention2.W_v(X) for b in self.blks]
-        return torch.stack(ks), torch.stack(vs)
+        P = self.enc.pos_encoding.P[0, :src.shape[1]]
+        x = self.enc.embedding(src) * math.sqrt(self.H) + P[None]
+        for blk in self.enc.blks:
+            y = blk.addnorm1(x, mha(blk.attention, x, x, x, self.nh, valid_len))
+            x = blk.addnorm2(y, blk.ffn(y))
+        out = []
+        for blk in self.dec.blks:
+            out += [blk.attention2.W_k(x), blk.attention2.W_v(x)]
+        return tuple(out)
 
 
-class TransformerDecoderStep(nn.Module):
-    def __init__(self, net):
+class DecoderStep(nn.Module):
+    def __init__(self, net, cfg):
         super().__init__()
-        d = net.decoder
-        self.embedding, self.blks, self.dense = d.embedding, d.blks, d.dense
-        self.H = d.num_hiddens
-        self.nh = d.blks[0].attention1.num_heads
-        self.register_buffer("P", d.pos_encoding.P[0].clone())  # (max_len, H)
+        self.dec, self.nh, self.H = net.decoder, cfg["num_heads"], cfg["num_hiddens"]
 
-    def forward(self, token, pos, self_k, self_v, cross_k, cross_v, valid_len):
-        X = self.embedding(token).unsqueeze(1) * math.sqrt(self.H)
-        X = X + self.P.index_select(0, pos).unsqueeze(0)  # (B, 1, H)
-        S = cross_k.shape[2]
-        mask = _key_mask(valid_len, S)
-        new_k, new_v = [], []
-        for i, blk in enumerate(self.blks):
+    def forward(self, token, position, valid_len, *state):
+        L = len(self.dec.blks)
+        cross, past = state[:2 * L], state[2 * L:]
+        P = self.dec.pos_encoding.P[0]  # (max_len, H)
+        x = self.dec.embedding(token) * math.sqrt(self.H) + P[position][None]
+        present = []
+        for i, blk in enumerate(self.dec.blks):
             a1 = blk.attention1
-            k = torch.cat([self_k[i], a1.W_k(X)], 1)
-            v = torch.cat([self_v[i], a1.W_v(X)], 1)
-            new_k.append(k)
-            new_v.append(v)
-            o = _attend(_heads(a1.W_q(X), self.nh), _heads(k, self.nh), _heads(v, self.nh), None)
-            Y = blk.addnorm1(X, a1.W_o(_merge(o)))
+            k = torch.cat([past[2 * i], a1.W_k(x)], dim=1)
+            v = torch.cat([past[2 * i + 1], a1.W_v(x)], dim=1)
+            present += [k, v]
+            y = blk.addnorm1(x, a1.W_o(attend(a1.W_q(x), k, v, self.nh)))
             a2 = blk.attention2
-            o = _attend(_heads(a2.W_q(Y), self.nh), _heads(cross_k[i], self.nh),
-                            _heads(cross_v[i], self.nh), mask)
-            Z = blk.addnorm2(Y, a2.W_o(_merge(o)))
-            X = blk.addnorm3(Z, blk.ffn(Z))
-        return self.dense(X)[:, 0], torch.stack(new_k), torch.stack(new_v)
+            z = blk.addnorm2(y, a2.W_o(attend(a2.W_q(y), cross[2 * i], cross[2 * i + 1], self.nh, valid_len)))
+            x = blk.addnorm3(z, blk.ffn(z))
+        return (self.dec.dense(x)[:, 0, :], *present)
 
 
-def check_transformer(net, enc_g, step_g, cfg, steps=6):
-    """The wrappers reproduce the d2l modules (positions_from_cache decoding)."""
-    torch.manual_seed(1)
-    B, S, L, H = 2, cfg["num_steps"], cfg["num_layers"], cfg["num_hiddens"]
-    src = torch.randint(4, cfg["src_vocab_size"], (B, S))
-    vl = torch.tensor([S, max(1, S // 2)])
-    with torch.no_grad():
-        net.decoder.positions_from_cache = True
-        enc_out = net.encoder(src, vl)
-        state = net.decoder.init_state(enc_out, vl)
-        ck, cv = enc_g(src, vl)
-        ref_k = net.decoder.blks[0].attention2.W_k(enc_out)
-        assert (ck[0] - ref_k).abs().max().item() < 1e-4, "encoder graph"
-        sk = torch.zeros(L, B, 0, H)
-        sv = torch.zeros(L, B, 0, H)
-        tok = torch.full((B,), 2, dtype=torch.int64)
-        for t in range(steps):
-            ref, state = net.decoder(tok.unsqueeze(1), state)
-            lg, sk, sv = step_g(tok, torch.tensor([t]), sk, sv, ck, cv, vl)
-            err = (ref[:, 0] - lg).abs().max().item()
-            assert err < 1e-3 * max(1.0, ref.abs().max().item()), f"step {t}: max diff {err}"
-            tok = lg.argmax(-1)
-        net.decoder.positions_from_cache = False
+def export(net, cfg, out):
+    L, H, S = cfg["num_layers"], cfg["num_hiddens"], cfg["num_steps"]
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    src = torch.zeros((1, S), dtype=torch.long)
+    vl = torch.tensor([S], dtype=torch.long)
+    cross_names = [f"cross_{kv}_{l}" for l in range(L) for kv in "kv"]
+    torch.onnx.export(Encoder(net, cfg), (src, vl), out + "-encoder.onnx", opset_version=14,
+                      input_names=["src", "valid_len"], output_names=cross_names)
+    cross = [torch.zeros((1, S, H)) for _ in cross_names]
+    past = [torch.zeros((1, 1, H)) for _ in range(2 * L)]
+    past_names = [f"past_{kv}_{l}" for l in range(L) for kv in "kv"]
+    present_names = [f"present_{kv}_{l}" for l in range(L) for kv in "kv"]
+    dyn = {n: {1: "past"} for n in past_names}
+    dyn.update({n: {1: "present"} for n in present_names})
+    torch.onnx.export(DecoderStep(net, cfg), (torch.zeros((1, 1), dtype=torch.long), torch.tensor([0]), vl, *cross, *past),
+                      out + "-decoder.onnx", opset_version=14,
+                      input_names=["token", "position", "valid_len", *cross_names, *past_names],
+                      output_names=["logits", *present_names], dynamic_axes=dyn)
+    with open(out + ".json", "w") as f:
+        json.dump({"config": cfg, "cross": cross_names, "past": past_names, "present": present_names}, f, indent=1)
 
 
-def export_transformer(net, cfg, out_dir, name):
-    enc_g, step_g = TransformerEncoderGraph(net).eval(), TransformerDecoderStep(net).eval()
-    check_transformer(net, enc_g, step_g, cfg)
-    B, S, L, H = 1, cfg["num_steps"], cfg["num_layers"], cfg["num_hiddens"]
-    src = torch.full((B, S), 4, dtype=torch.int64)
-    vl = torch.tensor([S])
-    with torch.no_grad():
-        ck, cv = enc_g(src, vl)
-    torch.onnx.export(enc_g, (src, vl), os.path.join(out_dir, name + ".encoder.onnx"),
-                      opset_version=14, input_names=["src", "valid_len"],
-                      output_names=["cross_k", "cross_v"],
-                      dynamic_axes={"src": {0: "B"}, "valid_len": {0: "B"},
-                                    "cross_k": {1: "B"}, "cross_v": {1: "B"}})
-    sk = torch.zeros(L, B, 2, H)
-    args = (torch.tensor([5]), torch.tensor([2]), sk, sk.clone(), ck, cv, vl)
-    torch.onnx.export(step_g, args, os.path.join(out_dir, name + ".decoder_step.onnx"),
-                      opset_version=14,
-                      input_names=["token", "pos", "self_k", "self_v", "cross_k", "cross_v",
-                                   "valid_len"],
-                      output_names=["logits", "new_self_k", "new_self_v"],
-                      dynamic_axes={"token": {0: "B"}, "self_k": {1: "B", 2: "t"},
-                                    "self_v": {1: "B", 2: "t"}, "cross_k": {1: "B"},
-                                    "cross_v": {1: "B"}, "valid_len": {0: "B"},
-                                    "logits": {0: "B"}, "new_self_k": {1: "B", 2: "t1"},
-                                    "new_self_v": {1: "B", 2: "t1"}})
-
-
-# ---- Bahdanau ------------------------------------------------------------------------------
-
-
-class BahdanauEncoderGraph(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.enc = net.encoder
-        self.W_k = net.decoder.attention.W_k
-
-    def forward(self, src):
-        out, hidden = self.enc(src)
-        enc_out = out.permute(1, 0, 2)
-        return enc_out, self.W_k(enc_out), hidden  # keys projected once per source
-
-
-class BahdanauDecoderStep(nn.Module):
-    """Seq2SeqAttentionDecoder.forward for one token, with the keys W_k enc_out given."""
-
-    def __init__(self, net):
-        super().__init__()
-        d = net.decoder
-        self.att, self.embedding, self.rnn, self.dense = d.attention, d.embedding, d.rnn, d.dense
-
-    def forward(self, token, hidden, enc_out, enc_keys, valid_len):
-        S = enc_out.shape[1]
-        q = self.att.W_q(hidden[-1]).unsqueeze(1)                       # (B, 1, H)
-        scores = self.att.w_v(torch.tanh(q + enc_keys)).squeeze(-1)      # (B, S)
-        mask = torch.arange(S).unsqueeze(0) < valid_len.unsqueeze(1)
-        w = torch.softmax(scores.masked_fill(~mask, -1e6), dim=-1)
-        context = torch.bmm(w.unsqueeze(1), enc_out)                     # (B, 1, H)
-        x = torch.cat((context, self.embedding(token).unsqueeze(1)), dim=-1)
-        out, hidden = self.rnn(x.permute(1, 0, 2), hidden)
-        return self.dense(out[0]), hidden
-
-
-def check_bahdanau(net, enc_g, step_g, cfg, steps=6):
-    torch.manual_seed(1)
-    B, S = 2, cfg["num_steps"]
-    src = torch.randint(4, cfg["src_vocab_size"], (B, S))
-    vl = torch.tensor([S, max(1, S // 2)])
-    with torch.no_grad():
-        state = net.decoder.init_state(net.encoder(src, vl), vl)
-        eo, ek, h = enc_g(src)
-        tok = torch.full((B,), 2, dtype=torch.int64)
-        for t in range(steps):
-            ref, state = net.decoder(tok.unsqueeze(1), state)
-            lg, h = step_g(tok, h, eo, ek, vl)
-            err = (ref[:, 0] - lg).abs().max().item()
-            assert err < 1e-4 * max(1.0, ref.abs().max().item()), f"step {t}: max diff {err}"
-            tok = lg.argmax(-1)
-
-
-def export_bahdanau(net, cfg, out_dir, name):
-    enc_g, step_g = BahdanauEncoderGraph(net).eval(), BahdanauDecoderStep(net).eval()
-    check_bahdanau(net, enc_g, step_g, cfg)
-    S = cfg["num_steps"]
-    src = torch.full((1, S), 4, dtype=torch.int64)
-    vl = torch.tensor([S])
-    with torch.no_grad():
-        eo, ek, h = enc_g(src)
-    torch.onnx.export(enc_g, (src,), os.path.join(out_dir, name + ".encoder.onnx"),
-                      opset_version=14, input_names=["src"],
-                      output_names=["enc_out", "enc_keys", "hidden"],
-                      dynamic_axes={"src": {0: "B"}, "enc_out": {0: "B"}, "enc_keys": {0: "B"},
-                                    "hidden": {1: "B"}})
-    torch.onnx.export(step_g, (torch.tensor([5]), h, eo, ek, vl),
-                      os.path.join(out_dir, name + ".decoder_step.onnx"), opset_version=14,
-                      input_names=["token", "hidden", "enc_out", "enc_keys", "valid_len"],
-                      output_names=["logits", "new_hidden"],
-                      dynamic_axes={"token": {0: "B"}, "hidden": {1: "B"}, "enc_out": {0: "B"},
-                                    "enc_keys": {0: "B"}, "valid_len": {0: "B"},
-                                    "logits": {0: "B"}, "new_hidden": {1: "B"}})
+def greedy(enc, dec, src_ids, valid, cfg, bos, eos, d2l_compat=False):
+    """The greedy loop over the exported modules (what the JS bench does with ORT)."""
+    L, H, S = cfg["num_layers"], cfg["num_hiddens"], cfg["num_steps"]
+    vl = torch.tensor([valid])
+    cross = enc(torch.tensor([src_ids]), vl)
+    past = [torch.zeros((1, 0, H)) for _ in range(2 * L)]
+    tok, out = bos, []
+    for t in range(S):
+        logits, *past = dec(torch.tensor([[tok]]), torch.tensor([0 if d2l_compat else t]), vl, *cross, *past)
+        tok = int(logits.argmax(-1))
+        if tok == eos:
+            break
+        out.append(tok)
+    return out
 
 
 def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model")
-    ap.add_argument("out_dir")
-    ap.add_argument("--name", default=None)
+    ap.add_argument("--model", default=os.path.join(root, "models", "transformer-d2l.safetensors"))
+    ap.add_argument("--out", default=os.path.join(root, "build", "onnx", "transformer-d2l"))
+    ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    name = a.name or os.path.basename(a.model).replace(".safetensors", "")
-    os.makedirs(a.out_dir, exist_ok=True)
-    torch.set_num_threads(1)
-    net, src, tgt, kind, cfg = load_model(a.model)
-    if kind == "transformer":
-        export_transformer(net, cfg, a.out_dir, name)
-    else:
-        export_bahdanau(net, cfg, a.out_dir, name)
-    info = {"kind": kind, "config": cfg, "src_vocab": src, "tgt_vocab": tgt,
-            "encoder": name + ".encoder.onnx", "decoder_step": name + ".decoder_step.onnx"}
-    with open(os.path.join(a.out_dir, name + ".json"), "w") as f:
-        json.dump(info, f, ensure_ascii=False)
-    print(f"{a.out_dir}/{name}.{{encoder,decoder_step}}.onnx: {kind}, checked against d2l")
+    torch.manual_seed(0)
+    net, cfg, meta = load_transformer(a.model)
+    with torch.no_grad():
+        export(net, cfg, a.out)
+    print(f"wrote {a.out}-encoder.onnx, {a.out}-decoder.onnx, {a.out}.json")
+    if a.check:
+        src_vocab = json.loads(meta["attnlite.src_vocab"])
+        tgt_vocab = json.loads(meta["attnlite.tgt_vocab"])
+        s_idx = {t: i for i, t in enumerate(src_vocab)}
+        S = cfg["num_steps"]
+        for sentence in ["go .", "i lost .", "he's calm .", "i'm home ."]:
+            ids = [s_idx.get(w, 0) for w in sentence.split(" ")] + [s_idx["<eos>"]]
+            valid = len(ids)
+            ids = (ids + [s_idx["<pad>"]] * S)[:S]
+            with torch.no_grad():
+                got = greedy(Encoder(net, cfg), DecoderStep(net, cfg), ids, valid, cfg, tgt_vocab.index("<bos>"),
+                             tgt_vocab.index("<eos>"))
+            print(f"{sentence} => {' '.join(tgt_vocab[i] for i in got)}")
 
 
 if __name__ == "__main__":

@@ -4,13 +4,15 @@
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
+#   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
+#            the page in headless Chromium; checks that the committed web/ build is current
 # Usage: tools/test.sh [stage ...]   (default: all stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda)
+[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda web)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -29,6 +31,33 @@ stage_asan() {
   cmake --build build/asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/asan
+}
+
+stage_web() {
+  # The native CLI produces the reference outputs of the parity tests.
+  local simd=ON
+  compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=OFF
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SIMD=$simd >/dev/null
+  cmake --build build/native --target attnlite_cli -j"$jobs"
+  # One compile, two links: the node build for the tests, the web build into build/wasm-web
+  # to compare with the committed web/ files.
+  JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node web
+  local f stale=0
+  for f in attnlite.mjs attnlite.wasm attnlite-api.mjs; do
+    cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
+  done
+  if [ $stale = 1 ]; then
+    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.*" >&2
+    return 1
+  fi
+  # npm ci only when package-lock.json changed since the last install.
+  local stamp
+  stamp=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ "$(cat node_modules/.attnlite-lock 2>/dev/null)" != "$stamp" ]; then
+    npm ci --ignore-scripts --no-audit --no-fund
+    echo "$stamp" > node_modules/.attnlite-lock
+  fi
+  ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
 }
 
 stage_cuda() {
