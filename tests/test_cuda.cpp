@@ -85,6 +85,11 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
 #else
   // Checked before any device is touched, so it holds with or without a GPU.
   REQUIRE_THROWS_WITH(Translator(bd, lim), Contains("only the Transformer runs on CUDA"));
+  {
+    Limits beam = lim;
+    beam.max_beam = 2;
+    REQUIRE_THROWS_WITH(Translator(tr, beam), Contains("beam search runs on the CPU only"));
+  }
   if (!cuda_available()) {
     WARN("no CUDA device: checking the error only (" << cuda_device_name() << ")");
     REQUIRE_THROWS_WITH(Translator(tr, lim),
@@ -92,6 +97,10 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
     REQUIRE_THAT(cuda_device_name(), Contains("none ("));
   } else {
     REQUIRE_NOTHROW(Translator(tr, lim));
+    Translator t(tr, lim);
+    DecodeOptions o;
+    o.beam_size = 2;
+    REQUIRE_THROWS_WITH(t.translate("a b", o), Contains("beam search runs on the CPU only"));
   }
 #endif
   // The CPU device is untouched by all this.

@@ -217,10 +217,14 @@ def main():
     readme = os.path.join(args.out, "README.md")
     with open(readme) as f:
         text = f.read()
+    tail = ""  # later generated sections (<!-- ... --> markers) are kept
     if TRANSLATE_MARKER in text:
-        text = text[:text.index(TRANSLATE_MARKER)]
+        head, _, rest = text.partition(TRANSLATE_MARKER)
+        nxt = rest.find("<!-- ")
+        tail = "\n" + rest[nxt:] if nxt >= 0 else ""
+        text = head
     with open(readme, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + readme_section(summaries))
+        f.write(text.rstrip("\n") + "\n\n" + readme_section(summaries) + tail)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what attnlite needs to build and test on Debian 12 (bookworm):
 # compilers and CMake, the header-only libraries, Catch2, Google Benchmark, clang's
-# sanitizer/fuzzer runtime, Emscripten + Node for the WASM build, Chromium for the page test.
+# sanitizer/fuzzer runtime, Emscripten + Node for the WASM build, Chromium for the page test
+# (npm packages of the web tests come from package-lock.json: tools/test.sh web runs npm ci).
 # Usage: tools/setup.sh            (everything)
 #        tools/setup.sh --minimal  (just what the native library and CLI need)
 set -euo pipefail

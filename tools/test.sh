@@ -7,13 +7,15 @@
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate} and runs each
 #            for FUZZ_SECONDS (default 60) on a copy of its seed corpus; any crash, leak,
 #            timeout or sanitizer report fails the stage (crashing inputs: build/fuzz/artifacts/)
+#   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
+#            the page in headless Chromium; checks that the committed web/ build is current
 # Usage: tools/test.sh [stage ...]   (default: all stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda fuzz)
+[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda web fuzz)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -32,6 +34,33 @@ stage_asan() {
   cmake --build build/asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/asan
+}
+
+stage_web() {
+  # The native CLI produces the reference outputs of the parity tests.
+  local simd=ON
+  compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=OFF
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SIMD=$simd >/dev/null
+  cmake --build build/native --target attnlite_cli -j"$jobs"
+  # One compile, two links: the node build for the tests, the web build into build/wasm-web
+  # to compare with the committed web/ files.
+  JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node web
+  local f stale=0
+  for f in attnlite.mjs attnlite.wasm attnlite-api.mjs; do
+    cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
+  done
+  if [ $stale = 1 ]; then
+    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.*" >&2
+    return 1
+  fi
+  # npm ci only when package-lock.json changed since the last install.
+  local stamp
+  stamp=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ "$(cat node_modules/.attnlite-lock 2>/dev/null)" != "$stamp" ]; then
+    npm ci --ignore-scripts --no-audit --no-fund
+    echo "$stamp" > node_modules/.attnlite-lock
+  fi
+  ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
 }
 
 stage_cuda() {

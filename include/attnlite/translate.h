@@ -4,6 +4,27 @@
 //
 // Decoding follows d2l's predict_seq2seq: the source is tokenized, <eos> appended, padded or
 // truncated to num_steps; greedy argmax from <bos>, stopping at <eos> or after max steps.
+//
+// Beam search (DecodeOptions::beam_size K > 1; tools/beam_ref.py is the same algorithm on the
+// book's PyTorch modules, and the tests compare the two):
+//   - Per sentence, the K hypotheses are decoder batch rows (Transformer: their own KV-cache
+//     rows; Bahdanau: their own GRU hidden-state rows). Step 0 has one live hypothesis, <bos>
+//     with log-probability 0.
+//   - At each step every live hypothesis h is extended by every token v; a candidate's raw
+//     score is score(h) + log_softmax(logits(h))[v], computed and summed in float64.
+//   - Candidates are ranked by raw score, descending; ties go to the lower h, then the lower v.
+//     Walking that ranking: a candidate ending in <eos> at rank < K is finished (its length
+//     counts the generated tokens including <eos>); <eos> candidates at rank >= K are dropped;
+//     the others become the next live hypotheses, in ranking order, until there are K.
+//   - A sentence stops after max steps, or at the first step whose K best candidates all end
+//     in <eos>. After max steps its K live hypotheses are finished, in beam order, with
+//     length = their number of tokens.
+//   - score = logp / length^alpha (alpha = DecodeOptions::length_penalty; 0 keeps the raw
+//     logp). Finished hypotheses are sorted by score, descending, ties to the one finished
+//     first; the first K are the n-best list (Translator::nbest) and the first of them is the
+//     Translation, with its tokens, probabilities and attention weights of every step.
+// The search itself uses raw scores; alpha only changes the final choice. With K = 1 this
+// is greedy decoding. Beam search runs on the CPU only.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -21,6 +42,8 @@ enum class Device { CPU, CUDA };
 
 struct Limits {
   int max_batch = 1;
+  int max_beam = 1;               // largest DecodeOptions::beam_size; buffers hold
+                                  // max_batch x max_beam hypotheses
   int max_tgt_steps = 0;          // 0: the model's num_steps (the book's limit)
   size_t max_input_bytes = 4096;  // longer input is an error, not a truncation
   Device device = Device::CPU;    // CUDA: weights and every activation live on the GPU
@@ -38,6 +61,30 @@ struct DecodeOptions {
   bool d2l_compat = false;
   int max_steps = 0;          // 0: Limits::max_tgt_steps
   bool attention = true;      // record attention weights
+  int beam_size = 1;          // 1: greedy (predict_seq2seq); K > 1: beam search, K <= max_beam
+  float length_penalty = 0.f; // alpha: beam hypotheses are ranked by logp / length^alpha
+};
+
+// One hypothesis of an n-best list (views, valid until the next call).
+struct Hypothesis {
+  std::string_view text;          // tokens joined by spaces
+  const int* tokens = nullptr;    // (num_tokens) ids, without <eos>
+  const float* probs = nullptr;   // (num_tokens) softmax probability of each token
+  int num_tokens = 0;
+  int length = 0;                 // num_tokens, + 1 when it ended with <eos>
+  bool eos = false;
+  double logp = 0;                // summed log-probabilities (float64), <eos> included
+  double score = 0;               // logp / length^alpha
+};
+
+// The n-best list of one sentence, best first (scores non-increasing): beam_size entries
+// after beam search, one (the greedy translation) after greedy decoding.
+struct NBest {
+  const Hypothesis* hyps = nullptr;
+  int size = 0;
+  const Hypothesis& operator[](int k) const { return hyps[k]; }
+  const Hypothesis* begin() const { return hyps; }
+  const Hypothesis* end() const { return hyps + size; }
 };
 
 // Attention weights of one sentence (views). Transformer: L layers, NH heads,
@@ -83,6 +130,8 @@ class Translator {
   // n <= max_batch sentences decoded together; result(i) for each.
   void translate_batch(const std::string_view* sentences, int n, const DecodeOptions& opts = {});
   const Translation& result(int i) const;
+  // The n-best list of sentence i of the last call.
+  NBest nbest(int i) const;
 
   const Model& model() const { return *model_; }
   const Limits& limits() const { return limits_; }

@@ -109,6 +109,44 @@ TEST_CASE("translate allocates nothing after the Translator is created", "[alloc
   set_num_threads(1);
 }
 
+TEST_CASE("beam search allocates nothing after the Translator is created", "[alloc]") {
+  const char* name = GENERATE("transformer-d2l", "bahdanau-d2l");
+  const bool compat = GENERATE(false, true);
+  const int threads = GENERATE(1, 2);
+  INFO(name << (compat ? " d2l_compat" : "") << " threads " << threads);
+  set_num_threads(threads);
+  auto model = Model::load(model_path(name));
+  Limits lim;
+  lim.max_batch = 4;
+  lim.max_beam = 4;
+  Translator tr(model, lim);
+  DecodeOptions opts;
+  opts.d2l_compat = compat;
+  opts.beam_size = 4;
+  opts.length_penalty = 0.75f;
+  tr.translate("warm up .", opts);
+
+  g_news = 0;
+  g_counting = true;
+  size_t chars = 0;
+  for (int rep = 0; rep < 20; ++rep)
+    for (const auto& s : kSentences) {
+      chars += tr.translate(s, opts).text.size();
+      for (const auto& h : tr.nbest(0)) chars += h.text.size();
+    }
+  std::string_view batch[4] = {"go .", "i'm home .", "he's calm .", "i lost ."};
+  for (int rep = 0; rep < 10; ++rep) tr.translate_batch(batch, 4, opts);
+  opts.beam_size = 2;  // a smaller beam in the same session
+  for (int rep = 0; rep < 10; ++rep) tr.translate_batch(batch, 3, opts);
+  opts.beam_size = 1;
+  for (int rep = 0; rep < 10; ++rep) tr.translate_batch(batch, 4, opts);
+  g_counting = false;
+  REQUIRE(chars > 0);
+  REQUIRE(g_news == 0);
+  REQUIRE(tr.scratch_peak() <= tr.workspace_bytes());
+  set_num_threads(1);
+}
+
 TEST_CASE("a caller-supplied block is used as is", "[alloc]") {
   auto model = Model::load(model_path("transformer-d2l"));
   const size_t need = Translator::required_bytes(*model, Limits{});

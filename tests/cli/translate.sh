@@ -29,6 +29,21 @@ j=json.load(open(sys.argv[1]))["attention"]
 rows=[r for l in j["cross"] for t in l for r in t]+[r for l in j["encoder_self"] for h in l for r in h]
 print(all(abs(sum(r)-1)<1e-5 for r in rows))' "$tmp/w")"
 
+# beam search
+check "--beam 1 is the greedy output" "$($bin translate "no way !" "he's calm .")" "$($bin translate --beam 1 --alpha 0.75 "no way !" "he's calm .")"
+check "--beam 4 finds a better translation" "c'est hors de question !" "$($bin translate --beam 4 "no way !")"
+check "--beam 4 bahdanau" "je suis chez moi ." "$($bin translate --model bahdanau-d2l --beam 4 "i'm home .")"
+$bin translate --json --beam 4 --alpha 0.75 "no way !" > "$tmp/b"
+check "--json n-best list" "4 True True 4 0.75" "$(python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+nb=j["nbest"]; s=[h["score"] for h in nb]
+print(len(nb), s==sorted(s,reverse=True), nb[0]["translation"]==j["translation"], j["beam"], j["length_penalty"])' "$tmp/b")"
+check "--verbose lists the n-best" "4" "$($bin translate --verbose --beam 4 "go ." | grep -c '^  [1-4]\. ')"
+$bin translate --beam 0 "go ." 2>/dev/null; check "--beam 0 exit status" "2" "$?"
+$bin translate --beam 65 "go ." 2>/dev/null; check "--beam 65 exit status" "2" "$?"
+$bin translate --alpha -1 "go ." 2>/dev/null; check "--alpha -1 exit status" "2" "$?"
+
 # errors: clear message, non-zero status, other sentences still translated
 out=$($bin translate "go ." "" "i'm home ." 2>"$tmp/err"); st=$?
 check "empty sentence exit status" "1" "$st"

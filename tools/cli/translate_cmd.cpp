@@ -1,5 +1,8 @@
 // attnlite translate — English to French with a shipped or given model.
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,7 +20,7 @@ const char* kHelp =
     "usage: attnlite translate [options] [SENTENCE ...]\n"
     "\n"
     "Translates each SENTENCE (or, with none, each line of standard input, one translation\n"
-    "per output line) with greedy decoding as d2l's predict_seq2seq.\n"
+    "per output line) with greedy decoding as d2l's predict_seq2seq, or with beam search.\n"
     "\n"
     "options:\n"
     "  --model PATH|NAME  model file, or a shipped model name: transformer-d2l (default),\n"
@@ -30,6 +33,10 @@ const char* kHelp =
     "  --d2l-compat       Transformer: position 0 at every decoding step, exactly as the book's\n"
     "                     predict_seq2seq (default: position t at step t)\n"
     "  --max-steps N      stop after N decoding steps (default: the model's num_steps)\n"
+    "  --beam K           beam search with K hypotheses (1..64; default 1 = greedy); --json\n"
+    "                     lists the K best, --verbose prints them\n"
+    "  --alpha A          length penalty: hypotheses are ranked by logp / length^A\n"
+    "                     (default 0 = summed log-probabilities)\n"
     "  --device cpu|cuda  where the Transformer's encoder and decoder run (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
@@ -95,6 +102,33 @@ json attention_json(const Translation& r, bool weights) {
   return a;
 }
 
+json nbest_json(const NBest& nb, const Vocab& vocab) {
+  json list = json::array();
+  for (const Hypothesis& h : nb) {
+    json toks = json::array(), ids = json::array(), probs = json::array();
+    for (int k = 0; k < h.num_tokens; ++k) {
+      toks.push_back(vocab.token(h.tokens[k]));
+      ids.push_back(h.tokens[k]);
+      probs.push_back(h.probs[k]);
+    }
+    list.push_back({{"translation", std::string(h.text)}, {"tokens", toks}, {"token_ids", ids},
+                    {"scores", probs}, {"logp", h.logp}, {"score", h.score}, {"length", h.length},
+                    {"eos", h.eos}});
+  }
+  return list;
+}
+
+float alpha_value(Args& args) {
+  std::string s;
+  if (!args.value("--alpha", &s)) return 0.f;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || errno || !std::isfinite(v) || v < 0 || v > 10)
+    throw UsageError{"--alpha must be a number in [0, 10], got '" + s + "'"};
+  return (float)v;
+}
+
 }  // namespace
 
 int cmd_translate(int argc, char** argv) {
@@ -111,6 +145,8 @@ int cmd_translate(int argc, char** argv) {
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.max_steps = args.int_value("--max-steps", 0, 1, 1000);
+  opts.beam_size = args.int_value("--beam", 1, 1, 64);
+  opts.length_penalty = alpha_value(args);
   std::string device_arg = "cpu";
   args.value("--device", &device_arg);
   if (device_arg != "cpu" && device_arg != "cuda")
@@ -126,6 +162,7 @@ int cmd_translate(int argc, char** argv) {
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  lim.max_beam = opts.beam_size;
   Translator tr(model, lim);
   opts.attention = as_json;  // weights are only read for --json
 
@@ -169,6 +206,9 @@ int cmd_translate(int argc, char** argv) {
         j["eos"] = r.eos;
         j["model"] = model_kind_name(model->kind);
         j["positions"] = opts.d2l_compat ? "d2l" : "step";
+        j["beam"] = opts.beam_size;
+        j["length_penalty"] = opts.length_penalty;
+        j["nbest"] = nbest_json(tr.nbest(0), model->tgt_vocab);
         j["attention"] = attention_json(r, weights);
         if (ref) {
           j["reference"] = *ref;
@@ -179,6 +219,15 @@ int cmd_translate(int argc, char** argv) {
         std::printf("%s => %s", src.c_str(), text.c_str());
         if (ref) std::printf(", bleu %.3f", b);
         std::printf("\n");
+        if (opts.beam_size > 1) {
+          int k = 0;
+          for (const Hypothesis& h : tr.nbest(0)) {
+            std::printf("  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k, std::string(h.text).c_str(),
+                        h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
+            if (ref) std::printf(", bleu %.3f", bleu(std::string(h.text), *ref, 2));
+            std::printf(")\n");
+          }
+        }
       } else {
         std::printf("%s", text.c_str());
         if (ref) std::printf("\t%.3f", b);

@@ -1,0 +1,270 @@
+// The page in a real browser (Debian's Chromium, headless, through playwright-core):
+// translate, read canvas pixels, switch views, hover, download the PNG and decode it, load
+// a corrupted model, and save a screenshot to build/web-test/screenshot.png.
+// Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; without one the test is skipped, unless
+// ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { models, root } from './common.mjs';
+import { serve } from './serve.mjs';
+
+const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
+const haveBrowser = existsSync(chromiumPath);
+if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
+  throw new Error(`${chromiumPath} is missing (apt-get install chromium)`);
+const outDir = join(root, 'build', 'web-test');
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
+
+describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
+  let browser, page, server, url;
+  const pageErrors = [];
+
+  before(async () => {
+    mkdirSync(outDir, { recursive: true });
+    ({ server, url } = await serve(join(root, 'web')));
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: chromiumPath, args: FLAGS });
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, acceptDownloads: true });
+    page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(url);
+    // The page loads the first shipped model and translates the default sentence.
+    await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  // Translate and wait for the page to finish (a counter on <body> moves on, or an error shows).
+  async function translate(sentence) {
+    const before = await page.evaluate(() => Number(document.body.dataset.translations ?? 0));
+    await page.fill('#sentence', sentence);
+    await page.click('#translate');
+    await page.waitForFunction((n) => Number(document.body.dataset.translations) > n || document.body.dataset.state === 'error',
+      before, { timeout: 10000 });
+  }
+
+  // Canvas pixels at the centre of every cell of panel 0, with the weights drawn there.
+  async function cellColours() {
+    return page.evaluate(() => {
+      const f = window.attnlitePage.figure();
+      const c = document.getElementById('heatmap');
+      const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const start = (i, n, len) => Math.floor((i * len + n - 1) / n);
+      const P = f.layout.panels[0];
+      const cells = [];
+      for (let q = 0; q < f.q; ++q) {
+        for (let k = 0; k < f.k; ++k) {
+          const x = P.x + ((start(k, f.k, P.w) + start(k + 1, f.k, P.w)) >> 1);
+          const y = P.y + ((start(q, f.q, P.h) + start(q + 1, f.q, P.h)) >> 1);
+          const o = (y * c.width + x) * 4;
+          cells.push({ q, k, x, y, w: f.mats[q * f.k + k], rgb: [px[o], px[o + 1], px[o + 2]] });
+        }
+      }
+      return { cells, width: c.width, height: c.height, panels: f.layout.panels.length, q: f.q, k: f.k, scale: f.s };
+    });
+  }
+
+  async function canvasHash() {
+    return page.evaluate(() => {
+      const c = document.getElementById('heatmap');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let h = 2166136261;
+      for (let i = 0; i < d.length; i += 3) h = Math.imul(h ^ d[i], 16777619);
+      return `${c.width}x${c.height}:${h >>> 0}`;
+    });
+  }
+
+  test("i'm home . translates and the cross-attention map is drawn", async () => {
+    await translate("i'm home .");
+    assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+    assert.equal(await page.locator('#tokens .token').count(), 5);
+    assert.equal(await page.isHidden('#error'), true);
+    const { cells, q, k } = await cellColours();
+    assert.equal(q, 6);  // five tokens and <eos>
+    assert.equal(k, 4);  // i'm home . <eos>
+    // The darkest cell (Reds) is the largest weight, the lightest the smallest.
+    const byWeight = [...cells].sort((a, b) => b.w - a.w);
+    const lums = cells.map((c) => lum(c.rgb));
+    assert.equal(lum(byWeight[0].rgb), Math.min(...lums), 'the largest weight has the darkest cell');
+    assert.equal(lum(byWeight.at(-1).rgb), Math.max(...lums), 'the smallest weight has the lightest cell');
+    assert.ok(Math.max(...lums) - Math.min(...lums) > 100, 'from near white to dark red');
+    for (let i = 1; i < byWeight.length; ++i)
+      assert.ok(lum(byWeight[i].rgb) >= lum(byWeight[i - 1].rgb) - 1e-9, 'colour darkens with the weight');
+  });
+
+  test('hover shows the two words and the weight', async () => {
+    const { cells, scale } = await cellColours();
+    const target = cells.find((c) => c.q === 1 && c.k === 0);  // "suis" -> "i'm"
+    await page.locator('#heatmap').scrollIntoViewIfNeeded();
+    const box = await page.locator('#heatmap').boundingBox();
+    await page.mouse.move(box.x + target.x / scale, box.y + target.y / scale);
+    const text = await page.textContent('#hover');
+    assert.match(text, /suis → i'm/);
+    assert.ok(text.includes(target.w.toFixed(4)), `${text} shows ${target.w.toFixed(4)}`);
+    assert.equal(await page.isVisible('#tooltip'), true);
+  });
+
+  test('layer, head and kind selectors redraw; all heads draws the grid', async () => {
+    const h0 = await canvasHash();
+    await page.click('[data-kind=enc]');
+    await page.selectOption('#layer', '1');
+    await page.selectOption('#head', '2');
+    const h1 = await canvasHash();
+    assert.notEqual(h1, h0);
+    assert.match(await page.textContent('#attn-caption'), /Encoder self-attention, layer 2, head 3/);
+    assert.deepEqual(await page.evaluate(() => window.attnlitePage.view()),
+      { kind: 'enc', layer: 1, head: 2, all: false, pad: false, cmap: 'Reds' });
+    await page.click('[data-kind=dec]');
+    assert.notEqual(await canvasHash(), h1);
+    const dec = await cellColours();
+    assert.equal(dec.q, 6);
+    // Decoder self-attention is causal: no weight above the diagonal.
+    for (const c of dec.cells) if (c.k > c.q) assert.equal(c.w, 0);
+    await page.check('#all-heads');
+    const grid = await cellColours();
+    assert.equal(grid.panels, 8);  // 2 layers x 4 heads
+    assert.equal(await page.locator('#row-labels div').count(), 2);
+    assert.equal(await page.isDisabled('#layer'), true);
+    await page.uncheck('#all-heads');
+    await page.click('[data-kind=cross]');
+    await page.selectOption('#layer', '0');
+    await page.selectOption('#head', '0');
+  });
+
+  test('colormap choice: viridis puts its brightest colour on the largest weight', async () => {
+    await page.selectOption('#cmap', 'viridis');
+    const { cells } = await cellColours();
+    const max = cells.reduce((a, b) => (b.w > a.w ? b : a));
+    assert.deepEqual(max.rgb, [253, 231, 37]);  // viridis(1)
+    await page.selectOption('#cmap', 'Blues');
+    const blue = (await cellColours()).cells.find((c) => c.q === max.q && c.k === max.k);
+    assert.ok(blue.rgb[2] > blue.rgb[0], `Blues: ${blue.rgb}`);
+    await page.selectOption('#cmap', 'Reds');
+  });
+
+  test('Download PNG saves the canvas, pixel for pixel', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    assert.match(download.suggestedFilename(), /^attnlite-transformer-d2l-cross-L1-H1\.png$/);
+    const file = join(outDir, download.suggestedFilename());
+    await download.saveAs(file);
+    const { PNG } = await import('pngjs');
+    const png = PNG.sync.read(readFileSync(file));
+    const canvas = await page.evaluate(() => {
+      const c = document.getElementById('heatmap');
+      return { w: c.width, h: c.height, px: Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data) };
+    });
+    assert.equal(png.width, canvas.w);
+    assert.equal(png.height, canvas.h);
+    assert.ok(Buffer.from(canvas.px).equals(png.data), 'decoded PNG equals the canvas');
+  });
+
+  test('a corrupted model file shows an error and keeps the current model', async () => {
+    const good = readFileSync(join(root, 'models', 'transformer-d2l.safetensors'));
+    await page.setInputFiles('#model-file', { name: 'broken.safetensors', mimeType: 'application/octet-stream',
+      buffer: good.subarray(0, 100) });
+    await page.waitForSelector('#error:not([hidden])');
+    const msg = await page.textContent('#error');
+    assert.match(msg, /^Could not load broken\.safetensors: invalid safetensors file/);
+    await translate("i'm home .");
+    assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+    assert.equal(await page.isHidden('#error'), true);
+  });
+
+  test('your own (valid) model file loads', async () => {
+    const good = readFileSync(join(root, 'models', 'transformer-d2l.safetensors'));
+    await page.setInputFiles('#model-file', { name: 'mine.safetensors', mimeType: 'application/octet-stream', buffer: good });
+    await page.waitForFunction(() => document.getElementById('model').value === 'file:mine.safetensors');
+    assert.match(await page.textContent('#model-info'), /^mine\.safetensors: Transformer/);
+    await page.selectOption('#model', 'transformer-d2l');
+    await page.waitForFunction(() => document.getElementById('model-info').textContent.startsWith('transformer-d2l'));
+  });
+
+  test('empty input and unknown words show in the error box', async () => {
+    await translate('   ');
+    assert.match(await page.textContent('#error'), /input is empty/);
+    await translate('zyzzyva .');
+    assert.match(await page.textContent('#error'), /Unknown word.*zyzzyva/);
+    assert.equal(await page.getAttribute('#error', 'class'), 'error warn');
+  });
+
+  test('the Bahdanau model shows its single cross-attention map', { skip: !models.some((m) => m.name === 'bahdanau-d2l') && 'models/bahdanau-d2l.safetensors is not here yet' }, async () => {
+    await page.fill('#sentence', "i'm home .");
+    const n = await page.evaluate(() => Number(document.body.dataset.translations));
+    await page.selectOption('#model', 'bahdanau-d2l');
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
+    assert.equal(await page.isDisabled('[data-kind=enc]'), true);
+    assert.equal(await page.isDisabled('[data-kind=dec]'), true);
+    assert.equal(await page.isDisabled('#all-heads'), true);
+    const { panels, k } = await cellColours();
+    assert.equal(panels, 1);
+    assert.equal(k, 4);
+    assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+    await page.screenshot({ path: join(outDir, 'screenshot-bahdanau.png'), fullPage: true });
+    await page.selectOption('#model', 'transformer-d2l');
+    await page.waitForFunction(() => document.getElementById('model-info').textContent.startsWith('transformer-d2l'));
+  });
+
+  test('the Nadaraya-Watson slider redraws the regression and its weights', async () => {
+    const snap = () => page.evaluate(() => {
+      const c = document.getElementById('nw-heatmap');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let h = 0;
+      for (let i = 0; i < d.length; i += 7) h = (h * 31 + d[i]) | 0;
+      return h;
+    });
+    const a = await snap();
+    await page.fill('#nw-width', '2');  // w = e^2
+    assert.equal(await page.textContent('#nw-value'), Math.exp(2).toFixed(2));
+    assert.notEqual(await snap(), a);
+    await page.fill('#nw-width', '0');
+  });
+
+  test('screenshot and no script errors', async () => {
+    await translate("i'm home .");
+    await page.screenshot({ path: join(outDir, 'screenshot.png'), fullPage: true });
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+// The page is meant to work from `python3 -m http.server` run in web/: the link web/models
+// is followed and modules and WebAssembly get JavaScript and wasm MIME types.
+test('python3 -m http.server in web/ serves the page, the module and the models', async (t) => {
+  const port = await new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => ok(p));
+    });
+  });
+  const proc = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1'], { cwd: join(root, 'web'), stdio: 'ignore' });
+  t.after(() => proc.kill());
+  const base = `http://127.0.0.1:${port}/`;
+  let ok = false;
+  for (let i = 0; i < 50 && !ok; ++i) {
+    try {
+      ok = (await fetch(base)).ok;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  assert.ok(ok, 'http.server answers');
+  for (const [path, type] of [['app.js', /javascript/], ['attnlite-api.mjs', /javascript/], ['attnlite.mjs', /javascript/],
+    ['attnlite.wasm', /application\/wasm/]]) {
+    const r = await fetch(base + path);
+    assert.equal(r.status, 200, path);
+    assert.match(r.headers.get('content-type'), type, path);
+  }
+  const m = await fetch(`${base}models/transformer-d2l.safetensors`);
+  assert.equal(m.status, 200);
+  assert.ok(Buffer.from(await m.arrayBuffer()).equals(readFileSync(join(root, 'models', 'transformer-d2l.safetensors'))));
+});

@@ -1,0 +1,37 @@
+// Shared helpers of the WASM tests: paths, the shipped models, the test sentences and the
+// native CLI's output to compare with.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// The node build (wasm/build.sh node); ATTNLITE_WASM_DIR points elsewhere.
+export const wasmDir = resolve(process.env.ATTNLITE_WASM_DIR ?? join(root, 'build', 'wasm-node'));
+export const nativeCli = process.env.ATTNLITE_NATIVE_CLI ?? join(root, 'build', 'native', 'attnlite');
+
+// The shipped models present in this checkout (bahdanau-d2l lands after its training).
+export const models = ['transformer-d2l', 'bahdanau-d2l']
+  .map((name) => ({ name, path: join(root, 'models', `${name}.safetensors`) }))
+  .filter((m) => existsSync(m.path));
+
+// The book's four sentences, then 50 English sentences from the first 600 pairs of the
+// Tatoeba fra-eng corpus (every 12th line; CC-BY 2.0 France, tatoeba.org).
+export const bookSentences = ['go .', 'i lost .', "he's calm .", "i'm home ."];
+export const corpusSentences = readFileSync(join(root, 'tests', 'web', 'corpus50.txt'), 'utf8')
+  .split('\n').filter((l) => l.length > 0);
+export const sentences = [...bookSentences, ...corpusSentences];
+
+export async function loadAttnlite(dir = wasmDir) {
+  const { Attnlite } = await import(pathToFileURL(join(resolve(dir), 'attnlite-api.mjs')).href);
+  return Attnlite.create();
+}
+
+// `attnlite translate --json --weights` over stdin: one parsed object per sentence.
+export function nativeTranslate(modelPath, lines, extra = []) {
+  if (!existsSync(nativeCli)) throw new Error(`${nativeCli} is missing: build the native CLI first`);
+  const p = spawnSync(nativeCli, ['translate', '--json', '--weights', '--model', modelPath, ...extra],
+    { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (p.status !== 0) throw new Error(`native CLI failed (${p.status}): ${p.stderr}`);
+  return p.stdout.trim().split('\n').map((l) => JSON.parse(l));
+}

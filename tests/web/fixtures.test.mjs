@@ -1,0 +1,91 @@
+// The WASM module against PyTorch: tests/fixtures/translate_*.safetensors hold the book's
+// predict_seq2seq outputs for 54 sentences (tools/make_translation_fixtures.py): tokens,
+// steps and every attention weight, which must agree within 1e-5.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+
+import { loadAttnlite, root } from './common.mjs';
+
+const TOL = 1e-5;
+
+// A minimal safetensors reader (F32 and I64 only, which is all the fixtures use).
+function readSafetensors(path) {
+  const b = readFileSync(path);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const meta = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const data = b.subarray(8 + n);
+  const tensors = {};
+  for (const [name, { dtype, shape, data_offsets: [s, e] }] of Object.entries(header)) {
+    const bytes = Uint8Array.prototype.slice.call(data, s, e);  // aligned copy
+    if (dtype === 'F32') tensors[name] = { shape, data: new Float32Array(bytes.buffer) };
+    else if (dtype === 'I64') tensors[name] = { shape, data: Array.from(new BigInt64Array(bytes.buffer), Number) };
+    else throw new Error(`${name}: dtype ${dtype}`);
+  }
+  return { tensors, meta };
+}
+
+const FIXTURES = [
+  { kind: 'transformer', file: 'translate_transformer.safetensors', model: 'transformer-d2l.safetensors' },
+  { kind: 'bahdanau', file: 'translate_bahdanau.safetensors', model: 'bahdanau-d2l.safetensors' },
+];
+
+let al;
+before(async () => {
+  al = await loadAttnlite();
+});
+
+for (const fx of FIXTURES) {
+  const path = join(root, 'tests', 'fixtures', fx.file);
+  const present = existsSync(path) && existsSync(join(root, 'models', fx.model));
+  test(`${fx.file}: tokens and attention weights of PyTorch's predict_seq2seq`, { skip: !present && `${fx.file} is not here` }, () => {
+    const { tensors: T, meta } = readSafetensors(path);
+    const sentences = JSON.parse(meta.sentences);
+    const modes = JSON.parse(meta.modes);
+    const m = al.loadModel(readFileSync(join(root, 'models', fx.model)));
+    let compared = 0;
+    for (const mode of modes) {
+      // Transformer: `pos` is attnlite's default, `d2l` the book's position 0 at every step.
+      const d2lCompat = fx.kind === 'transformer' && mode === 'd2l';
+      sentences.forEach((s, i) => {
+        const key = `${mode}.s${i}`, label = `${mode} "${s}"`;
+        const r = m.translate(s, { d2lCompat });
+        assert.deepEqual(Array.from(r.tokenIds), T[`${key}.tokens`].data, `${label}: tokens`);
+        assert.equal(r.steps, T[`${key}.steps`].data[0], `${label}: steps`);
+        const check = (got, want, what) => {
+          assert.ok(Math.abs(got - want) <= TOL, `${label}: ${what}: ${got} vs PyTorch ${want}`);
+          ++compared;
+        };
+        const S = r.S, steps = r.steps;
+        if (fx.kind === 'transformer') {
+          for (let l = 0; l < r.layers; ++l) {
+            const enc = T[`${key}.enc_attn.${l}`], dec = T[`${key}.dec_self.${l}`], cr = T[`${key}.cross.${l}`];
+            assert.deepEqual(enc.shape, [r.heads, S, S]);
+            assert.deepEqual(dec.shape, [steps, r.heads, steps]);
+            assert.deepEqual(cr.shape, [steps, r.heads, S]);
+            for (let h = 0; h < r.heads; ++h) {
+              const e = r.attention.encoderSelf[l][h], d = r.attention.decoderSelf[l][h], c = r.attention.cross[l][h];
+              for (let j = 0; j < S * S; ++j) check(e[j], enc.data[h * S * S + j], `enc[${l}][${h}][${j}]`);
+              for (let t = 0; t < steps; ++t) {
+                for (let k = 0; k < steps; ++k)
+                  check(d[t * steps + k], dec.data[(t * r.heads + h) * steps + k], `dec[${l}][${h}][${t}][${k}]`);
+                for (let k = 0; k < S; ++k)
+                  check(c[t * S + k], cr.data[(t * r.heads + h) * S + k], `cross[${l}][${h}][${t}][${k}]`);
+              }
+            }
+          }
+        } else {
+          const a = T[`${key}.attn`];
+          assert.deepEqual(a.shape, [steps, S]);
+          const c = r.attention.cross[0][0];
+          for (let j = 0; j < steps * S; ++j) check(c[j], a.data[j], `attn[${j}]`);
+        }
+      });
+    }
+    assert.ok(compared > 1000, `compared ${compared} weights`);
+    m.free();
+  });
+}

@@ -1,0 +1,288 @@
+// The WASM module against the native build: same tokens, scores and every attention weight
+// (within 1e-5) on the book's sentences and 50 corpus sentences; a heap that does not grow
+// over 1000 translations; errors instead of crashes on corrupted models and bad input.
+// Run: node --test tests/web/  (after wasm/build.sh node and the native CLI build)
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { loadAttnlite, models, nativeTranslate, root, sentences, wasmDir } from './common.mjs';
+
+const TOL = 1e-5;
+
+function close(actual, expected, what) {
+  assert.ok(Math.abs(actual - expected) <= TOL, `${what}: ${actual} vs native ${expected}`);
+}
+
+// Every weight of one WASM result against the native CLI's JSON for the same sentence.
+function compareWithNative(r, n, label) {
+  assert.equal(r.text, n.translation, `${label}: text`);
+  assert.deepEqual(r.tokens, n.tokens, `${label}: tokens`);
+  assert.deepEqual(Array.from(r.tokenIds), n.token_ids, `${label}: token ids`);
+  assert.deepEqual(r.srcTokens, n.source_tokens, `${label}: source tokens`);
+  assert.deepEqual(r.unknown, n.unknown, `${label}: unknown words`);
+  assert.equal(r.srcValid, n.source_valid_len, `${label}: valid length`);
+  assert.equal(r.truncated, n.truncated, `${label}: truncated`);
+  assert.equal(r.steps, n.steps, `${label}: steps`);
+  assert.equal(r.eos, n.eos, `${label}: eos`);
+  n.scores.forEach((s, i) => close(r.scores[i], s, `${label}: score ${i}`));
+  const a = n.attention, S = r.S, T = r.steps;
+  let count = 0;
+  if (r.layers > 0) {
+    assert.deepEqual(a.encoder_self_shape, [r.layers, r.heads, S, S]);
+    assert.deepEqual(a.decoder_self_shape, [r.layers, T, r.heads, T]);
+    for (let l = 0; l < r.layers; ++l) {
+      for (let h = 0; h < r.heads; ++h) {
+        const enc = r.attention.encoderSelf[l][h], dec = r.attention.decoderSelf[l][h];
+        const cr = r.attention.cross[l][h];
+        assert.equal(enc.length, S * S);
+        assert.equal(dec.length, T * T);
+        assert.equal(cr.length, T * S);
+        for (let q = 0; q < S; ++q)
+          for (let k = 0; k < S; ++k, ++count) close(enc[q * S + k], a.encoder_self[l][h][q][k], `${label}: enc[${l}][${h}][${q}][${k}]`);
+        for (let t = 0; t < T; ++t) {
+          for (let k = 0; k < T; ++k, ++count) close(dec[t * T + k], a.decoder_self[l][t][h][k], `${label}: dec[${l}][${t}][${h}][${k}]`);
+          for (let s = 0; s < S; ++s, ++count) close(cr[t * S + s], a.cross[l][t][h][s], `${label}: cross[${l}][${t}][${h}][${s}]`);
+        }
+      }
+    }
+  } else {
+    assert.deepEqual(a.cross_shape, [T, S]);
+    assert.equal(r.attention.encoderSelf.length, 0);
+    assert.equal(r.attention.decoderSelf.length, 0);
+    const cr = r.attention.cross[0][0];
+    assert.equal(cr.length, T * S);
+    for (let t = 0; t < T; ++t)
+      for (let s = 0; s < S; ++s, ++count) close(cr[t * S + s], a.cross[t][s], `${label}: cross[${t}][${s}]`);
+  }
+  return count;
+}
+
+let al;
+before(async () => {
+  al = await loadAttnlite();
+});
+
+test('the shipped Transformer is present', () => {
+  assert.ok(models.some((m) => m.name === 'transformer-d2l'), 'models/transformer-d2l.safetensors');
+});
+
+for (const { name, path } of models) {
+  describe(name, () => {
+    let m;
+    before(() => {
+      m = al.loadModel(readFileSync(path));
+    });
+
+    test('model facts', () => {
+      assert.equal(m.kind, name.startsWith('transformer') ? 'transformer' : 'bahdanau');
+      assert.equal(m.numSteps, 10);
+      if (m.kind === 'transformer') {
+        assert.equal(m.layers, 2);
+        assert.equal(m.heads, 4);
+      } else {
+        assert.equal(m.layers, 0);
+        assert.equal(m.heads, 1);
+      }
+      assert.ok(m.metadata('attnlite.config').startsWith('{'));
+    });
+
+    const modes = name.startsWith('transformer') ? [false, true] : [false];
+    for (const d2lCompat of modes) {
+      test(`54 sentences match the native CLI${d2lCompat ? ' (--d2l-compat)' : ''}`, () => {
+        const native = nativeTranslate(path, sentences, d2lCompat ? ['--d2l-compat'] : []);
+        assert.equal(native.length, sentences.length);
+        let weights = 0;
+        sentences.forEach((s, i) => {
+          weights += compareWithNative(m.translate(s, { d2lCompat }), native[i], `${s} [${i}]`);
+        });
+        assert.ok(weights > 1000, `compared ${weights} attention weights`);
+      });
+    }
+
+    if (name === 'transformer-d2l') {
+      test("the book's sentences translate as the book's table", () => {
+        assert.equal(m.translate('go .').text, 'va !');
+        assert.equal(m.translate("he's calm .").text, 'il est calme .');
+        assert.equal(m.translate("i'm home .").text, 'je suis chez moi .');
+      });
+    }
+
+    test('attention: false gives the same translation without weights', () => {
+      const a = m.translate("i'm home ."), b = m.translate("i'm home .", { attention: false });
+      assert.equal(b.attention, null);
+      assert.equal(b.text, a.text);
+      assert.deepEqual(b.scores, a.scores);
+      assert.deepEqual(a.srcIds, b.srcIds);
+      assert.equal(a.srcIds.length, a.S);
+    });
+
+    test('max steps cut the decoding short; out of range is an error', () => {
+      const r = m.translate("i'm home .", { maxSteps: 2 });
+      assert.equal(r.steps, 2);
+      assert.equal(r.tokens.length, 2);
+      assert.equal(r.eos, false);
+      assert.throws(() => m.translate("i'm home .", { maxSteps: m.maxSteps + 1 }), /max steps must be in/);
+    });
+
+    test('bad input is an error with a message, and the session keeps working', () => {
+      assert.throws(() => m.translate(''), { name: 'AttnliteError', message: 'empty sentence' });
+      assert.throws(() => m.translate('   '), /empty sentence/);
+      assert.throws(() => m.translate('word '.repeat(2000)), /sentence is too long/);
+      const r = m.translate('zyzzyva .');
+      assert.deepEqual(r.unknown, ['zyzzyva']);
+      assert.equal(r.srcTokens[0], '<unk>');
+      assert.ok(m.translate("i'm home .").text.length > 0);
+    });
+
+    test('the heap does not grow over 1000 translations', () => {
+      for (const s of sentences) m.translate(s);  // warm up
+      const size0 = al.heapSize, used0 = al.heapUsed();
+      for (let i = 0; i < 1000; ++i) m.translate(sentences[i % sentences.length], { d2lCompat: i % 2 === 1 });
+      assert.equal(al.heapSize, size0, 'WASM memory (HEAP8.length)');
+      assert.equal(al.heapUsed(), used0, 'bytes in use by malloc');
+    });
+  });
+}
+
+describe('corrupted models give errors, not crashes', () => {
+  const good = readFileSync(models[0].path);
+  const header = Number(good.readBigUInt64LE(0));
+  const cases = {
+    empty: [new Uint8Array(0), /empty/],
+    'three bytes': [new Uint8Array([1, 2, 3]), /invalid safetensors file/],
+    'text file': [new TextEncoder().encode('not a model at all, just some text'), /invalid safetensors file/],
+    'truncated to half': [good.subarray(0, good.length >> 1), /invalid safetensors file|truncated|data/],
+    'header length past the end': [(() => {
+      const b = Uint8Array.from(good);
+      new DataView(b.buffer).setBigUint64(0, BigInt(good.length * 2), true);
+      return b;
+    })(), /invalid safetensors file/],
+    'garbage in the JSON header': [(() => {
+      const b = Uint8Array.from(good);
+      b.fill(0x7b, 8 + (header >> 1), 8 + (header >> 1) + 16);
+      return b;
+    })(), /./],
+    'data section cut by 4 bytes': [good.subarray(0, good.length - 4), /./],
+  };
+  for (const [what, [bytes, re]] of Object.entries(cases)) {
+    test(what, () => {
+      assert.throws(() => al.loadModel(bytes), (e) => e.name === 'AttnliteError' && re.test(e.message));
+    });
+  }
+  test('every single-byte flip in the header is either loaded or refused', () => {
+    let refused = 0;
+    for (let i = 0; i < 8 + header; i += 7) {
+      const b = Uint8Array.from(good);
+      b[i] ^= 0x5a;
+      try {
+        const m = al.loadModel(b);
+        m.translate("i'm home .");
+        m.free();
+      } catch (e) {
+        assert.equal(e.name, 'AttnliteError', `byte ${i}: ${e}`);
+        ++refused;
+      }
+    }
+    assert.ok(refused > 0);
+  });
+  test('the module still works afterwards', () => {
+    const m = al.loadModel(good);
+    assert.ok(m.translate('go .').text.length > 0);
+    m.free();
+    assert.throws(() => m.translate('go .'), /freed/);
+  });
+});
+
+describe('figures and Nadaraya-Watson', () => {
+  test('heatmap cells have the colormap colour of their weight', () => {
+    const q = 3, k = 4;
+    const w = Float32Array.from({ length: q * k }, (_, i) => i / (q * k - 1));
+    for (const cmap of ['Reds', 'Blues', 'viridis']) {
+      const img = al.renderHeatmap(w, { queries: q, keys: k, cmap, xticks: ['a', 'b', 'c', 'd'], yticks: ['x', 'y', 'z'] });
+      assert.equal(img.data.length, img.width * img.height * 4);
+      assert.equal(img.layout.vmin, 0);
+      assert.equal(img.layout.vmax, 1);
+      for (let i = 0; i < q; ++i) {
+        for (let j = 0; j < k; ++j) {
+          const c = img.layout.cell(0, 0, i, j);
+          const o = ((c.y + (c.h >> 1)) * img.width + c.x + (c.w >> 1)) * 4;
+          assert.deepEqual(Array.from(img.data.subarray(o, o + 3)), al.colormap(cmap, w[i * k + j]), `${cmap} ${i},${j}`);
+          assert.deepEqual(img.layout.cellAt(c.x, c.y), { row: 0, col: 0, q: i, k: j });
+        }
+      }
+    }
+    assert.throws(() => al.renderHeatmap(w, { queries: q, keys: k, cmap: 'jet' }), /colormap|jet/i);
+    assert.throws(() => al.renderHeatmap(w, { queries: q, keys: k, xticks: ['a'] }), /xticks/);
+  });
+
+  test('plot renders', () => {
+    const img = al.renderPlot([{ x: [0, 1, 2], y: [0, 1, 4], label: 'Truth' }, { x: [0, 2], y: [1, 1], style: 'points' }],
+      { xlabel: 'x', ylabel: 'y', xlim: [0, 5], ylim: [-1, 5] });
+    assert.equal(img.width, 350);
+    assert.equal(img.height, 250);
+  });
+
+  test('nadaraya_watson matches the formula', () => {
+    const keys = [0.1, 0.7, 1.5, 2.2, 3.9], values = [1, 2, 0.5, -1, 3], queries = [0, 1, 2.5, 4.9];
+    for (const w of [0.5, 1, 3]) {
+      const { y, weights } = al.nadarayaWatson(queries, keys, values, w);
+      queries.forEach((q, i) => {
+        const e = keys.map((k) => Math.exp(-(((q - k) * w) ** 2) / 2));
+        const z = e.reduce((a, b) => a + b);
+        e.forEach((v, j) => assert.ok(Math.abs(weights[i * keys.length + j] - v / z) < 1e-6));
+        assert.ok(Math.abs(y[i] - e.reduce((a, v, j) => a + (v / z) * values[j], 0)) < 1e-5);
+      });
+    }
+    assert.throws(() => al.nadarayaWatson([1], [1], [1], NaN), /finite/);
+  });
+});
+
+test('kernels: scalar unless the SIMD kernels are built in; SIMD agrees with scalar', () => {
+  const m = al.loadModel(readFileSync(models[0].path));
+  const simdBuilt = al.backend !== 'scalar';
+  if (!simdBuilt) {
+    assert.throws(() => al.setBackend('simd'), /not available/);
+    return;
+  }
+  try {
+    for (const s of sentences) {
+      al.setBackend('scalar');
+      const a = m.translate(s);
+      al.setBackend('simd');
+      const b = m.translate(s);
+      assert.equal(b.text, a.text, s);
+      a.attention.cross.flat().forEach((x, i) => {
+        const y = b.attention.cross.flat()[i];
+        x.forEach((v, j) => assert.ok(Math.abs(v - y[j]) <= 1e-4, `${s}: cross ${i} ${j}: ${v} vs ${y[j]}`));
+      });
+    }
+  } finally {
+    al.setBackend('simd');
+    m.free();
+  }
+});
+
+test('size budget: web/attnlite.wasm is under 300 KB', () => {
+  const size = statSync(join(root, 'web', 'attnlite.wasm')).size;
+  assert.ok(size < 300_000, `web/attnlite.wasm is ${size} bytes (budget 300,000; see docs/web.md)`);
+});
+
+test('the committed web build loads in node and agrees with the node build', async () => {
+  const web = await loadAttnlite(join(root, 'web'));
+  const m1 = web.loadModel(readFileSync(models[0].path));
+  const m2 = al.loadModel(readFileSync(models[0].path));
+  const backend = al.backend;
+  al.setBackend(web.backend === 'scalar' ? 'scalar' : 'simd');  // the same kernels on both sides
+  try {
+    for (const s of sentences.slice(0, 8)) {
+      const a = m1.translate(s), b = m2.translate(s);
+      assert.equal(a.text, b.text);
+      assert.deepEqual(a.attention.cross[0][0], b.attention.cross[0][0]);
+    }
+  } finally {
+    al.setBackend(backend === 'scalar' ? 'scalar' : 'simd');
+  }
+  assert.notEqual(wasmDir, join(root, 'web'));
+});

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds attnlite for WebAssembly with Emscripten (Debian's emscripten 3.1.6 is tested).
+#
+#   wasm/build.sh            both builds
+#   wasm/build.sh web        web/attnlite.mjs + web/attnlite.wasm (-sENVIRONMENT=web, committed)
+#   wasm/build.sh node       build/wasm-node/attnlite.mjs + .wasm (-sENVIRONMENT=node, for tests)
+# WEB_OUT / NODE_OUT put a build elsewhere (the test stage rebuilds the web files into
+# build/wasm-web to check that the committed ones are up to date). Each build folder also
+# gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
+#
+# The same core sources as the native library (src/**/*.cpp without src/cuda) plus
+# wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
+# target. Objects are rebuilt when a source or one of the headers it includes changes.
+# JOBS (default 2) compiles in parallel.
+#
+# SIMD kernels (src/cpu/simd/, SIMDe -> SIMD128, -DATTNLITE_HAVE_SIMD=1): SIMD=auto builds
+# them when present, SIMD=on insists, SIMD=off leaves them out; SIMD_WEB / SIMD_NODE set one
+# target. Defaults: node auto (the tests check them against the scalar kernels), web off:
+# under SIMD128 they are currently slower than the scalar kernels and push the .wasm over
+# its 300 KB budget (numbers in docs/web.md and bench/RESULTS-wasm.md).
+# EXCEPTIONS=js selects Emscripten's JavaScript-based exception handling instead of
+# native WebAssembly exceptions (see docs/web.md for the size and speed of each).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${JOBS:-2}
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(web node)
+export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}  # emcc's optimizer needs Debian's acorn
+
+eh_mode=${EXCEPTIONS:-wasm}
+inc=build/wasm-include  # third-party headers, each through its own link (never /usr/include)
+mkdir -p "$inc"
+for pair in simde:/usr/include/simde nlohmann:/usr/include/nlohmann stb:/usr/include/stb; do
+  name=${pair%%:*} dir=${pair#*:}
+  [ -d "$dir" ] || { echo "wasm/build.sh: $dir is missing (tools/setup.sh installs it)" >&2; exit 1; }
+  [ -L "$inc/$name" ] || ln -sfn "$dir" "$inc/$name"
+done
+
+case $eh_mode in
+  wasm) eh=(-fwasm-exceptions) ;;
+  js) eh=(-fexceptions -sDISABLE_EXCEPTION_CATCHING=0) ;;
+  *) echo "wasm/build.sh: EXCEPTIONS must be wasm or js" >&2; exit 2 ;;
+esac
+cxxflags=(-msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
+  -Wall -Wextra -Wno-unused-parameter)
+# The translate path (kernels, attention, models, sessions) at -O3; code that runs once per
+# model load or per figure (the safetensors/JSON loader, the renderer, the bindings) at -Os,
+# which keeps the .wasm under its 300 KB budget at no cost to translation speed.
+opt_for() {
+  case $1 in
+    src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp) echo -Os ;;
+    *) echo -O3 ;;
+  esac
+}
+
+mapfile -t all_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' | sort)
+all_sources+=(wasm/bindings.cpp)
+have_simd=0
+compgen -G "src/cpu/simd/*.cpp" >/dev/null && have_simd=1
+
+stale() {  # stale SOURCE OBJECT DEPFILE: does the object need compiling?
+  [ -f "$2" ] && [ -f "$3" ] || return 0
+  [ "$1" -nt "$2" ] && return 0
+  local dep
+  for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$3"); do
+    [ -e "$dep" ] || return 0
+    [ "$dep" -nt "$2" ] && return 0
+  done
+  return 1
+}
+
+# simd_mode SETTING: auto (the SIMD kernels when src/cpu/simd/ has them), on, off -> simd|scalar
+simd_mode() {
+  case $1 in
+    auto) [ $have_simd = 1 ] && echo simd || echo scalar ;;
+    on) [ $have_simd = 1 ] || { echo "wasm/build.sh: SIMD=on but src/cpu/simd/ is empty" >&2; exit 2; }
+      echo simd ;;
+    off) echo scalar ;;
+    *) echo "wasm/build.sh: SIMD settings are auto, on or off (got '$1')" >&2; exit 2 ;;
+  esac
+}
+
+# compile MODE: compiles (when stale) the objects of one kernel set into
+# build/wasm-obj-<exceptions>-<MODE>/ and lists them in `objects`.
+compile() {
+  local mode=$1 obj=build/wasm-obj-$eh_mode-$1 flags=("${cxxflags[@]}") sources=() s o
+  mkdir -p "$obj"
+  for s in "${all_sources[@]}"; do
+    if [[ $s == src/cpu/simd/* ]]; then [ "$mode" = simd ] || continue; fi
+    sources+=("$s")
+  done
+  [ "$mode" = simd ] && flags+=(-DATTNLITE_HAVE_SIMD=1)
+  # Flags change the objects: rebuild everything when they differ from the last build.
+  { echo "${flags[*]}"; declare -f opt_for; } > "$obj/flags.new"
+  if ! cmp -s "$obj/flags.new" "$obj/flags"; then rm -f "$obj"/*.o "$obj"/*.d; mv "$obj/flags.new" "$obj/flags"; fi
+  local todo=()
+  objects=()
+  for s in "${sources[@]}"; do
+    o=$obj/$(echo "${s%.cpp}" | tr / _).o
+    objects+=("$o")
+    if stale "$s" "$o" "${o%.o}.d"; then todo+=("$s:$o:$(opt_for "$s")"); fi
+  done
+  if [ ${#todo[@]} -gt 0 ]; then
+    echo "wasm/build.sh: compiling ${#todo[@]} of ${#sources[@]} sources ($mode kernels, -j$jobs)"
+    CXXFLAGS_LIST="${flags[*]}" xargs -P "$jobs" -I{} bash -c '
+      IFS=: read -r s o opt <<< "$1"
+      em++ $opt $CXXFLAGS_LIST -MMD -MF "${o%.o}.d" -c "$s" -o "$o" || { rm -f "$o"; exit 255; }' _ {} \
+      < <(printf '%s\n' "${todo[@]}")
+  fi
+}
+
+ldflags=(-O3 -msimd128 "${eh[@]}" -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
+  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
+
+link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
+  mkdir -p "$2"
+  em++ "${ldflags[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
+  cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"
+  echo "wasm/build.sh: $2/attnlite.mjs + attnlite.wasm ($(stat -c %s "$2/attnlite.wasm") bytes," \
+    "gzip -9 $(gzip -9c "$2/attnlite.wasm" | wc -c))"
+}
+
+for t in "${targets[@]}"; do
+  case $t in
+    web)
+      compile "$(simd_mode "${SIMD_WEB:-${SIMD:-off}}")"
+      link web "${WEB_OUT:-web}" ;;
+    node)
+      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-auto}}")"
+      link node "${NODE_OUT:-build/wasm-node}" --extern-pre-js wasm/node-prelude.mjs ;;
+    *) echo "wasm/build.sh: unknown target '$t' (web, node)" >&2; exit 2 ;;
+  esac
+done

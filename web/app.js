@@ -1,0 +1,459 @@
+// The attnlite page: translation with every attention map, and the Nadaraya-Watson demo.
+// Everything runs here, in WebAssembly (attnlite.wasm through attnlite-api.mjs).
+import { Attnlite } from './attnlite-api.mjs';
+
+const $ = (id) => document.getElementById(id);
+
+// The shipped models, fetched relative to this page (web/models is a link to ../models).
+const MODELS = [
+  { name: 'transformer-d2l', label: 'Transformer (d2l 10.7)' },
+  { name: 'bahdanau-d2l', label: 'Bahdanau GRU (d2l 10.4)' },
+];
+const EXAMPLES = ['go .', 'i lost .', "he's calm .", "i'm home ."];
+const KIND_NAMES = { enc: 'Encoder self-attention', dec: 'Decoder self-attention', cross: 'Encoder–decoder (cross) attention' };
+
+const state = {
+  al: null,
+  model: null,       // attnlite Model
+  modelName: '',
+  result: null,      // the last translation
+  view: { kind: 'cross', layer: 0, head: 0, all: false, pad: false, cmap: 'Reds' },
+  fig: null,         // what the heatmap canvas shows: {layout, mats, rows, cols, qLabels, kLabels, ...}
+  translations: 0,
+};
+
+// Figures are rendered at the screen's pixel density and shown at CSS size.
+const scale = () => Math.min(2, Math.max(1, Math.round(window.devicePixelRatio || 1)));
+
+// ---- status and errors ----
+function setState(s) {
+  document.body.dataset.state = s;
+}
+
+function showError(message, kind = 'error') {
+  const box = $('error');
+  box.textContent = message;
+  box.className = kind === 'warn' ? 'error warn' : 'error';
+  box.hidden = false;
+}
+
+function clearError() {
+  $('error').hidden = true;
+  $('error').textContent = '';
+}
+
+// ---- models ----
+async function probeModels() {
+  const sel = $('model');
+  sel.textContent = '';
+  await Promise.all(MODELS.map(async (m) => {
+    const opt = document.createElement('option');
+    opt.value = m.name;
+    opt.textContent = m.label;
+    try {
+      const r = await fetch(`models/${m.name}.safetensors`, { method: 'HEAD' });
+      if (!r.ok) throw new Error(String(r.status));
+    } catch {
+      opt.disabled = true;
+      opt.textContent += ' (not available)';
+    }
+    m.option = opt;
+  }));
+  for (const m of MODELS) sel.append(m.option);
+  const first = MODELS.find((m) => !m.option.disabled);
+  if (first) sel.value = first.name;
+  return first?.name;
+}
+
+function useModel(model, name) {
+  state.model?.free();
+  state.model = model;
+  state.modelName = name;
+  const kind = model.kind === 'transformer' ? `Transformer · ${model.layers} layers · ${model.heads} heads` : 'Bahdanau GRU · additive attention';
+  $('model-info').textContent = `${name}: ${kind} · ${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens · ` +
+    `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} steps`;
+  $('translate').disabled = false;
+  $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
+  state.result = null;
+  state.view.layer = 0;
+  state.view.head = 0;
+  state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
+}
+
+async function loadShipped(name) {
+  setState('busy');
+  try {
+    const r = await fetch(`models/${name}.safetensors`);
+    if (!r.ok) throw new Error(`models/${name}.safetensors: HTTP ${r.status}`);
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    useModel(state.al.loadModel(bytes), name);
+    clearError();
+    translate();
+  } catch (e) {
+    showError(`Could not load the model ${name}: ${e.message}`);
+    setState('error');
+  }
+}
+
+async function loadFile(file) {
+  setState('busy');
+  try {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const model = state.al.loadModel(bytes);  // throws AttnliteError on a bad file
+    useModel(model, file.name);
+    const opt = document.createElement('option');
+    opt.value = `file:${file.name}`;
+    opt.textContent = `${file.name} (your file)`;
+    $('model').append(opt);
+    $('model').value = opt.value;
+    clearError();
+    translate();
+  } catch (e) {
+    showError(`Could not load ${file.name}: ${e.message}`);
+    setState('error');
+  }
+}
+
+// ---- translation ----
+function translate() {
+  if (!state.model) return;
+  const sentence = $('sentence').value;
+  try {
+    if (!sentence.trim()) throw new Error('Type an English sentence first (the input is empty).');
+    const r = state.model.translate(sentence, { d2lCompat: $('d2l-compat').checked });
+    state.result = r;
+    state.translations += 1;
+    document.body.dataset.translations = String(state.translations);
+    clearError();
+    const notes = [];
+    if (r.unknown.length)
+      notes.push(`Unknown word${r.unknown.length > 1 ? 's' : ''} (the model reads <unk>): ${r.unknown.join(', ')}`);
+    if (r.truncated) notes.push(`The sentence has more than ${r.S - 1} tokens; the model sees only the first ${r.S - 1}, as in the book.`);
+    if (notes.length) showError(notes.join(' · '), 'warn');
+    showResult(r);
+    setState('ready');
+  } catch (e) {
+    showError(e.message);
+    setState('error');
+  }
+}
+
+function showResult(r) {
+  $('result').hidden = false;
+  $('output-text').textContent = r.text || '(nothing before <eos>)';
+  const box = $('tokens');
+  box.textContent = '';
+  r.tokens.forEach((t, i) => {
+    const chip = document.createElement('span');
+    chip.className = 'token';
+    const p = r.scores[i];
+    chip.title = `step ${i + 1}: p = ${p.toFixed(4)}`;
+    chip.innerHTML = '<b></b><small></small><i></i>';
+    chip.querySelector('b').textContent = t;
+    chip.querySelector('small').textContent = p.toFixed(3);
+    chip.querySelector('i').style.width = `${(p * 100).toFixed(1)}%`;
+    box.append(chip);
+  });
+  $('result-info').textContent = `${r.steps} decoding step${r.steps > 1 ? 's' : ''}` +
+    (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
+    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'} · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+  $('attention-card').hidden = false;
+  syncControls();
+  drawAttention();
+}
+
+// ---- attention maps ----
+function syncControls() {
+  const m = state.model, v = state.view;
+  const tr = m.kind === 'transformer';
+  for (const b of $('attn-kind').querySelectorAll('button')) {
+    b.disabled = !tr && b.dataset.kind !== 'cross';
+    b.setAttribute('aria-selected', String(b.dataset.kind === v.kind));
+  }
+  const layers = tr ? m.layers : 1, heads = m.heads;
+  fillSelect($('layer'), layers, 'Layer', v.layer);
+  fillSelect($('head'), heads, 'Head', v.head);
+  $('all-heads').disabled = !tr;
+  if (!tr) v.all = false;
+  $('all-heads').checked = v.all;
+  $('layer').disabled = v.all || layers === 1;
+  $('head').disabled = v.all || heads === 1;
+}
+
+function fillSelect(sel, n, word, value) {
+  if (sel.options.length !== n) {
+    sel.textContent = '';
+    for (let i = 0; i < n; ++i) sel.append(new Option(`${word} ${i + 1}`, String(i)));
+  }
+  sel.value = String(Math.min(value, n - 1));
+}
+
+// The matrices and labels of the current view: rows x cols panels of q x k weights.
+function currentFigure() {
+  const r = state.result, v = state.view;
+  const S = r.S, T = r.steps;
+  const nSrc = v.pad ? S : r.srcValid;
+  const src = r.srcTokens.slice(0, nSrc);
+  const outputs = [...r.tokens, ...(r.eos ? ['<eos>'] : [])].slice(0, T);
+  const inputs = ['<bos>', ...r.tokens].slice(0, T);
+  let q, k, ld, full, qLabels, kLabels, xlabel, ylabel;
+  if (v.kind === 'enc') {
+    [q, k, ld, full] = [nSrc, nSrc, S, r.attention.encoderSelf];
+    [qLabels, kLabels, xlabel, ylabel] = [src, src, 'Keys: source tokens', 'Queries: source tokens'];
+  } else if (v.kind === 'dec') {
+    [q, k, ld, full] = [T, T, T, r.attention.decoderSelf];
+    [qLabels, kLabels, xlabel, ylabel] = [outputs, inputs, 'Keys: decoder inputs', 'Queries: predicted tokens'];
+  } else {
+    [q, k, ld, full] = [T, nSrc, S, r.attention.cross];
+    [qLabels, kLabels, xlabel, ylabel] = [outputs, src, 'Keys: source tokens', 'Queries: predicted tokens'];
+  }
+  const layers = v.all ? [...full.keys()] : [v.layer];
+  const heads = v.all ? [...full[0].keys()] : [v.head];
+  const mats = new Float32Array(layers.length * heads.length * q * k);
+  const panels = [];
+  let o = 0;
+  for (const l of layers) {
+    for (const h of heads) {
+      const m = full[l][h];
+      for (let i = 0; i < q; ++i) for (let j = 0; j < k; ++j) mats[o++] = m[i * ld + j];
+      panels.push({ l, h });
+    }
+  }
+  return { mats, rows: layers.length, cols: heads.length, q, k, qLabels, kLabels, xlabel, ylabel, panels, layers, heads };
+}
+
+function drawAttention() {
+  if (!state.result) return;
+  const v = state.view, f = currentFigure(), s = scale();
+  const tr = state.model.kind === 'transformer';
+  // Inches at 100 dpi: about 34 px a cell, room for the labels and the colorbar.
+  const cell = f.rows * f.cols > 1 ? 0.24 : 0.46;
+  const width = Math.max(3.2, f.cols * (f.k * cell + 0.45) + 1.9);
+  const height = Math.max(2.8, f.rows * (f.q * cell + 0.35) + 1.3);
+  const titles = tr ? f.heads.map((h) => (v.all ? `Head ${h + 1}` : `Layer ${f.layers[0] + 1} · Head ${h + 1}`)) : [];
+  let img;
+  try {
+    img = state.al.renderHeatmap(f.mats, {
+      rows: f.rows, cols: f.cols, queries: f.q, keys: f.k, cmap: v.cmap,
+      xlabel: f.xlabel, ylabel: f.ylabel, titles, xticks: f.kLabels, yticks: f.qLabels,
+      width, height, dpi: 100 * s,
+    });
+  } catch (e) {
+    showError(`Cannot draw the heatmap: ${e.message}`);
+    return;
+  }
+  const c = $('heatmap');
+  c.width = img.width;
+  c.height = img.height;
+  c.style.width = `${img.width / s}px`;
+  c.style.height = `${img.height / s}px`;
+  c.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
+  state.fig = { ...f, layout: img.layout, s };
+  c.dataset.kind = v.kind;
+  c.dataset.layer = String(v.layer);
+  c.dataset.head = String(v.head);
+  c.dataset.all = String(v.all);
+  // Row labels of the all-heads grid: one per layer, beside its row of panels.
+  const rl = $('row-labels');
+  rl.textContent = '';
+  $('heatmap-box').classList.toggle('all', v.all);
+  if (v.all) {
+    f.layers.forEach((l, i) => {
+      const P = img.layout.panels[i * f.cols];
+      const d = document.createElement('div');
+      d.textContent = `Layer ${l + 1}`;
+      d.style.top = `${(P.y + P.h / 2) / s}px`;
+      rl.append(d);
+    });
+  }
+  $('attn-caption').textContent = tr
+    ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}. Each row sums to 1.`
+    : 'Bahdanau (additive) attention of each decoding step over the source: one layer, one head. Each row sums to 1.';
+  hideTooltip();
+  $('hover').textContent = 'Hover a cell to read its weight.';
+  $('hover').classList.add('muted');
+}
+
+function hideTooltip() {
+  $('tooltip').hidden = true;
+}
+
+function onHover(e) {
+  const f = state.fig;
+  if (!f) return;
+  const c = $('heatmap');
+  const x = Math.floor((e.offsetX * c.width) / c.clientWidth), y = Math.floor((e.offsetY * c.height) / c.clientHeight);
+  const hit = f.layout.cellAt(x, y);
+  if (!hit) {
+    hideTooltip();
+    return;
+  }
+  const p = hit.row * f.cols + hit.col;
+  const w = f.mats[(p * f.q + hit.q) * f.k + hit.k];
+  const { l, h } = f.panels[p];
+  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
+  const text = `${where}${f.qLabels[hit.q]} → ${f.kLabels[hit.k]}  ${w.toFixed(4)}`;
+  $('hover').textContent = text;
+  $('hover').classList.remove('muted');
+  const tip = $('tooltip');
+  tip.innerHTML = '<span class="q"></span> → <span class="k"></span><b></b>';
+  tip.querySelector('.q').textContent = f.qLabels[hit.q];
+  tip.querySelector('.k').textContent = f.kLabels[hit.k];
+  tip.querySelector('b').textContent = w.toFixed(4);
+  tip.hidden = false;
+  tip.style.left = `${c.offsetLeft + e.offsetX + 14}px`;
+  tip.style.top = `${c.offsetTop + e.offsetY + 14}px`;
+}
+
+function downloadPng() {
+  const v = state.view;
+  const name = `attnlite-${state.modelName.replace(/\.safetensors$/, '')}-${v.kind}` +
+    (v.all ? '-all' : `-L${v.layer + 1}-H${v.head + 1}`) + '.png';
+  $('heatmap').toBlob((blob) => {
+    if (!blob) {
+      showError('The browser could not encode the PNG.');
+      return;
+    }
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  }, 'image/png');
+}
+
+// ---- Nadaraya-Watson (d2l 10.2) ----
+function mulberry32(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const nw = (() => {
+  const rand = mulberry32(2021);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+  const f = (x) => 2 * Math.sin(x) + x ** 0.8;
+  const n = 50;
+  const xTrain = Array.from({ length: n }, () => rand() * 5).sort((a, b) => a - b);
+  const yTrain = xTrain.map((x) => f(x) + 0.5 * normal());
+  const xTest = Array.from({ length: n }, (_, i) => i * 0.1);
+  const yTruth = xTest.map(f);
+  return { xTrain, yTrain, xTest, yTruth };
+})();
+
+function drawNW() {
+  const w = Math.exp(Number($('nw-width').value));
+  $('nw-value').textContent = w.toFixed(2);
+  const s = scale();
+  try {
+    const { y, weights } = state.al.nadarayaWatson(nw.xTest, nw.xTrain, nw.yTrain, w);
+    const mse = y.reduce((a, v, i) => a + (v - nw.yTruth[i]) ** 2, 0) / y.length;
+    $('nw-loss').textContent = `mean squared error against the truth: ${mse.toFixed(3)}`;
+    const plot = state.al.renderPlot([
+      { x: nw.xTest, y: nw.yTruth, label: 'Truth' },
+      { x: nw.xTest, y: Array.from(y), label: 'Pred', style: 'dashed' },
+      { x: nw.xTrain, y: nw.yTrain, label: '', style: 'points', color: [255, 127, 14] },
+    ], { xlabel: 'x', ylabel: 'y', xlim: [0, 5], ylim: [-1, 5], width: 4.6, height: 3.2, dpi: 100 * s });
+    put($('nw-plot'), plot, s);
+    const hm = state.al.renderHeatmap(weights, {
+      queries: nw.xTest.length, keys: nw.xTrain.length, cmap: state.view.cmap,
+      xlabel: 'Sorted training inputs', ylabel: 'Sorted testing inputs', width: 3.8, height: 3.2, dpi: 100 * s,
+    });
+    put($('nw-heatmap'), hm, s);
+  } catch (e) {
+    showError(`Nadaraya–Watson: ${e.message}`);
+  }
+}
+
+function put(canvas, img, s) {
+  canvas.width = img.width;
+  canvas.height = img.height;
+  canvas.style.width = `${img.width / s}px`;
+  canvas.style.height = `${img.height / s}px`;
+  canvas.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
+}
+
+// ---- wiring ----
+function wire() {
+  $('translate-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    translate();
+  });
+  $('d2l-compat').addEventListener('change', translate);
+  $('model').addEventListener('change', (e) => {
+    const v = e.target.value;
+    if (!v.startsWith('file:')) loadShipped(v);
+  });
+  $('model-file').addEventListener('change', (e) => {
+    const file = e.target.files[0];
+    if (file) loadFile(file);
+    e.target.value = '';
+  });
+  for (const s of EXAMPLES) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'chip';
+    b.textContent = s;
+    b.addEventListener('click', () => {
+      $('sentence').value = s;
+      translate();
+    });
+    $('examples').append(b);
+  }
+  $('attn-kind').addEventListener('click', (e) => {
+    const b = e.target.closest('button');
+    if (!b || b.disabled) return;
+    state.view.kind = b.dataset.kind;
+    syncControls();
+    drawAttention();
+  });
+  const redraw = () => {
+    const v = state.view;
+    v.layer = Number($('layer').value);
+    v.head = Number($('head').value);
+    v.all = $('all-heads').checked;
+    v.pad = $('show-pad').checked;
+    v.cmap = $('cmap').value;
+    syncControls();
+    drawAttention();
+  };
+  for (const id of ['layer', 'head', 'all-heads', 'show-pad']) $(id).addEventListener('change', redraw);
+  $('cmap').addEventListener('change', () => {
+    redraw();
+    drawNW();
+  });
+  $('heatmap').addEventListener('mousemove', onHover);
+  $('heatmap').addEventListener('mouseleave', hideTooltip);
+  $('download').addEventListener('click', downloadPng);
+  $('nw-width').addEventListener('input', drawNW);
+}
+
+async function main() {
+  wire();
+  try {
+    state.al = await Attnlite.create();
+  } catch (e) {
+    showError(`Could not start the WebAssembly module: ${e.message ?? e}`);
+    setState('error');
+    return;
+  }
+  drawNW();
+  const first = await probeModels();
+  if (!first) {
+    showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
+    $('model-info').textContent = 'No model loaded.';
+    setState('error');
+    return;
+  }
+  await loadShipped(first);
+}
+
+// For the page's tests and for poking at results from the console.
+window.attnlitePage = { figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }) };
+
+main();
