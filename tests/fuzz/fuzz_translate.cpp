@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes as sentences for a shipped model. Byte 0 picks the mode:
 //   bit 0  d2l_compat          bit 1  translate_batch over the rest split at 0x01 bytes
 //   bit 2  no attention        bit 3  the Bahdanau model (when models/ has one)
+//   bit 4  beam search, beam size 2 + bits 5-6; bit 7 a length penalty of 0.75
 // The rest is the sentence. Errors must be attnlite::Error (empty, too long, invalid UTF-8,
 // batch over max_batch); a translation must be well formed.
 //
@@ -31,15 +32,16 @@ using namespace attnlite;
 namespace {
 
 constexpr int kMaxBatch = 4;
+constexpr int kMaxBeam = 5;
 std::vector<std::unique_ptr<Translator>> g_translators;
 
 bool exists(const std::string& p) { return std::ifstream(p).good(); }
 
-void check(const Translator& tr, const Translation& r) {
+void check(const Translator& tr, const Translation& r, bool beam) {
   const Model& m = tr.model();
   FUZZ_CHECK(r.num_tokens >= 0 && r.num_tokens <= r.ld);
   FUZZ_CHECK(r.steps >= r.num_tokens && r.steps <= r.ld);
-  FUZZ_CHECK(r.eos == (r.steps == r.num_tokens + 1));
+  if (!beam) FUZZ_CHECK(r.eos == (r.steps == r.num_tokens + 1));
   FUZZ_CHECK(r.S == m.num_steps());
   FUZZ_CHECK(r.src_valid >= 1 && r.src_valid <= r.S && r.src_valid == std::min(r.src_len, r.S));
   FUZZ_CHECK(r.truncated == (r.src_len > r.S));
@@ -47,11 +49,26 @@ void check(const Translator& tr, const Translation& r) {
   size_t len = 0;
   for (int k = 0; k < r.num_tokens; ++k) {
     FUZZ_CHECK(r.tokens[k] >= 0 && r.tokens[k] < m.tgt_vocab.size());
-    FUZZ_CHECK(r.scores[k] > 0.0f && r.scores[k] <= 1.0f);
+    FUZZ_CHECK(r.scores[k] >= 0.0f && r.scores[k] <= 1.0f && (beam || r.scores[k] > 0.0f));
     len += m.tgt_vocab.token(r.tokens[k]).size() + (k ? 1 : 0);
   }
   FUZZ_CHECK(r.text.size() == len);
   for (int s = 0; s < r.S; ++s) FUZZ_CHECK(r.src_ids[s] >= 0 && r.src_ids[s] < m.src_vocab.size());
+}
+
+// The n-best list: beam_size hypotheses (one for greedy), best first, the first one being
+// the Translation.
+void check_nbest(const Translator& tr, int i, int beam_size) {
+  const Model& m = tr.model();
+  const NBest nb = tr.nbest(i);
+  FUZZ_CHECK(nb.size == beam_size);
+  FUZZ_CHECK(nb[0].text == tr.result(i).text);
+  for (int k = 0; k < nb.size; ++k) {
+    const Hypothesis& h = nb[k];
+    FUZZ_CHECK(h.num_tokens >= 0 && h.length == h.num_tokens + (h.eos ? 1 : 0));
+    for (int t = 0; t < h.num_tokens; ++t) FUZZ_CHECK(h.tokens[t] >= 0 && h.tokens[t] < m.tgt_vocab.size());
+    if (k) FUZZ_CHECK(!(nb[k - 1].score < h.score));
+  }
 }
 
 }  // namespace
@@ -72,6 +89,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   Limits lim;
   lim.max_batch = kMaxBatch;
+  lim.max_beam = kMaxBeam;
   lim.max_input_bytes = 1024;
   for (const auto& p : paths) g_translators.push_back(std::make_unique<Translator>(Model::load(p), lim));
   return 0;
@@ -85,9 +103,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodeOptions o;
   o.d2l_compat = mode & 1;
   o.attention = !(mode & 4);
+  const bool beam = mode & 16;
+  if (beam) {
+    o.beam_size = 2 + (mode >> 5 & 3);
+    o.length_penalty = (mode & 128) ? 0.75f : 0.f;
+  }
   if (!(mode & 2)) {
     try {
-      check(tr, tr.translate(text, o));
+      check(tr, tr.translate(text, o), beam);
+      check_nbest(tr, 0, o.beam_size);
     } catch (const Error&) {
     }
     return 0;
@@ -103,7 +127,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     tr.translate_batch(parts.data(), n, o);
     FUZZ_CHECK(n <= kMaxBatch);
-    for (int i = 0; i < n; ++i) check(tr, tr.result(i));
+    for (int i = 0; i < n; ++i) {
+      check(tr, tr.result(i), beam);
+      check_nbest(tr, i, o.beam_size);
+    }
   } catch (const Error& e) {
     if (n > kMaxBatch) FUZZ_CHECK(std::string(e.what()).find("max_batch = 4") != std::string::npos);
   }

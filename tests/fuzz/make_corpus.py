@@ -146,11 +146,15 @@ def tokenizer():
 
 
 def translate():
-    # First byte: bit 0 = d2l_compat, bit 1 = batch (the rest split at 0x01 bytes).
+    # First byte: bit 0 = d2l_compat, bit 1 = batch (the rest split at 0x01 bytes), bit 2 = no
+    # attention, bit 3 = Bahdanau, bit 4 = beam search (size 2 + bits 5-6), bit 7 = length penalty.
     for i, s in enumerate(BOOK):
         write("translate", "book_%02d" % i, bytes([i % 2]) + s.encode())
     write("translate", "batch_00", b"\x02go .\x01i'm home .\x01he's calm .")
     write("translate", "batch_01", b"\x03Hi.\x01\x01zyzzyva qwxz .")
+    write("translate", "beam_00", b"\x10i'm home .")                    # beam 2
+    write("translate", "beam_01", b"\x72go .\x01i lost .\x01he's calm .")  # batch, beam 5
+    write("translate", "beam_02", b"\x98Je suis chez moi.")              # Bahdanau, beam 2, penalty
     for i, s in enumerate(INVALID):
         write("translate", "invalid_utf8_%02d" % i, b"\x00" + s)
     write("translate", "empty", b"\x00")
