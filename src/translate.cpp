@@ -611,6 +611,10 @@ struct Translator::Impl {
   }
 };
 
+namespace {
+constexpr size_t kMaxWorkspaceBytes = size_t(16) << 30;
+}  // namespace
+
 size_t Translator::required_bytes(const Model& model, const Limits& limits) {
   Impl impl(model, limits);
   Arena counter;
@@ -624,6 +628,9 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
   if (!model_) throw Error("Translator needs a model");
   impl_ = std::make_unique<Impl>(*model_, limits_);
   const size_t need = required_bytes(*model_, limits_);
+  if (!block && need > kMaxWorkspaceBytes)
+    throw Error("the workspace these limits need (" + std::to_string(need) + " bytes) exceeds " +
+                "the 16 GiB cap; lower max_batch, max_beam or max_tgt_steps");
   if (block) {
     if (block_bytes < need)
       throw Error("workspace block of " + std::to_string(block_bytes) + " bytes is too small: " +
@@ -631,7 +638,12 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
     if (reinterpret_cast<uintptr_t>(block) % Arena::kAlign)
       throw Error("workspace block must be 64-byte aligned");
   } else {
-    impl_->owned = AlignedBuffer(need);
+    try {
+      impl_->owned = AlignedBuffer(need);
+    } catch (const std::bad_alloc&) {
+      throw Error("cannot allocate the " + std::to_string(need) +
+                  "-byte workspace these limits need (lower max_batch, max_beam or max_tgt_steps)");
+    }
     block = impl_->owned.data();
     block_bytes = need;
   }

@@ -123,6 +123,11 @@ TEST_CASE("robustness: Limits out of range are rejected when the session is made
   REQUIRE_THROWS_WITH(Translator(m, with(1, 4096, 1001)), Equals("limits: max_tgt_steps must be in [1, 1000], got 1001"));
   REQUIRE_THROWS_WITH(Translator::required_bytes(*m, with(-5, 4096, 0)), Contains("max_batch"));
   REQUIRE_THROWS_WITH(Translator(nullptr), Equals("Translator needs a model"));
+  // The largest limits each pass their own check, but together they need far more memory
+  // than any machine has: a clear error before anything is allocated.
+  Limits huge = with(4096, 1u << 20, 1000);
+  huge.max_beam = 64;
+  REQUIRE_THROWS_WITH(Translator(m, huge), Contains("exceeds the 16 GiB cap"));
   SECTION("decode options") {
     Translator tr(m);
     DecodeOptions o;

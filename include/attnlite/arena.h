@@ -12,6 +12,7 @@ namespace attnlite {
 class Arena {
  public:
   static constexpr size_t kAlign = 64;
+  static constexpr size_t kMaxBytes = size_t(1) << 46;  // 64 TiB: beyond it sizes could wrap
 
   Arena() = default;                                   // counting arena
   Arena(void* base, size_t capacity) : base_(static_cast<uint8_t*>(base)), cap_(capacity) {}
@@ -23,6 +24,9 @@ class Arena {
 
   template <class T>
   T* take(size_t n) {
+    if (n > kMaxBytes / sizeof(T) || off_ > kMaxBytes)
+      throw Error("workspace request of " + std::to_string(n) + " elements overflows the " +
+                  "size limit (the session limits are too large)");
     size_t bytes = round_up(n * sizeof(T));
     if (!counting() && off_ + bytes > cap_)
       throw Error("workspace exhausted: need " + std::to_string(off_ + bytes) + " bytes, have " +
