@@ -612,7 +612,9 @@ struct Translator::Impl {
 };
 
 namespace {
-constexpr size_t kMaxWorkspaceBytes = size_t(16) << 30;
+// 16 GiB on 64-bit hosts, half the address space on 32-bit ones (WASM).
+constexpr size_t kMaxWorkspaceBytes =
+    (size_t)std::min<uint64_t>(uint64_t(16) << 30, (uint64_t)(SIZE_MAX / 2));
 }  // namespace
 
 size_t Translator::required_bytes(const Model& model, const Limits& limits) {
@@ -630,7 +632,8 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
   const size_t need = required_bytes(*model_, limits_);
   if (!block && need > kMaxWorkspaceBytes)
     throw Error("the workspace these limits need (" + std::to_string(need) + " bytes) exceeds " +
-                "the 16 GiB cap; lower max_batch, max_beam or max_tgt_steps");
+                "the cap of " + std::to_string(kMaxWorkspaceBytes) +
+                " bytes; lower max_batch, max_beam or max_tgt_steps");
   if (block) {
     if (block_bytes < need)
       throw Error("workspace block of " + std::to_string(block_bytes) + " bytes is too small: " +

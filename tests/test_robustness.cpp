@@ -127,7 +127,7 @@ TEST_CASE("robustness: Limits out of range are rejected when the session is made
   // than any machine has: a clear error before anything is allocated.
   Limits huge = with(4096, 1u << 20, 1000);
   huge.max_beam = 64;
-  REQUIRE_THROWS_WITH(Translator(m, huge), Contains("exceeds the 16 GiB cap"));
+  REQUIRE_THROWS_WITH(Translator(m, huge), Contains("exceeds the cap of 17179869184 bytes"));
   SECTION("decode options") {
     Translator tr(m);
     DecodeOptions o;

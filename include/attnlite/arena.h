@@ -12,7 +12,8 @@ namespace attnlite {
 class Arena {
  public:
   static constexpr size_t kAlign = 64;
-  static constexpr size_t kMaxBytes = size_t(1) << 46;  // 64 TiB: beyond it sizes could wrap
+  // Beyond a quarter of the address space, sizes could wrap (32-bit WASM included).
+  static constexpr size_t kMaxBytes = SIZE_MAX / 4;
 
   Arena() = default;                                   // counting arena
   Arena(void* base, size_t capacity) : base_(static_cast<uint8_t*>(base)), cap_(capacity) {}
