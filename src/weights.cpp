@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
@@ -21,7 +22,8 @@ WeightStore::WeightStore(const SafeTensors& st) : st_(&st) {
   size_t total = 0;
   for (const auto& t : st.tensors()) {
     index_[t.name] = Entry{&t, total, false};
-    total += Arena::round_up(t.numel * sizeof(float));
+    // int8 tensors stay int8 (get_i8); everything else is copied as fp32 (get)
+    total += Arena::round_up(t.numel * (t.dtype == DType::I8 ? 1 : sizeof(float)));
   }
   block_ = AlignedBuffer(total);
 }
@@ -52,6 +54,30 @@ const float* WeightStore::get(const std::string& name, const std::vector<int64_t
   return dst;
 }
 
+const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
+  Entry& e = it->second;
+  const TensorInfo& t = *e.info;
+  if (t.shape != shape)
+    throw Error("tensor '" + name + "' has shape " + shape_str(t.shape) + ", expected " +
+                shape_str(shape) + " from the config");
+  if (t.dtype != DType::I8)
+    throw Error("tensor '" + name + "' has dtype " + dtype_name(t.dtype) + ", expected I8");
+  int8_t* dst = reinterpret_cast<int8_t*>(static_cast<uint8_t*>(block_.data()) + e.offset);
+  if (!e.used) {
+    if (t.numel) std::memcpy(dst, st_->data(t), (size_t)t.numel);
+    e.used = true;
+  }
+  return dst;
+}
+
+DType WeightStore::dtype(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
+  return it->second.info->dtype;
+}
+
 std::vector<std::string> WeightStore::unused() const {
   std::vector<std::string> r;
   for (const auto& [n, e] : index_)
@@ -63,9 +89,61 @@ Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, 
   Linear l;
   l.in = in;
   l.out = out;
-  l.w = ws.get(prefix + ".weight", {out, in});
+  const std::string name = prefix + ".weight";
+  if (ws.dtype(name) == DType::I8) {
+    l.q = ws.get_i8(name, {out, in});
+    l.scale = ws.get(name + "_scale", {out});
+  } else {
+    l.w = ws.get(name, {out, in});
+  }
   l.b = bias ? ws.get(prefix + ".bias", {out}) : nullptr;
   return l;
+}
+
+Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int dim) {
+  Embedding e;
+  e.rows = rows;
+  e.dim = dim;
+  if (ws.dtype(name) == DType::I8) {
+    e.q = ws.get_i8(name, {rows, dim});
+    e.scale = ws.get(name + "_scale", {rows});
+  } else {
+    e.w = ws.get(name, {rows, dim});
+  }
+  return e;
+}
+
+void embedding(float* out, const Embedding& t, const int* ids, int n, float mult) {
+  for (int i = 0; i < n; ++i) {
+    float* o = out + (long)i * t.dim;
+    if (t.q) {
+      const int8_t* row = t.q + (long)ids[i] * t.dim;
+      const float s = t.scale[ids[i]];
+      for (int d = 0; d < t.dim; ++d) o[d] = (s * (float)row[d]) * mult;
+    } else {
+      const float* row = t.w + (long)ids[i] * t.dim;
+      for (int d = 0; d < t.dim; ++d) o[d] = row[d] * mult;
+    }
+  }
+}
+
+namespace {
+std::vector<float> dequantize_rows(const int8_t* q, const float* scale, int rows, int cols) {
+  std::vector<float> w((size_t)rows * cols);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) w[(size_t)r * cols + c] = scale[r] * (float)q[(size_t)r * cols + c];
+  return w;
+}
+}  // namespace
+
+std::vector<float> dequantize(const Linear& l) {
+  if (!l.q) return std::vector<float>(l.w, l.w + (size_t)l.out * l.in);
+  return dequantize_rows(l.q, l.scale, l.out, l.in);
+}
+
+std::vector<float> dequantize(const Embedding& e) {
+  if (!e.q) return std::vector<float>(e.w, e.w + (size_t)e.rows * e.dim);
+  return dequantize_rows(e.q, e.scale, e.rows, e.dim);
 }
 
 namespace {
@@ -84,23 +162,33 @@ void linear_part(void* p, int i) {
   const auto& K = ops::kernels();
   if (j.M > 1) {
     const int m0 = (int)((long)j.M * i / j.parts), m1 = (int)((long)j.M * (i + 1) / j.parts);
-    K.linear(j.y + (long)m0 * l.out, j.x + (long)m0 * l.in, l.w, l.b, m1 - m0, l.out, l.in);
+    linear_serial(j.y + (long)m0 * l.out, l, j.x + (long)m0 * l.in, m1 - m0);
   } else {
     // blocks of 16 features keep the SIMD kernels on full vectors
     const int blocks = (l.out + 15) / 16;
     const int n0 = (int)((long)blocks * i / j.parts) * 16;
     const int n1 = std::min(l.out, (int)((long)blocks * (i + 1) / j.parts) * 16);
-    if (n1 > n0)
+    if (n1 > n0 && l.q)
+      K.linear_i8(j.y + n0, j.x, l.q + (long)n0 * l.in, l.scale + n0, l.b ? l.b + n0 : nullptr, 1,
+                  n1 - n0, l.in);
+    else if (n1 > n0)
       K.linear(j.y + n0, j.x, l.w + (long)n0 * l.in, l.b ? l.b + n0 : nullptr, 1, n1 - n0, l.in);
   }
 }
 }  // namespace
 
+void linear_serial(float* y, const Linear& l, const float* x, int M) {
+  if (l.q)
+    ops::kernels().linear_i8(y, x, l.q, l.scale, l.b, M, l.out, l.in);
+  else
+    ops::kernels().linear(y, x, l.w, l.b, M, l.out, l.in);
+}
+
 void linear(float* y, const Linear& l, const float* x, int M) {
   const int threads = num_threads();
   // Below ~64k multiply-adds the wake-up costs more than it saves.
   if (threads <= 1 || (long)M * l.out * l.in < 65536) {
-    ops::kernels().linear(y, x, l.w, l.b, M, l.out, l.in);
+    linear_serial(y, l, x, M);
     return;
   }
   LinearJob job{y, &l, x, M, M > 1 ? std::min(M, threads) : threads};

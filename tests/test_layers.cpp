@@ -93,7 +93,7 @@ TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
   c.src_vocab_size = c.tgt_vocab_size = 200;
   c.num_hiddens = 24; c.num_layers = 2; c.num_heads = 8; c.ffn_num_hiddens = 48; c.num_steps = 100;
   TransformerWeights w;
-  w.enc_embedding = fx.ws.get("embedding.weight", {200, 24});
+  w.enc_embedding = bind_embedding(fx.ws, "embedding.weight", 200, 24);
   for (int l = 0; l < 2; ++l)
     w.enc.push_back(bind_encoder_block(fx.ws, "blks.block" + std::to_string(l) + ".", 24, 48, 8, false, {24}));
   std::vector<float> P(1000 * 24);

@@ -16,10 +16,12 @@ std::vector<std::string> meta_list(const Fixture& fx, const std::string& key) {
   return nlohmann::json::parse(fx.st.meta(key)).get<std::vector<std::string>>();
 }
 
-void check_model(const std::string& name) {
+// fixture: translate_<...>; model: the file the fixture was made from.
+void check_model(const std::string& fixture, const std::string& model_file) {
   FOR_EACH_BACKEND();
-  Fixture fx("translate_" + name);
-  auto model = Model::load(test::model_path(name + "-d2l"));
+  Fixture fx(fixture);
+  const std::string name = fixture;
+  auto model = Model::load(model_file);
   Translator tr(model);
   const auto sentences = meta_list(fx, "sentences");
   const auto modes = meta_list(fx, "modes");
@@ -65,11 +67,24 @@ void check_model(const std::string& name) {
 }  // namespace
 
 TEST_CASE("Transformer translations match PyTorch predict_seq2seq (both position modes)", "[translate]") {
-  check_model("transformer");
+  check_model("translate_transformer", test::model_path("transformer-d2l"));
 }
 
 TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") {
-  check_model("bahdanau");
+  check_model("translate_bahdanau", test::model_path("bahdanau-d2l"));
+}
+
+// Int8 models (tools/quantize.py): the int8 kernels against PyTorch on the dequantized
+// weights, same sentences and tolerances (tools/make_int8_fixtures.py).
+TEST_CASE("int8 Transformer translations match PyTorch on the dequantized weights", "[translate][int8]") {
+  auto m = Model::load(test::fixture_path("transformer-d2l-int8"));
+  REQUIRE(m->tw.dense.int8());
+  REQUIRE(m->tw.enc_embedding.int8());
+  check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"));
+}
+
+TEST_CASE("int8 Bahdanau translations match PyTorch on the dequantized weights", "[translate][int8]") {
+  check_model("translate_int8_bahdanau", test::fixture_path("bahdanau-d2l-int8"));
 }
 
 TEST_CASE("batched translation gives the same results as one at a time", "[translate]") {

@@ -20,6 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import d2l_ref as d2l  # noqa: E402
+import quantize  # noqa: E402
 import safetensors_io as st  # noqa: E402
 
 FORMAT = "1"
@@ -85,6 +86,7 @@ def load_model(path, positions_from_cache=False):
     fields decoded).  Dropout is 0 in the rebuilt net (it is only used for inference).
     """
     tensors, meta = st.load(path)
+    tensors = quantize.dequantize(tensors)  # int8 files: the fp32 weights they stand for
     if meta.get("attnlite.format") != FORMAT:
         raise ValueError(f"{path}: not an attnlite format {FORMAT} file")
     kind = meta["attnlite.kind"]

@@ -1,7 +1,12 @@
 // attnlite — weights by their d2l state_dict() names, copied once into one aligned block.
-// Every lookup states the shape the config implies; a mismatch, a missing name, a non-F32
+// Every lookup states the shape the config implies; a mismatch, a missing name, a wrong
 // dtype, or a NaN/Inf is an error that names the tensor. `unused()` lists the names nobody
 // asked for, so a loader can reject unexpected tensors.
+//
+// Int8 weights: a matrix "<name>.weight" (rows, cols) may be stored as I8 together with
+// "<name>.weight_scale" F32 (rows): symmetric per-row (= per output channel) quantization,
+// weight[r][c] = weight_scale[r] * q[r][c] (tools/quantize.py). Linear layers and embedding
+// tables accept either form; every other tensor is F32.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -21,6 +26,9 @@ class WeightStore {
 
   const float* get(const std::string& name, std::initializer_list<int64_t> shape);
   const float* get(const std::string& name, const std::vector<int64_t>& shape);
+  const int8_t* get_i8(const std::string& name, const std::vector<int64_t>& shape);
+  // The stored dtype of a tensor (throws when it is missing).
+  DType dtype(const std::string& name) const;
   bool has(const std::string& name) const { return index_.count(name) != 0; }
   std::vector<std::string> unused() const;
   size_t bytes() const { return block_.size(); }
@@ -34,13 +42,34 @@ class WeightStore {
   std::map<std::string, Entry> index_;
 };
 
-// y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout.
+// y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w) or int8 (q, scale).
 struct Linear {
-  const float* w = nullptr;  // (out, in)
-  const float* b = nullptr;  // (out) or nullptr
+  const float* w = nullptr;      // (out, in), or nullptr when int8
+  const float* b = nullptr;      // (out) or nullptr
   int out = 0, in = 0;
+  const int8_t* q = nullptr;     // (out, in) int8
+  const float* scale = nullptr;  // (out): W[o][i] = scale[o] * q[o][i]
+  bool int8() const { return q != nullptr; }
 };
 Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, bool bias);
+// Threaded over the pool when it pays (threads.h); linear_serial never is.
 void linear(float* y, const Linear& l, const float* x, int M);
+void linear_serial(float* y, const Linear& l, const float* x, int M);
+
+// An embedding table (rows, dim), fp32 (w) or int8 per row (q, scale).
+struct Embedding {
+  const float* w = nullptr;
+  const int8_t* q = nullptr;
+  const float* scale = nullptr;
+  int rows = 0, dim = 0;
+  bool int8() const { return q != nullptr; }
+};
+Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int dim);
+// out (n, dim) = table[ids[i]] * mult.
+void embedding(float* out, const Embedding& table, const int* ids, int n, float mult = 1.f);
+
+// fp32 copies of an int8 matrix (for backends without int8 kernels).
+std::vector<float> dequantize(const Linear& l);
+std::vector<float> dequantize(const Embedding& e);
 
 }  // namespace attnlite

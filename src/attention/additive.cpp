@@ -30,7 +30,7 @@ void additive_attention_projected(float* out, float* attn, const AdditiveAttenti
       for (int j = 0; j < Tk; ++j) {
         K.add(feat, qp + ((long)b * Tq + i) * Hd, kp + ((long)b * Tk + j) * Hd, Hd);
         K.tanh(feat, Hd);
-        K.linear(attn + ((long)b * Tq + i) * Tk + j, feat, w.w_v.w, nullptr, 1, 1, Hd);
+        linear_serial(attn + ((long)b * Tq + i) * Tk + j, w.w_v, feat, 1);
       }
   masked_softmax(attn, B, Tq, Tk, vl);
   for (int b = 0; b < B; ++b)

@@ -2,6 +2,10 @@
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 
+#if defined(__wasm_simd128__)
+#include "cpu/wasm/linear_i8_simd128.h"
+#endif
+
 namespace attnlite::ops {
 
 #if defined(ATTNLITE_HAVE_SIMD)
@@ -9,7 +13,22 @@ const Kernels* simd_kernels_impl();  // src/cpu/simd/kernels_simd.cpp
 #endif
 
 const Kernels* simd_kernels() {
+#if defined(__wasm_simd128__)
+  // WebAssembly: the SIMDe tables when built in, else the scalar fp32 kernels (faster than
+  // SIMDe's emulation under SIMD128, bench/RESULTS-wasm.md); the int8 linear layer is the
+  // native SIMD128 kernel either way.
+  static const Kernels k = [] {
 #if defined(ATTNLITE_HAVE_SIMD)
+    Kernels t = *simd_kernels_impl();
+#else
+    Kernels t = scalar_kernels();
+    t.name = "scalar+simd128-i8";
+#endif
+    t.linear_i8 = wasm::linear_i8;
+    return t;
+  }();
+  return &k;
+#elif defined(ATTNLITE_HAVE_SIMD)
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (!ok) return nullptr;

@@ -20,6 +20,20 @@ void linear(float* y, const float* x, const float* w, const float* b, int M, int
   }
 }
 
+void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+               int M, int N, int K) {
+  for (int m = 0; m < M; ++m) {
+    const float* xr = x + (long)m * K;
+    float* yr = y + (long)m * N;
+    for (int n = 0; n < N; ++n) {
+      const int8_t* qr = q + (long)n * K;
+      float s = 0.f;
+      for (int k = 0; k < K; ++k) s += xr[k] * (float)qr[k];
+      yr[n] = b ? s * scale[n] + b[n] : s * scale[n];
+    }
+  }
+}
+
 void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
              int K, float alpha) {
   for (int m = 0; m < M; ++m)
@@ -90,7 +104,7 @@ void sigmoid(float* x, int n) {
 }  // namespace
 
 const Kernels& scalar_kernels() {
-  static const Kernels k{"scalar", linear, gemm_nt, gemm_nn, softmax_rows,
+  static const Kernels k{"scalar", linear, linear_i8, gemm_nt, gemm_nn, softmax_rows,
                          layer_norm, add,   relu,    tanh_,   sigmoid};
   return k;
 }

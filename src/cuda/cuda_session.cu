@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "attnlite/error.h"
 #include "attnlite/model.h"
@@ -72,7 +73,7 @@ void visit_weights(TransformerWeights& w, const TransformerConfig& c, F&& f) {
     f(n.gamma, (size_t)n.n);
     f(n.beta, (size_t)n.n);
   };
-  f(w.enc_embedding, (size_t)c.src_vocab_size * H);
+  f(w.enc_embedding.w, (size_t)c.src_vocab_size * H);
   for (auto& e : w.enc) {
     mha(e.attention);
     norm(e.addnorm1);
@@ -80,7 +81,7 @@ void visit_weights(TransformerWeights& w, const TransformerConfig& c, F&& f) {
     lin(e.ffn.dense2);
     norm(e.addnorm2);
   }
-  f(w.dec_embedding, (size_t)c.tgt_vocab_size * H);
+  f(w.dec_embedding.w, (size_t)c.tgt_vocab_size * H);
   for (auto& d : w.dec) {
     mha(d.attention1);
     norm(d.addnorm1);
@@ -213,6 +214,30 @@ struct Session::Impl {
 
   void upload_weights() {
     dw = m.tw;
+    // int8 weights go up as fp32 (cuBLAS SGEMM): dequantized copies on the host, freed
+    // once they are on the device.
+    std::vector<std::vector<float>> host;
+    auto fp32 = [&](auto& t) {
+      if (!t.int8()) return;
+      host.push_back(dequantize(t));
+      t.w = host.back().data();
+      t.q = nullptr;
+      t.scale = nullptr;
+    };
+    fp32(dw.enc_embedding);
+    fp32(dw.dec_embedding);
+    for (auto& e : dw.enc) {
+      for (Linear* l : {&e.attention.W_q, &e.attention.W_k, &e.attention.W_v, &e.attention.W_o,
+                        &e.ffn.dense1, &e.ffn.dense2})
+        fp32(*l);
+    }
+    for (auto& d : dw.dec) {
+      for (Linear* l : {&d.attention1.W_q, &d.attention1.W_k, &d.attention1.W_v,
+                        &d.attention1.W_o, &d.attention2.W_q, &d.attention2.W_k,
+                        &d.attention2.W_v, &d.attention2.W_o, &d.ffn.dense1, &d.ffn.dense2})
+        fp32(*l);
+    }
+    fp32(dw.dense);
     size_t total = 0;
     visit_weights(dw, c, [&](const float*&, size_t n) { total += (n + 63) / 64 * 64; });
     total += ((size_t)P_rows * H + 63) / 64 * 64;
@@ -288,7 +313,7 @@ struct Session::Impl {
     }
     const int R = n * S;
     // X = pos_encoding(embedding(X) * sqrt(H)), positions 0..S-1
-    embed_positions(x, dw.enc_embedding, P, d_src, R, S, H, /*pos=*/-1, std::sqrt((float)H), stream);
+    embed_positions(x, dw.enc_embedding.w, P, d_src, R, S, H, /*pos=*/-1, std::sqrt((float)H), stream);
     for (int l = 0; l < L; ++l) {
       const EncoderBlockW& w = dw.enc[(size_t)l];
       lin(q, w.attention.W_q, x, R);
@@ -316,7 +341,7 @@ struct Session::Impl {
     std::memcpy(h_tok, tokens, sizeof(int) * (size_t)n);
     ok(cudaMemcpyAsync(d_tok, h_tok, sizeof(int) * n, cudaMemcpyHostToDevice, stream), "copy tokens");
     float *y = a, *z = k;  // the encoder's buffers, free now (n rows <= B * S)
-    embed_positions(x, dw.dec_embedding, P, d_tok, n, 1, H, pos, std::sqrt((float)H), stream);
+    embed_positions(x, dw.dec_embedding.w, P, d_tok, n, 1, H, pos, std::sqrt((float)H), stream);
     for (int l = 0; l < L; ++l) {
       const DecoderBlockW& w = dw.dec[(size_t)l];
       float* ck = cache_k + (long)l * B * T * H;

@@ -10,7 +10,7 @@ Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers) {
   Seq2SeqEncoderW w;
-  w.embedding = ws.get(prefix + "embedding.weight", {vocab_size, embed_size});
+  w.embedding = bind_embedding(ws, prefix + "embedding.weight", vocab_size, embed_size);
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
   return w;
 }
@@ -22,7 +22,7 @@ void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, co
   // X = embedding(X).permute(1, 0, 2): time-major rows (t, b)
   float* x = scratch.floats((size_t)S * B * E);
   for (int t = 0; t < S; ++t)
-    for (int b = 0; b < B; ++b) embedding(x + ((long)t * B + b) * E, w.embedding, E, &src[b * S + t], 1);
+    for (int b = 0; b < B; ++b) embedding(x + ((long)t * B + b) * E, w.embedding, &src[b * S + t], 1);
   std::memset(h, 0, sizeof(float) * L * B * Hh);
   if (c) std::memset(c, 0, sizeof(float) * L * B * Hh);
   rnn_forward(out, h, c, w.rnn, x, S, B, scratch);
@@ -33,7 +33,7 @@ BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
   const int Hh = c.num_hiddens, E = c.embed_size;
   w.encoder = bind_seq2seq_encoder(ws, "encoder.", c.cell, c.src_vocab_size, E, Hh, c.num_layers);
   w.attention = bind_additive_attention(ws, "decoder.attention.", Hh, Hh, Hh);
-  w.dec_embedding = ws.get("decoder.embedding.weight", {c.tgt_vocab_size, E});
+  w.dec_embedding = bind_embedding(ws, "decoder.embedding.weight", c.tgt_vocab_size, E);
   w.dec_rnn = bind_rnn(ws, "decoder.rnn.", c.cell, E + Hh, Hh, c.num_layers);
   w.dense = bind_linear(ws, "decoder.dense", Hh, c.tgt_vocab_size, true);
   return w;
@@ -67,7 +67,7 @@ void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
   // x = cat(context, embedding(token))
   for (int b = 0; b < B; ++b) {
     std::memcpy(x + (long)b * (Hh + E), ctx + (long)b * Hh, sizeof(float) * Hh);
-    embedding(x + (long)b * (Hh + E) + Hh, w.dec_embedding, E, &tokens[b], 1);
+    embedding(x + (long)b * (Hh + E) + Hh, w.dec_embedding, &tokens[b], 1);
   }
   rnn_step(st.h, st.c, w.dec_rnn, x, B, scratch);
   linear(logits, w.dense, st.h + (long)(L - 1) * B * Hh, B);

@@ -92,11 +92,11 @@ TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c)
   TransformerWeights w;
   const int H = c.num_hiddens;
   const std::vector<int64_t> norm{H};
-  w.enc_embedding = ws.get("encoder.embedding.weight", {c.src_vocab_size, H});
+  w.enc_embedding = bind_embedding(ws, "encoder.embedding.weight", c.src_vocab_size, H);
   for (int l = 0; l < c.num_layers; ++l)
     w.enc.push_back(bind_encoder_block(ws, "encoder.blks.block" + std::to_string(l) + ".", H,
                                        c.ffn_num_hiddens, c.num_heads, c.use_bias, norm));
-  w.dec_embedding = ws.get("decoder.embedding.weight", {c.tgt_vocab_size, H});
+  w.dec_embedding = bind_embedding(ws, "decoder.embedding.weight", c.tgt_vocab_size, H);
   for (int l = 0; l < c.num_layers; ++l)
     w.dec.push_back(bind_decoder_block(ws, "decoder.blks.block" + std::to_string(l) + ".", H,
                                        c.ffn_num_hiddens, c.num_heads, c.use_bias, norm));
@@ -111,7 +111,7 @@ void transformer_encode(float* enc_out, const AttnOut* attn, const TransformerWe
   const int H = c.num_hiddens;
   float* x = scratch.floats((size_t)B * S * H);
   // X = pos_encoding(embedding(X) * sqrt(H))
-  embedding(x, w.enc_embedding, H, src, B * S, std::sqrt((float)H));
+  embedding(x, w.enc_embedding, src, B * S, std::sqrt((float)H));
   add_positional_encoding(x, P, B, S, H);
   for (int l = 0; l < c.num_layers; ++l) {
     float* out = l == c.num_layers - 1 ? enc_out : x;
@@ -127,7 +127,7 @@ void transformer_decode(float* logits, const DecoderAttnOut* attn, const Transfo
   ArenaScope scope(scratch);
   const int H = c.num_hiddens;
   float* x = scratch.floats((size_t)B * Tn * H);
-  embedding(x, w.dec_embedding, H, tokens, B * Tn, std::sqrt((float)H));
+  embedding(x, w.dec_embedding, tokens, B * Tn, std::sqrt((float)H));
   add_positional_encoding(x, P, B, Tn, H, pos);
   for (int l = 0; l < c.num_layers; ++l)
     decoder_block(x, attn ? attn[l] : DecoderAttnOut{}, w.dec[l], x, B, Tn, t0, causal,

@@ -17,7 +17,7 @@ struct BahdanauConfig {
 };
 
 struct Seq2SeqEncoderW {
-  const float* embedding = nullptr;  // (V_src, E)
+  Embedding embedding;               // (V_src, E)
   RNNW rnn;
 };
 Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, RNNW::Cell cell,
@@ -32,7 +32,7 @@ void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, co
 struct BahdanauWeights {
   Seq2SeqEncoderW encoder;
   AdditiveAttentionW attention;      // key/query/hidden sizes all Hh
-  const float* dec_embedding = nullptr;  // (V_tgt, E)
+  Embedding dec_embedding;               // (V_tgt, E)
   RNNW dec_rnn;                      // input E + Hh (context first, then embedding)
   Linear dense;                      // (V_tgt, Hh)
 };

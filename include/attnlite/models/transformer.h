@@ -77,9 +77,9 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockW& w,
                    const ValidLens& src_vl, Arena& scratch);
 
 struct TransformerWeights {
-  const float* enc_embedding = nullptr;  // (V_src, H)
+  Embedding enc_embedding;               // (V_src, H)
   std::vector<EncoderBlockW> enc;
-  const float* dec_embedding = nullptr;  // (V_tgt, H)
+  Embedding dec_embedding;               // (V_tgt, H)
   std::vector<DecoderBlockW> dec;
   Linear dense;                          // (V_tgt, H)
 };

@@ -5,6 +5,7 @@
 //
 // Legend: M, N, K matrix sizes; ld* leading dimensions (row strides, in floats).
 #pragma once
+#include <cstdint>
 
 namespace attnlite::ops {
 
@@ -12,6 +13,10 @@ struct Kernels {
   const char* name;
   // y (M,N) = x (M,K) · wᵀ + b, w (N,K) as nn.Linear.weight, b (N) or nullptr.
   void (*linear)(float* y, const float* x, const float* w, const float* b, int M, int N, int K);
+  // The same with int8 weights, one fp32 scale per output feature (symmetric, per output
+  // channel): y (M,N) = x (M,K) · (scale ⊙ q)ᵀ + b, q (N,K) int8, scale (N).
+  void (*linear_i8)(float* y, const float* x, const int8_t* q, const float* scale,
+                    const float* b, int M, int N, int K);
   // c (M,N) = alpha · a (M,K) · bᵀ, b (N,K); strided rows.
   void (*gemm_nt)(float* c, int ldc, const float* a, int lda, const float* b, int ldb,
                   int M, int N, int K, float alpha);

@@ -10,6 +10,9 @@
 //    is read in place, rows broadcast element by element, M blocked by 1020 rows. K is
 //    split into nearly equal blocks; the first block writes C = alpha·acc + bias, the
 //    others accumulate into C.
+//  * linear_i8 (int8 weights, fp32 scale per output feature): the same two paths; the
+//    blocked one dequantizes w while packing its panel, the GEMV one widens 8 int8 weights
+//    to floats per vector.
 //  * Dot-product GEMV (M ≤ 3, nt layout: step-by-step decoding): every output is a dot
 //    product of a row of x with a row of w, both contiguous in K. 8 (M = 1) or 4 (M = 2, 3)
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
@@ -182,10 +185,39 @@ void pack_nn(float* p, const float* b, long ldb, int nr, int kc) {
   }
 }
 
-// C = alpha · A · op(B) (+ bias), op(B) = Bᵀ with B (N,K) when NT, else B (K,N). K ≥ 1.
-template <bool NT>
-void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
-                  int N, int K, float alpha, const float* bias) {
+// P[k][j] = scale[j] · Q[j][k] for j < nr (int8 rows of stride ldq), 0 for nr ≤ j < NR:
+// the int8 weights dequantized while they are packed, so the fp32 micro-kernel does the rest.
+void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr, int kc) {
+  if (nr == NR) {
+    int k = 0;
+    for (; k + kW <= kc; k += kW) {
+      for (int h = 0; h < NR; h += kW) {
+        v8 r[8];
+        for (int i = 0; i < 8; ++i) {
+          const simde__m128i b8 = simde_mm_loadl_epi64(
+              reinterpret_cast<const simde__m128i*>(q + (h + i) * ldq + k));
+          r[i] = simde_mm256_mul_ps(simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(b8)),
+                                    v_set(scale[h + i]));
+        }
+        transpose8(r);
+        for (int i = 0; i < 8; ++i) simde_mm256_store_ps(p + (long)(k + i) * NR + h, r[i]);
+      }
+    }
+    for (; k < kc; ++k)
+      for (int j = 0; j < NR; ++j) p[(long)k * NR + j] = scale[j] * (float)q[j * ldq + k];
+  } else {
+    for (int j = 0; j < nr; ++j)
+      for (int k = 0; k < kc; ++k) p[(long)k * NR + j] = scale[j] * (float)q[j * ldq + k];
+    for (int k = 0; k < kc; ++k)
+      for (int j = nr; j < NR; ++j) p[(long)k * NR + j] = 0.f;
+  }
+}
+
+// C = alpha · A · op(B) (+ bias), K ≥ 1. pack(panel, n0, k0, nr, kc) fills the panel with
+// op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns.
+template <typename Pack>
+void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
+                       float alpha, const float* bias, Pack pack) {
   alignas(64) float panel[KC * NR];
   // K blocks of nearly equal size, at most KC (a multiple of 8 except the last).
   const int nkb = (K + KC - 1) / KC;
@@ -197,10 +229,7 @@ void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, 
       const int mc = imin(MC, M - m0);
       for (int n0 = 0; n0 < N; n0 += NR) {
         const int nr = imin(NR, N - n0);
-        if (NT)
-          pack_nt(panel, b + n0 * ldb + k0, ldb, nr, kc);
-        else
-          pack_nn(panel, b + k0 * ldb + n0, ldb, nr, kc);
+        pack(panel, n0, k0, nr, kc);
         const float* bn = first && bias ? bias + n0 : nullptr;
         for (int m = m0; m < m0 + mc; m += MR) {
           const float* am = a + m * lda + k0;
@@ -217,6 +246,19 @@ void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, 
       }
     }
   }
+}
+
+// C = alpha · A · op(B) (+ bias), op(B) = Bᵀ with B (N,K) when NT, else B (K,N). K ≥ 1.
+template <bool NT>
+void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
+                  int N, int K, float alpha, const float* bias) {
+  gemm_blocked_with(c, ldc, a, lda, M, N, K, alpha, bias,
+                    [b, ldb](float* p, int n0, int k0, int nr, int kc) {
+                      if (NT)
+                        pack_nt(p, b + n0 * ldb + k0, ldb, nr, kc);
+                      else
+                        pack_nn(p, b + k0 * ldb + n0, ldb, nr, kc);
+                    });
 }
 
 // R rows of A times C rows of B (both contiguous in K): C[r][j] = alpha·dot + bias[j].
@@ -283,10 +325,81 @@ void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, l
   }
 }
 
+// Int8 GEMV: R rows of x times C int8 rows of q: y[r][j] = scale[j]·dot + bias[j]. Eight
+// int8 weights are widened to 8 floats per vector; w is streamed once, 4x fewer bytes than
+// fp32, which is what step-by-step decoding is bound by.
+template <int R, int C>
+inline void dot_tile_i8(const float* x, long ldx, const int8_t* q, long ldq, const float* scale,
+                        int K, float* y, long ldy, const float* bias) {
+  v8 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_setzero_ps();
+  int k = 0;
+  for (; k + kW <= K; k += kW) {
+    v8 xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = simde_mm256_loadu_ps(x + r * ldx + k);
+    for (int j = 0; j < C; ++j) {
+      const simde__m128i b8 =
+          simde_mm_loadl_epi64(reinterpret_cast<const simde__m128i*>(q + j * ldq + k));
+      const v8 wv = simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(b8));
+      for (int r = 0; r < R; ++r) acc[r][j] = simde_mm256_fmadd_ps(xv[r], wv, acc[r][j]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(32) float out[C < 4 ? 4 : C];
+    if constexpr (C == 1) {
+      out[0] = hsum(acc[r][0]);
+    } else {
+      for (int j = 0; j < C; j += 4)
+        simde_mm_store_ps(out + j, hsum4(acc[r][j], acc[r][j + 1], acc[r][j + 2], acc[r][j + 3]));
+    }
+    const float* xr = x + r * ldx;
+    for (int j = 0; j < C; ++j) {
+      const int8_t* qj = q + j * ldq;
+      float s = out[j];
+      for (int kk = k; kk < K; ++kk) s += xr[kk] * (float)qj[kk];
+      y[r * ldy + j] = bias ? s * scale[j] + bias[j] : s * scale[j];
+    }
+  }
+}
+
+template <int R>
+void gemv_rows_i8(float* y, const float* x, const int8_t* q, const float* scale,
+                  const float* bias, int N, int K) {
+  int n = 0;
+  if constexpr (R == 1)
+    for (; n + 8 <= N; n += 8)
+      dot_tile_i8<R, 8>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
+  for (; n + 4 <= N; n += 4)
+    dot_tile_i8<R, 4>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
+  for (; n < N; ++n)
+    dot_tile_i8<R, 1>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
+}
+
 }  // namespace
 
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K) {
   gemm_nt_any(y, N, x, K, w, K, M, N, K, 1.f, b);
+}
+
+void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+               int M, int N, int K) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) y[(long)m * N + n] = b ? b[n] : 0.f;
+    return;
+  }
+  switch (M) {
+    case 1: gemv_rows_i8<1>(y, x, q, scale, b, N, K); return;
+    case 2: gemv_rows_i8<2>(y, x, q, scale, b, N, K); return;
+    case 3: gemv_rows_i8<3>(y, x, q, scale, b, N, K); return;
+    default:
+      gemm_blocked_with(y, N, x, K, M, N, K, 1.f, b,
+                        [q, scale, K](float* p, int n0, int k0, int nr, int kc) {
+                          pack_nt_i8(p, q + (long)n0 * K + k0, K, scale + n0, nr, kc);
+                        });
+  }
 }
 
 void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,

@@ -8,6 +8,7 @@ namespace attnlite::ops {
 const Kernels* simd_kernels_impl() {
   static const Kernels k{"simd",
                          simd::linear,
+                         simd::linear_i8,
                          simd::gemm_nt,
                          simd::gemm_nn,
                          simd::softmax_rows,

@@ -3,11 +3,14 @@
 // Plain declarations only: safe to include anywhere, but only the SIMD translation units
 // define them.
 #pragma once
+#include <cstdint>
 
 namespace attnlite::ops::simd {
 
 // gemm_simd.cpp
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K);
+void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+               int M, int N, int K);
 void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
              int K, float alpha);
 void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
