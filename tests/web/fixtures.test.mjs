@@ -1,6 +1,8 @@
 // The WASM module against PyTorch: tests/fixtures/translate_*.safetensors hold the book's
 // predict_seq2seq outputs for 54 sentences (tools/make_translation_fixtures.py): tokens,
-// steps and every attention weight, which must agree within 1e-5.
+// steps and every attention weight, which must agree within 1e-5. The int8 models
+// (tools/make_int8_fixtures.py) run under both kernel tables: scalar, and the one with the
+// native SIMD128 int8 kernel.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,9 +30,16 @@ function readSafetensors(path) {
   return { tensors, meta };
 }
 
+const models = join(root, 'models'), fixtures = join(root, 'tests', 'fixtures');
 const FIXTURES = [
-  { kind: 'transformer', file: 'translate_transformer.safetensors', model: 'transformer-d2l.safetensors' },
-  { kind: 'bahdanau', file: 'translate_bahdanau.safetensors', model: 'bahdanau-d2l.safetensors' },
+  { kind: 'transformer', file: 'translate_transformer.safetensors', model: join(models, 'transformer-d2l.safetensors') },
+  { kind: 'bahdanau', file: 'translate_bahdanau.safetensors', model: join(models, 'bahdanau-d2l.safetensors') },
+  ...['scalar', 'simd'].flatMap((backend) => [
+    { kind: 'transformer', file: 'translate_int8_transformer.safetensors', backend,
+      model: join(fixtures, 'transformer-d2l-int8.safetensors') },
+    { kind: 'bahdanau', file: 'translate_int8_bahdanau.safetensors', backend,
+      model: join(fixtures, 'bahdanau-d2l-int8.safetensors') },
+  ]),
 ];
 
 let al;
@@ -39,13 +48,18 @@ before(async () => {
 });
 
 for (const fx of FIXTURES) {
-  const path = join(root, 'tests', 'fixtures', fx.file);
-  const present = existsSync(path) && existsSync(join(root, 'models', fx.model));
-  test(`${fx.file}: tokens and attention weights of PyTorch's predict_seq2seq`, { skip: !present && `${fx.file} is not here` }, () => {
+  const path = join(fixtures, fx.file);
+  const present = existsSync(path) && existsSync(fx.model);
+  const label = fx.backend ? `${fx.file} (${fx.backend} kernels)` : fx.file;
+  test(`${label}: tokens and attention weights of PyTorch's predict_seq2seq`, { skip: !present && `${fx.file} is not here` }, () => {
     const { tensors: T, meta } = readSafetensors(path);
     const sentences = JSON.parse(meta.sentences);
     const modes = JSON.parse(meta.modes);
-    const m = al.loadModel(readFileSync(join(root, 'models', fx.model)));
+    if (fx.backend) {
+      al.setBackend(fx.backend);
+      if (fx.backend === 'simd') assert.match(al.backend, /simd/);
+    }
+    const m = al.loadModel(readFileSync(fx.model));
     let compared = 0;
     for (const mode of modes) {
       // Transformer: `pos` is attnlite's default, `d2l` the book's position 0 at every step.
@@ -87,5 +101,6 @@ for (const fx of FIXTURES) {
     }
     assert.ok(compared > 1000, `compared ${compared} weights`);
     m.free();
+    if (fx.backend) al.setBackend('simd');
   });
 }
