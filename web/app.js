@@ -5,7 +5,9 @@ import { Attnlite } from './attnlite-api.mjs';
 const $ = (id) => document.getElementById(id);
 
 // The shipped models, fetched relative to this page (web/models is a link to ../models).
+// The first one present is loaded; those whose file is missing are listed, disabled.
 const MODELS = [
+  { name: 'transformer-fra', label: 'Transformer, whole corpus (int8)' },
   { name: 'transformer-d2l', label: 'Transformer (d2l 10.7)' },
   { name: 'bahdanau-d2l', label: 'Bahdanau GRU (d2l 10.4)' },
 ];
@@ -74,6 +76,8 @@ function useModel(model, name) {
     `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} steps`;
   $('translate').disabled = false;
   $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
+  for (const o of $('beam').options) o.disabled = Number(o.value) > model.maxBeam;
+  if (Number($('beam').value) > model.maxBeam) $('beam').value = String(model.maxBeam);
   state.result = null;
   state.view.layer = 0;
   state.view.head = 0;
@@ -120,7 +124,12 @@ function translate() {
   const sentence = $('sentence').value;
   try {
     if (!sentence.trim()) throw new Error('Type an English sentence first (the input is empty).');
-    const r = state.model.translate(sentence, { d2lCompat: $('d2l-compat').checked });
+    const a = $('alpha').value.trim();
+    const r = state.model.translate(sentence, {
+      d2lCompat: $('d2l-compat').checked,
+      beam: Number($('beam').value),
+      alpha: a === '' ? NaN : Number(a),  // the library says what is wrong with a bad value
+    });
     state.result = r;
     state.translations += 1;
     document.body.dataset.translations = String(state.translations);
@@ -156,10 +165,35 @@ function showResult(r) {
   });
   $('result-info').textContent = `${r.steps} decoding step${r.steps > 1 ? 's' : ''}` +
     (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
-    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'} · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` +
+    (r.beam > 1 ? ` · beam ${r.beam}, α ${r.alpha}` : ' · greedy') +
+    ` · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+  showNBest(r);
   $('attention-card').hidden = false;
   syncControls();
   drawAttention();
+}
+
+// The beam's hypotheses, best first, with their scores (beam > 1 only). The attention
+// maps below show the first, the translation above.
+function showNBest(r) {
+  const box = $('nbest-box'), list = $('nbest');
+  list.textContent = '';
+  box.hidden = r.beam <= 1;
+  if (box.hidden) return;
+  $('nbest-caption').textContent = r.alpha
+    ? `score = log p / length^${r.alpha}`
+    : 'score = log p (summed log-probabilities)';
+  r.nbest.forEach((h, i) => {
+    const li = document.createElement('li');
+    li.className = i === 0 ? 'best' : '';
+    li.dataset.score = String(h.score);
+    li.title = `log p ${h.logp.toFixed(4)} · length ${h.length}${h.eos ? ' with <eos>' : ', stopped at the step limit'}`;
+    li.innerHTML = '<span class="hyp"></span><span class="score"></span>';
+    li.querySelector('.hyp').textContent = h.text || '(nothing before <eos>)';
+    li.querySelector('.score').textContent = `${h.score.toFixed(4)}${h.eos ? '' : ' · no <eos>'}`;
+    list.append(li);
+  });
 }
 
 // ---- attention maps ----
@@ -385,6 +419,8 @@ function wire() {
     translate();
   });
   $('d2l-compat').addEventListener('change', translate);
+  $('beam').addEventListener('change', translate);
+  $('alpha').addEventListener('change', translate);
   $('model').addEventListener('change', (e) => {
     const v = e.target.value;
     if (!v.startsWith('file:')) loadShipped(v);
