@@ -62,9 +62,7 @@ async function probeModels() {
     m.option = opt;
   }));
   for (const m of MODELS) sel.append(m.option);
-  const first = MODELS.find((m) => !m.option.disabled);
-  if (first) sel.value = first.name;
-  return first?.name;
+  return MODELS.filter((m) => !m.option.disabled).map((m) => m.name);
 }
 
 function useModel(model, name) {
@@ -84,6 +82,7 @@ function useModel(model, name) {
   state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
 }
 
+// Returns the error message, or '' once the model is in use.
 async function loadShipped(name) {
   setState('busy');
   try {
@@ -91,11 +90,14 @@ async function loadShipped(name) {
     if (!r.ok) throw new Error(`models/${name}.safetensors: HTTP ${r.status}`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     useModel(state.al.loadModel(bytes), name);
+    $('model').value = name;
     clearError();
     translate();
+    return '';
   } catch (e) {
     showError(`Could not load the model ${name}: ${e.message}`);
     setState('error');
+    return e.message;
   }
 }
 
@@ -479,14 +481,25 @@ async function main() {
     return;
   }
   drawNW();
-  const first = await probeModels();
-  if (!first) {
+  const available = await probeModels();
+  if (!available.length) {
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
     $('model-info').textContent = 'No model loaded.';
     setState('error');
     return;
   }
-  await loadShipped(first);
+  // The first model that loads: one this build cannot read is marked and the next tried.
+  const failed = [];
+  for (const name of available) {
+    const err = await loadShipped(name);
+    if (!err) break;
+    failed.push(`${name} (${err})`);
+    const opt = MODELS.find((m) => m.name === name).option;
+    opt.disabled = true;
+    opt.textContent += ' (could not load)';
+  }
+  if (failed.length && state.model) showError(`Could not load ${failed.join(', ')}; showing ${state.modelName} instead.`, 'warn');
+  else if (!state.model) $('model-info').textContent = 'No model loaded.';
 }
 
 // For the page's tests and for poking at results from the console.

@@ -6,7 +6,7 @@
 // ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -105,23 +105,34 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     assert.equal(firstModel, haveWhole ? WHOLE : 'transformer-d2l');
   });
 
-  // The same page served with the whole-corpus file hidden, and with the book's Transformer
-  // standing in for it: whatever this checkout holds, both cases load and translate.
-  for (const present of [false, true]) {
-    test(`page load with models/${WHOLE}.safetensors ${present ? 'present (a stand-in)' : 'missing'}`, async () => {
-      const files = { [`/models/${WHOLE}.safetensors`]: present ? join(root, 'models', 'transformer-d2l.safetensors') : null };
-      const alt = await serve(join(root, 'web'), 0, { files });
+  // The same page served with the whole-corpus file hidden, with the book's Transformer
+  // standing in for it, and with a file this build cannot load in its place: whatever this
+  // checkout holds, the page loads a model and translates.
+  for (const file of ['missing', 'present', 'unloadable']) {
+    test(`page load with models/${WHOLE}.safetensors ${file}`, async () => {
+      const broken = join(outDir, 'truncated.safetensors');
+      writeFileSync(broken, readFileSync(join(root, 'models', 'transformer-d2l.safetensors')).subarray(0, 100));
+      const stand = { missing: null, present: join(root, 'models', 'transformer-d2l.safetensors'), unloadable: broken };
+      const alt = await serve(join(root, 'web'), 0, { files: { [`/models/${WHOLE}.safetensors`]: stand[file] } });
       const p = await browser.newPage();
       const errors = [];
       p.on('pageerror', (e) => errors.push(e.message));
       try {
         await p.goto(alt.url);
         await p.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
-        assert.equal(await p.inputValue('#model'), present ? WHOLE : 'transformer-d2l');
-        assert.equal(await p.locator(`#model option[value=${WHOLE}]`).isDisabled(), !present);
-        assert.match(await p.textContent('#model-info'), new RegExp(`^${present ? WHOLE : 'transformer-d2l'}: Transformer`));
+        const used = file === 'present' ? WHOLE : 'transformer-d2l';
+        assert.equal(await p.inputValue('#model'), used);
+        const opt = p.locator(`#model option[value=${WHOLE}]`);
+        assert.equal(await opt.isDisabled(), file !== 'present');
+        assert.match(await p.textContent('#model-info'), new RegExp(`^${used}: Transformer`));
         assert.equal(await p.textContent('#output-text'), 'je suis chez moi .');
-        assert.equal(await p.isHidden('#error'), true);
+        if (file === 'unloadable') {
+          assert.match(await opt.textContent(), /\(could not load\)$/);
+          assert.match(await p.textContent('#error'), /^Could not load transformer-fra \(invalid safetensors file.*showing transformer-d2l instead\.$/);
+          assert.equal(await p.getAttribute('#error', 'class'), 'error warn');
+        } else {
+          assert.equal(await p.isHidden('#error'), true);
+        }
         assert.deepEqual(errors, []);
       } finally {
         await p.close();
