@@ -5,7 +5,9 @@ import { Attnlite } from './attnlite-api.mjs';
 const $ = (id) => document.getElementById(id);
 
 // The shipped models, fetched relative to this page (web/models is a link to ../models).
+// The first one present is loaded; those whose file is missing are listed, disabled.
 const MODELS = [
+  { name: 'transformer-fra', label: 'Transformer, whole corpus (int8)' },
   { name: 'transformer-d2l', label: 'Transformer (d2l 10.7)' },
   { name: 'bahdanau-d2l', label: 'Bahdanau GRU (d2l 10.4)' },
 ];
@@ -60,9 +62,7 @@ async function probeModels() {
     m.option = opt;
   }));
   for (const m of MODELS) sel.append(m.option);
-  const first = MODELS.find((m) => !m.option.disabled);
-  if (first) sel.value = first.name;
-  return first?.name;
+  return MODELS.filter((m) => !m.option.disabled).map((m) => m.name);
 }
 
 function useModel(model, name) {
@@ -74,12 +74,15 @@ function useModel(model, name) {
     `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} steps`;
   $('translate').disabled = false;
   $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
+  for (const o of $('beam').options) o.disabled = Number(o.value) > model.maxBeam;
+  if (Number($('beam').value) > model.maxBeam) $('beam').value = String(model.maxBeam);
   state.result = null;
   state.view.layer = 0;
   state.view.head = 0;
   state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
 }
 
+// Returns the error message, or '' once the model is in use.
 async function loadShipped(name) {
   setState('busy');
   try {
@@ -87,11 +90,14 @@ async function loadShipped(name) {
     if (!r.ok) throw new Error(`models/${name}.safetensors: HTTP ${r.status}`);
     const bytes = new Uint8Array(await r.arrayBuffer());
     useModel(state.al.loadModel(bytes), name);
+    $('model').value = name;
     clearError();
     translate();
+    return '';
   } catch (e) {
     showError(`Could not load the model ${name}: ${e.message}`);
     setState('error');
+    return e.message;
   }
 }
 
@@ -120,7 +126,12 @@ function translate() {
   const sentence = $('sentence').value;
   try {
     if (!sentence.trim()) throw new Error('Type an English sentence first (the input is empty).');
-    const r = state.model.translate(sentence, { d2lCompat: $('d2l-compat').checked });
+    const a = $('alpha').value.trim();
+    const r = state.model.translate(sentence, {
+      d2lCompat: $('d2l-compat').checked,
+      beam: Number($('beam').value),
+      alpha: a === '' ? NaN : Number(a),  // the library says what is wrong with a bad value
+    });
     state.result = r;
     state.translations += 1;
     document.body.dataset.translations = String(state.translations);
@@ -156,10 +167,35 @@ function showResult(r) {
   });
   $('result-info').textContent = `${r.steps} decoding step${r.steps > 1 ? 's' : ''}` +
     (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
-    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'} · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` +
+    (r.beam > 1 ? ` · beam ${r.beam}, α ${r.alpha}` : ' · greedy') +
+    ` · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+  showNBest(r);
   $('attention-card').hidden = false;
   syncControls();
   drawAttention();
+}
+
+// The beam's hypotheses, best first, with their scores (beam > 1 only). The attention
+// maps below show the first, the translation above.
+function showNBest(r) {
+  const box = $('nbest-box'), list = $('nbest');
+  list.textContent = '';
+  box.hidden = r.beam <= 1;
+  if (box.hidden) return;
+  $('nbest-caption').textContent = r.alpha
+    ? `score = log p / length^${r.alpha}`
+    : 'score = log p (summed log-probabilities)';
+  r.nbest.forEach((h, i) => {
+    const li = document.createElement('li');
+    li.className = i === 0 ? 'best' : '';
+    li.dataset.score = String(h.score);
+    li.title = `log p ${h.logp.toFixed(4)} · length ${h.length}${h.eos ? ' with <eos>' : ', stopped at the step limit'}`;
+    li.innerHTML = '<span class="hyp"></span><span class="score"></span>';
+    li.querySelector('.hyp').textContent = h.text || '(nothing before <eos>)';
+    li.querySelector('.score').textContent = `${h.score.toFixed(4)}${h.eos ? '' : ' · no <eos>'}`;
+    list.append(li);
+  });
 }
 
 // ---- attention maps ----
@@ -385,6 +421,8 @@ function wire() {
     translate();
   });
   $('d2l-compat').addEventListener('change', translate);
+  $('beam').addEventListener('change', translate);
+  $('alpha').addEventListener('change', translate);
   $('model').addEventListener('change', (e) => {
     const v = e.target.value;
     if (!v.startsWith('file:')) loadShipped(v);
@@ -443,14 +481,25 @@ async function main() {
     return;
   }
   drawNW();
-  const first = await probeModels();
-  if (!first) {
+  const available = await probeModels();
+  if (!available.length) {
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
     $('model-info').textContent = 'No model loaded.';
     setState('error');
     return;
   }
-  await loadShipped(first);
+  // The first model that loads: one this build cannot read is marked and the next tried.
+  const failed = [];
+  for (const name of available) {
+    const err = await loadShipped(name);
+    if (!err) break;
+    failed.push(`${name} (${err})`);
+    const opt = MODELS.find((m) => m.name === name).option;
+    opt.disabled = true;
+    opt.textContent += ' (could not load)';
+  }
+  if (failed.length && state.model) showError(`Could not load ${failed.join(', ')}; showing ${state.modelName} instead.`, 'warn');
+  else if (!state.model) $('model-info').textContent = 'No model loaded.';
 }
 
 // For the page's tests and for poking at results from the console.

@@ -1,11 +1,12 @@
 // The page in a real browser (Debian's Chromium, headless, through playwright-core):
 // translate, read canvas pixels, switch views, hover, download the PNG and decode it, load
-// a corrupted model, and save a screenshot to build/web-test/screenshot.png.
+// a corrupted model, beam search and its n-best list, the model list with and without the
+// whole-corpus model, and save a screenshot to build/web-test/screenshot.png.
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; without one the test is skipped, unless
 // ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,8 +24,12 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 
 const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
 
+// The whole-corpus model is first in the list and loads by default when its file is there.
+const WHOLE = 'transformer-fra';
+const haveWhole = existsSync(join(root, 'models', `${WHOLE}.safetensors`));
+
 describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
-  let browser, page, server, url;
+  let browser, page, server, url, firstModel;
   const pageErrors = [];
 
   before(async () => {
@@ -38,6 +43,12 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.goto(url);
     // The page loads the first shipped model and translates the default sentence.
     await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+    firstModel = await page.inputValue('#model');
+    // The tests below are written for the book's Transformer.
+    if (firstModel !== 'transformer-d2l') {
+      await page.selectOption('#model', 'transformer-d2l');
+      await page.waitForFunction(() => document.body.dataset.translations === '2', null, { timeout: 30000 });
+    }
   });
 
   after(async () => {
@@ -82,6 +93,51 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
       let h = 2166136261;
       for (let i = 0; i < d.length; i += 3) h = Math.imul(h ^ d[i], 16777619);
       return `${c.width}x${c.height}:${h >>> 0}`;
+    });
+  }
+
+  test('the model list starts with the whole-corpus model, loaded when its file is there', async () => {
+    const options = await page.$$eval('#model option', (os) => os.map((o) => ({ value: o.value, text: o.textContent, disabled: o.disabled })));
+    assert.deepEqual(options.slice(0, 3).map((o) => o.value), [WHOLE, 'transformer-d2l', 'bahdanau-d2l']);
+    assert.match(options[0].text, /^Transformer, whole corpus \(int8\)/);
+    assert.equal(options[0].disabled, !haveWhole);
+    assert.equal(options[0].text.endsWith('(not available)'), !haveWhole);
+    assert.equal(firstModel, haveWhole ? WHOLE : 'transformer-d2l');
+  });
+
+  // The same page served with the whole-corpus file hidden, with the book's Transformer
+  // standing in for it, and with a file this build cannot load in its place: whatever this
+  // checkout holds, the page loads a model and translates.
+  for (const file of ['missing', 'present', 'unloadable']) {
+    test(`page load with models/${WHOLE}.safetensors ${file}`, async () => {
+      const broken = join(outDir, 'truncated.safetensors');
+      writeFileSync(broken, readFileSync(join(root, 'models', 'transformer-d2l.safetensors')).subarray(0, 100));
+      const stand = { missing: null, present: join(root, 'models', 'transformer-d2l.safetensors'), unloadable: broken };
+      const alt = await serve(join(root, 'web'), 0, { files: { [`/models/${WHOLE}.safetensors`]: stand[file] } });
+      const p = await browser.newPage();
+      const errors = [];
+      p.on('pageerror', (e) => errors.push(e.message));
+      try {
+        await p.goto(alt.url);
+        await p.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+        const used = file === 'present' ? WHOLE : 'transformer-d2l';
+        assert.equal(await p.inputValue('#model'), used);
+        const opt = p.locator(`#model option[value=${WHOLE}]`);
+        assert.equal(await opt.isDisabled(), file !== 'present');
+        assert.match(await p.textContent('#model-info'), new RegExp(`^${used}: Transformer`));
+        assert.equal(await p.textContent('#output-text'), 'je suis chez moi .');
+        if (file === 'unloadable') {
+          assert.match(await opt.textContent(), /\(could not load\)$/);
+          assert.match(await p.textContent('#error'), /^Could not load transformer-fra \(invalid safetensors file.*showing transformer-d2l instead\.$/);
+          assert.equal(await p.getAttribute('#error', 'class'), 'error warn');
+        } else {
+          assert.equal(await p.isHidden('#error'), true);
+        }
+        assert.deepEqual(errors, []);
+      } finally {
+        await p.close();
+        alt.server.close();
+      }
     });
   }
 
@@ -213,6 +269,58 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.screenshot({ path: join(outDir, 'screenshot-bahdanau.png'), fullPage: true });
     await page.selectOption('#model', 'transformer-d2l');
     await page.waitForFunction(() => document.getElementById('model-info').textContent.startsWith('transformer-d2l'));
+  });
+
+  test("beam 4: the n-best list of i'm home . and the best hypothesis's attention", async () => {
+    assert.equal(await page.inputValue('#beam'), '1');  // greedy by default
+    assert.equal(await page.isHidden('#nbest-box'), true);
+    const greedy = await canvasHash();
+    await page.selectOption('#beam', '4');
+    await translate("i'm home .");
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal(await page.isVisible('#nbest-box'), true);
+    const items = await page.$$eval('#nbest li', (ls) => ls.map((l) => ({
+      text: l.querySelector('.hyp').textContent, shown: l.querySelector('.score').textContent, score: Number(l.dataset.score),
+    })));
+    assert.equal(items.length, 4);
+    for (let i = 1; i < items.length; ++i) assert.ok(items[i].score <= items[i - 1].score, 'sorted by score');
+    for (const it of items) assert.ok(it.shown.startsWith(it.score.toFixed(4)), `${it.shown} shows ${it.score}`);
+    assert.equal(new Set(items.map((i) => i.text)).size, 4);
+    assert.equal(items[0].text, await page.textContent('#output-text'));
+    assert.match(await page.textContent('#result-info'), /beam 4, α 0/);
+    // The attention map is the best hypothesis's, drawn like any other.
+    const r = await page.evaluate(() => {
+      const x = window.attnlitePage.result();
+      return { beam: x.beam, steps: x.steps, text: x.text, best: x.nbest[0].text, n: x.nbest.length };
+    });
+    assert.deepEqual([r.beam, r.n, r.text], [4, 4, r.best]);
+    const { cells, q, k } = await cellColours();
+    assert.equal(q, r.steps);
+    assert.equal(k, 4);
+    const lums = cells.map((c) => lum(c.rgb));
+    assert.ok(Math.max(...lums) - Math.min(...lums) > 100, 'the canvas is drawn');
+    const byWeight = [...cells].sort((a, b) => b.w - a.w);
+    assert.equal(lum(byWeight[0].rgb), Math.min(...lums), 'the largest weight has the darkest cell');
+    // alpha retranslates; a bad alpha is the library's error.
+    let n = await page.evaluate(() => Number(document.body.dataset.translations));
+    await page.fill('#alpha', '0.75');
+    await page.press('#alpha', 'Tab');
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
+    assert.match(await page.textContent('#result-info'), /beam 4, α 0\.75/);
+    assert.equal(await page.locator('#nbest li').count(), 4);
+    await page.screenshot({ path: join(outDir, 'screenshot-beam.png'), fullPage: true });
+    await page.fill('#alpha', '5');
+    await page.press('#alpha', 'Tab');
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error'), /length penalty alpha must be a number in \[0, 2\], got 5/);
+    await page.fill('#alpha', '0');
+    await page.press('#alpha', 'Tab');
+    await page.selectOption('#beam', '1');
+    n = await page.evaluate(() => Number(document.body.dataset.translations));
+    await translate("i'm home .");
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal(await page.isHidden('#nbest-box'), true);
+    assert.equal(await canvasHash(), greedy);
   });
 
   test('the Nadaraya-Watson slider redraws the regression and its weights', async () => {

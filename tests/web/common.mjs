@@ -35,3 +35,22 @@ export function nativeTranslate(modelPath, lines, extra = []) {
   if (p.status !== 0) throw new Error(`native CLI failed (${p.status}): ${p.stderr}`);
   return p.stdout.trim().split('\n').map((l) => JSON.parse(l));
 }
+
+// A minimal safetensors reader for the fixtures (F32 and I64 only, which is all they use):
+// { tensors: { name: { shape, data } }, meta } with F32 as Float32Array, I64 as numbers.
+export function readSafetensors(path) {
+  const b = readFileSync(path);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const meta = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const data = b.subarray(8 + n);
+  const tensors = {};
+  for (const [name, { dtype, shape, data_offsets: [s, e] }] of Object.entries(header)) {
+    const bytes = Uint8Array.prototype.slice.call(data, s, e);  // aligned copy
+    if (dtype === 'F32') tensors[name] = { shape, data: new Float32Array(bytes.buffer) };
+    else if (dtype === 'I64') tensors[name] = { shape, data: Array.from(new BigInt64Array(bytes.buffer), Number) };
+    else throw new Error(`${name}: dtype ${dtype}`);
+  }
+  return { tensors, meta };
+}

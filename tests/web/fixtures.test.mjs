@@ -8,27 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 
-import { loadAttnlite, root } from './common.mjs';
+import { loadAttnlite, readSafetensors, root } from './common.mjs';
 
 const TOL = 1e-5;
-
-// A minimal safetensors reader (F32 and I64 only, which is all the fixtures use).
-function readSafetensors(path) {
-  const b = readFileSync(path);
-  const n = Number(b.readBigUInt64LE(0));
-  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
-  const meta = header.__metadata__ ?? {};
-  delete header.__metadata__;
-  const data = b.subarray(8 + n);
-  const tensors = {};
-  for (const [name, { dtype, shape, data_offsets: [s, e] }] of Object.entries(header)) {
-    const bytes = Uint8Array.prototype.slice.call(data, s, e);  // aligned copy
-    if (dtype === 'F32') tensors[name] = { shape, data: new Float32Array(bytes.buffer) };
-    else if (dtype === 'I64') tensors[name] = { shape, data: Array.from(new BigInt64Array(bytes.buffer), Number) };
-    else throw new Error(`${name}: dtype ${dtype}`);
-  }
-  return { tensors, meta };
-}
 
 const models = join(root, 'models'), fixtures = join(root, 'tests', 'fixtures');
 const FIXTURES = [

@@ -1,6 +1,9 @@
 // A static file server for the page and its tests: 127.0.0.1, a free port, links followed
 // (web/models points at ../models), the MIME types modules and WebAssembly need.
 //   node tests/web/serve.mjs [DIR=web] [PORT=8000]
+// serve(dir, port, { files }): files maps URL paths ('/models/x.safetensors') to a file
+// served in their place, or to null for a 404, whatever dir holds (the browser test
+// shows the page with and without a model that may or may not be in the checkout).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -13,14 +16,16 @@ const TYPES = {
   '.safetensors': 'application/octet-stream', '.svg': 'image/svg+xml',
 };
 
-export function serve(dir, port = 0) {
+export function serve(dir, port = 0, { files = {} } = {}) {
   const base = resolve(dir);
   const server = createServer(async (req, res) => {
     try {
       let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       if (path.endsWith('/')) path += 'index.html';
-      const file = normalize(join(base, path));
-      if (file !== base && !file.startsWith(base + sep)) throw Object.assign(new Error('outside'), { code: 'ENOENT' });
+      const missing = () => Object.assign(new Error('not here'), { code: 'ENOENT' });
+      if (Object.hasOwn(files, path) && files[path] === null) throw missing();
+      const file = Object.hasOwn(files, path) ? resolve(files[path]) : normalize(join(base, path));
+      if (!Object.hasOwn(files, path) && file !== base && !file.startsWith(base + sep)) throw missing();
       const st = await stat(file);
       if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOENT' });
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': st.size,
