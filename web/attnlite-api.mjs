@@ -7,6 +7,9 @@
 //   r.text, r.tokens, r.scores, r.srcTokens, r.attention.encoderSelf[l][h] ...
 //   (Transformer: encoderSelf[l][h] S x S, decoderSelf[l][h] steps x steps, cross[l][h]
 //   steps x S, row-major Float32Arrays; Bahdanau: cross[0][0] only)
+//   const b = m.translate("i'm home .", { beam: 4, alpha: 0.75 });   // beam search
+//   b.nbest: [{ text, score, logp, length, eos, tokenIds, tokens }, ...] best first
+//   (b.text, b.tokens, b.scores and b.attention are those of b.nbest[0])
 //   const img = al.renderHeatmap(r.attention.cross[0][0], { queries: r.steps, keys: r.S });
 //   m.free();
 //
@@ -24,6 +27,9 @@ const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
 // Fields of al_result_int.
 const F = { numTokens: 0, steps: 1, eos: 2, srcLen: 3, srcValid: 4, truncated: 5, numUnknown: 6,
   layers: 7, heads: 8, S: 9, ld: 10 };
+
+// Fields of al_nbest_value.
+const NB = { score: 0, logp: 1, length: 2, eos: 3, numTokens: 4, textBytes: 5 };
 
 const words = (s) => (s ? s.split(' ') : []);
 
@@ -252,6 +258,8 @@ export class Model {
     this.srcVocabSize = m._al_model_src_vocab_size(handle);
     this.tgtVocabSize = m._al_model_tgt_vocab_size(handle);
     this.weightBytes = m._al_model_weight_bytes(handle) >>> 0;
+    this.maxBeam = m._al_model_max_beam(handle);  // 8 (less for target vocabularies under 16)
+    this.workspaceBytes = m._al_model_workspace_bytes(handle) >>> 0;  // the Translator's buffers
   }
 
   _live() {
@@ -265,15 +273,25 @@ export class Model {
     return this.al._withStrings([key], (p) => this.al.mod.UTF8ToString(this.al.mod._al_model_metadata(h, p)));
   }
 
-  // Greedy translation as the book's predict_seq2seq. options.d2lCompat: the book's
-  // position-0-at-every-step decoding; options.maxSteps: 0 = the model's num_steps;
-  // options.attention: false skips the attention weights (result.attention is then null).
+  // Greedy translation as the book's predict_seq2seq, or beam search. options.d2lCompat:
+  // the book's position-0-at-every-step decoding; options.maxSteps: 0 = the model's
+  // num_steps; options.attention: false skips the attention weights (result.attention is
+  // then null); options.beam: beam size, 1 (greedy, the default) to model.maxBeam (8);
+  // options.alpha: length penalty in [0, 2] (default 0), hypotheses are ranked by
+  // logp / length^alpha. result.nbest lists the hypotheses best first (one for greedy);
+  // the rest of the result (text, tokens, scores, steps, eos, attention) is the best one.
   translate(sentence, options = {}) {
     const h = this._live();
     const m = this.al.mod;
     const withAttention = options.attention !== false;
+    const beam = options.beam ?? 1, alpha = options.alpha ?? 0;
+    if (!Number.isInteger(beam))
+      throw new AttnliteError(`beam size must be an integer in [1, ${this.maxBeam}], got ${beam}`);
+    if (typeof alpha !== 'number')
+      throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${alpha}`);
     const ok = this.al._withStrings([String(sentence)],
-      (p) => m._al_translate(h, p, options.d2lCompat ? 1 : 0, options.maxSteps ?? 0, withAttention ? 1 : 0));
+      (p) => m._al_translate(h, p, options.d2lCompat ? 1 : 0, options.maxSteps ?? 0, withAttention ? 1 : 0,
+        beam, alpha));
     if (!ok) throw this.al._error('translation failed');
     const I = (f) => m._al_result_int(h, f);
     const n = I(F.numTokens), steps = I(F.steps), S = I(F.S), ld = I(F.ld);
@@ -290,9 +308,21 @@ export class Model {
       unknown: words(m.UTF8ToString(m._al_result_unknown(h))),
       steps, eos: !!I(F.eos), srcLen: I(F.srcLen), srcValid: I(F.srcValid),
       truncated: !!I(F.truncated), layers: L, heads: NH, S,
-      model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step',
+      model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step', beam, alpha,
     };
-    r.tokens = Array.from(r.tokenIds, (id) => m.UTF8ToString(m._al_tgt_token(h, id)));
+    const token = (id) => m.UTF8ToString(m._al_tgt_token(h, id));
+    r.tokens = Array.from(r.tokenIds, token);
+    r.nbest = [];
+    for (let k = 0, nb = m._al_nbest_size(h); k < nb; ++k) {
+      const V = (f) => m._al_nbest_value(h, k, f);
+      const nt = V(NB.numTokens), tp = m._al_nbest_tokens(h, k) >> 2;
+      const tokenIds = m.HEAP32.slice(tp, tp + nt);
+      r.nbest.push({
+        text: m.UTF8ToString(m._al_nbest_text(h, k), V(NB.textBytes)),
+        score: V(NB.score), logp: V(NB.logp), length: V(NB.length), eos: !!V(NB.eos),
+        tokenIds, tokens: Array.from(tokenIds, token),
+      });
+    }
     if (!withAttention) {
       r.attention = null;
       return r;

@@ -28,6 +28,10 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
     for (int n = 0; n < N; ++n) {
       const int8_t* qr = q + (long)n * K;
       float s = 0.f;
+      // the reference, not a hot path (the SIMD tables have their own): kept small
+#if defined(__clang__)
+#pragma clang loop vectorize(disable) interleave(disable) unroll(disable)
+#endif
       for (int k = 0; k < K; ++k) s += xr[k] * (float)qr[k];
       yr[n] = b ? s * scale[n] + b[n] : s * scale[n];
     }
