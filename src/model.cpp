@@ -65,6 +65,7 @@ std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
   const json c = parse_meta_json(st, "attnlite.config");
   if (!c.is_object()) throw Error("model metadata 'attnlite.config' is not a JSON object");
   m->store_ = WeightStore(st);
+  for (const auto& t : st.tensors()) m->int8_ = m->int8_ || t.dtype == DType::I8;
   if (kind_it->second == "transformer") {
     m->kind = ModelKind::Transformer;
     TransformerConfig& t = m->transformer;

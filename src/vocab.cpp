@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "attnlite/error.h"
@@ -162,6 +163,62 @@ double bleu(std::string_view pred, std::string_view label, int k) {
     score *= std::pow((double)matches / (lp - n + 1), std::pow(0.5, n));
   }
   return score;
+}
+
+namespace {
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> r;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    const size_t b = i;
+    while (i < s.size() && s[i] != ' ') ++i;
+    if (i > b) r.push_back(s.substr(b, i - b));
+  }
+  return r;
+}
+using Ngrams = std::map<std::vector<std::string_view>, int>;
+Ngrams ngrams(const std::vector<std::string_view>& t, int n) {
+  Ngrams g;
+  for (size_t i = 0; i + n <= t.size(); ++i) g[std::vector<std::string_view>(t.begin() + i, t.begin() + i + n)]++;
+  return g;
+}
+}  // namespace
+
+void CorpusBleu::add(std::string_view hypothesis, const std::vector<std::string>& references) {
+  if (references.empty()) throw Error("corpus BLEU: a hypothesis needs at least one reference");
+  const auto h = words(hypothesis);
+  std::vector<std::vector<std::string_view>> refs;
+  for (const auto& r : references) refs.push_back(words(r));
+  const long c = (long)h.size();
+  long best = -1, best_diff = 0;
+  for (const auto& r : refs) {
+    const long len = (long)r.size(), diff = std::labs(len - c);
+    if (best < 0 || diff < best_diff || (diff == best_diff && len < best)) best = len, best_diff = diff;
+  }
+  hyp_len_ += c;
+  ref_len_ += best;
+  for (int n = 1; n <= 4; ++n) {
+    Ngrams most;
+    for (const auto& r : refs)
+      for (const auto& [g, k] : ngrams(r, n)) most[g] = std::max(most[g], k);
+    for (const auto& [g, k] : ngrams(h, n)) {
+      auto it = most.find(g);
+      if (it != most.end()) match_[n - 1] += std::min(k, it->second);
+    }
+    total_[n - 1] += std::max(c - n + 1, 0L);
+  }
+}
+
+double CorpusBleu::score() const {
+  if (hyp_len_ == 0) return 0.0;
+  double log_p = 0;
+  for (int n = 0; n < 4; ++n) {
+    if (match_[n] == 0) return 0.0;
+    log_p += std::log((double)match_[n] / total_[n]) / 4;
+  }
+  const double bp = hyp_len_ > ref_len_ ? 1.0 : std::exp(1.0 - (double)ref_len_ / hyp_len_);
+  return bp * std::exp(log_p);
 }
 
 }  // namespace attnlite

@@ -59,3 +59,24 @@ TEST_CASE("bleu(k=2) reproduces the book's printed scores", "[tokenizer]") {
   REQUIRE(bleu("je suis", "je suis chez moi", 2) == Approx(std::exp(-1.0)));
   REQUIRE(bleu("", "je suis", 2) == 0.0);  // the book would divide by zero
 }
+
+TEST_CASE("corpus BLEU-4 matches tools/splits.py's corpus_bleu", "[tokenizer]") {
+  // values printed by /usr/bin/python3 with tools/splits.py on the same inputs
+  CorpusBleu b;
+  b.add("je suis chez moi .", {"je suis à la maison .", "je suis chez moi ."});
+  b.add("il est calme .", {"il est tranquille ."});
+  b.add("va !", {"va !", "bouge !"});
+  b.add("le chat est sur le tapis .", {"le chat est sur le tapis rouge ."});
+  REQUIRE(b.score() == Approx(0.7382871275248485).epsilon(1e-12));
+  REQUIRE(b.hyp_len() == 5 + 4 + 2 + 7);
+  REQUIRE(b.ref_len() == 5 + 4 + 2 + 8);  // the closest reference length of each
+  CorpusBleu none;
+  none.add("il est calme .", {"il est tranquille ."});
+  REQUIRE(none.score() == 0.0);  // no 4-gram matches
+  CorpusBleu short_hyp;
+  short_hyp.add("a b c d e", {"a b c d e f g h i j"});
+  REQUIRE(short_hyp.score() == Approx(0.36787944117144233).epsilon(1e-12));  // exp(1 - 10/5)
+  CorpusBleu empty;
+  REQUIRE(empty.score() == 0.0);
+  REQUIRE_THROWS_AS(empty.add("x", {}), Error);
+}

@@ -38,10 +38,13 @@ class Model {
   int num_layers() const;
   int num_heads() const;          // 1 for Bahdanau
   size_t weight_bytes() const { return store_.bytes(); }
+  // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
+  bool is_int8() const { return int8_; }
 
  private:
   static std::shared_ptr<const Model> from_safetensors(const SafeTensors& st);
   WeightStore store_;
+  bool int8_ = false;
 };
 
 }  // namespace attnlite

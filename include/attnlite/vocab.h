@@ -41,4 +41,22 @@ std::vector<std::string> tokenize(std::string_view sentence);
 // over space-separated tokens. 0 where the book would divide by zero.
 double bleu(std::string_view pred, std::string_view label, int k = 2);
 
+// Corpus BLEU-4 (Papineni et al. 2002), the standard one: n-gram matches clipped by the
+// most any one reference has, summed over the corpus for n = 1..4, the geometric mean of
+// the four precisions, times the brevity penalty exp(1 - r/c) when the c hypothesis tokens
+// are fewer than the r of the closest reference lengths (the shorter on ties). Tokens are
+// split on spaces. score() is in [0, 1]; 0 when some n has no match at all.
+class CorpusBleu {
+ public:
+  void add(std::string_view hypothesis, const std::vector<std::string>& references);
+  double score() const;
+  long hyp_len() const { return hyp_len_; }
+  long ref_len() const { return ref_len_; }
+  double precision(int n) const { return total_[n - 1] ? (double)match_[n - 1] / total_[n - 1] : 0; }
+
+ private:
+  long match_[4] = {0, 0, 0, 0}, total_[4] = {0, 0, 0, 0};
+  long hyp_len_ = 0, ref_len_ = 0;
+};
+
 }  // namespace attnlite

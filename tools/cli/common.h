@@ -36,5 +36,6 @@ class Args {
 int cmd_translate(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);
 int cmd_info(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
 
 }  // namespace attnlite::cli

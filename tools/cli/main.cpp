@@ -18,6 +18,7 @@ const char* kHelp =
     "commands:\n"
     "  translate   translate English sentences to French (arguments, or one per line on stdin)\n"
     "  heatmap     render the chapter's attention figures to PNG\n"
+    "  eval        corpus BLEU-4 of a model on a test set (english<TAB>french lines)\n"
     "  info        describe a model file\n"
     "\n"
     "Run `attnlite <command> --help` for a command's options.\n";
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (cmd == "translate") return cmd_translate(argc, argv);
     if (cmd == "heatmap") return cmd_heatmap(argc, argv);
     if (cmd == "info") return cmd_info(argc, argv);
+    if (cmd == "eval") return cmd_eval(argc, argv);
     std::fprintf(stderr, "attnlite: unknown command '%s'\n\n%s", cmd.c_str(), kHelp);
     return kUsage;
   } catch (const UsageError& e) {

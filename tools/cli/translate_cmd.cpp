@@ -290,7 +290,8 @@ int cmd_info(int argc, char** argv) {
   j["src_vocab_size"] = m->src_vocab.size();
   j["tgt_vocab_size"] = m->tgt_vocab.size();
   j["weight_bytes"] = m->weight_bytes();
-  for (const char* k : {"attnlite.license", "attnlite.training"}) {
+  j["int8"] = m->is_int8();
+  for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization"}) {
     auto f = m->metadata.find(k);
     if (f != m->metadata.end()) j[k + 9] = f->second;
   }
