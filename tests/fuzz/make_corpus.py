@@ -51,7 +51,7 @@ def model_meta(kind, config):
             "attnlite.src_vocab": json.dumps(SRC), "attnlite.tgt_vocab": json.dumps(TGT)}
 
 
-def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4):
+def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4, quantized=False):
     t = [f32("encoder.embedding.weight", len(SRC), H)]
     def mha(p):
         return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
@@ -72,10 +72,10 @@ def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4):
     cfg = {"src_vocab_size": len(SRC), "tgt_vocab_size": len(TGT), "num_hiddens": H,
            "num_layers": L, "num_heads": NH, "ffn_num_hiddens": F, "num_steps": steps,
            "use_bias": False, "max_len": 8}
-    return st_bytes(t, model_meta("transformer", cfg))
+    return st_bytes(int8(t) if quantized else t, model_meta("transformer", cfg))
 
 
-def tiny_bahdanau(cell="gru", E=2, H=2, L=1, steps=4):
+def tiny_bahdanau(cell="gru", E=2, H=2, L=1, steps=4, quantized=False):
     G = (3 if cell == "gru" else 4) * H
     def rnn(p, inp):
         r = []
@@ -91,7 +91,25 @@ def tiny_bahdanau(cell="gru", E=2, H=2, L=1, steps=4):
     t += [f32("decoder.dense.weight", len(TGT), H), f32("decoder.dense.bias", len(TGT))]
     cfg = {"src_vocab_size": len(SRC), "tgt_vocab_size": len(TGT), "embed_size": E,
            "num_hiddens": H, "num_layers": L, "num_steps": steps, "rnn": cell}
-    return st_bytes(t, model_meta("bahdanau", cfg))
+    return st_bytes(int8(t) if quantized else t, model_meta("bahdanau", cfg))
+
+
+def int8(tensors):
+    """tools/quantize.py's layout on a tensor list: 2-D .weight (not GRU) -> I8 + F32 scale."""
+    out = []
+    for name, dtype, shape, values in tensors:
+        if name.endswith(".weight") and len(shape) == 2 and ".rnn." not in name:
+            rows, cols = shape
+            q, scales = [], []
+            for r in range(rows):
+                row = values[r * cols:(r + 1) * cols]
+                scale = max(abs(v) for v in row) / 127.0
+                scales.append(scale)
+                q += [max(-127, min(127, round(v / scale))) if scale else 0 for v in row]
+            out += [(name, "I8", shape, q), (name + "_scale", "F32", [rows], scales)]
+        else:
+            out.append((name, dtype, shape, values))
+    return out
 
 
 def write(target, name, data):
@@ -121,6 +139,9 @@ def loader():
     write("loader", "bad_json.bin", struct.pack("<Q", 12) + b'{"a": [1, 2')
     write("loader", "bad_config.safetensors",
           st_bytes([f32("x", 1)], {"attnlite.kind": "transformer", "attnlite.config": "{not json"}))
+    # int8 weights (tools/quantize.py's layout), drawn last so the seeds above stay as they were
+    write("loader", "transformer_int8.safetensors", tiny_transformer(quantized=True))
+    write("loader", "bahdanau_gru_int8.safetensors", tiny_bahdanau("gru", quantized=True))
 
 
 BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "Run!", "Who?",
