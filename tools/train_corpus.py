@@ -18,7 +18,12 @@ a CPU: batches of similar-length sentences padded to their own longest sentence
 decay, label smoothing 0.1.  Every epoch the dev split is translated greedily (correct
 decoder positions, as attnlite decodes by default) and scored with corpus BLEU-4 against
 all the references of each English sentence; the epoch with the best dev BLEU is the
-one exported.  Test BLEU is measured afterwards (tools/eval_corpus.py), never here.
+one exported.  Test BLEU is measured afterwards (`attnlite eval`, cross-checked by
+tools/eval_corpus.py), never here; tools/ship_corpus_model.py makes the int8 file.
+
+Speed: Debian's python3-torch uses whatever libblas.so.3 is installed; the reference BLAS
+(libblas3) makes training about ten times slower than OpenBLAS
+(`apt-get install libopenblas0-pthread`, which becomes the libblas.so.3 alternative).
 """
 import argparse
 import json
