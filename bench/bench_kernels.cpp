@@ -69,6 +69,48 @@ BENCHMARK(BM_linear)
     ->Args({1, 10, 256, 256})
     ->Unit(benchmark::kMicrosecond);
 
+// fp32 against int8 weights with the same SIMD table, side by side. Args: int8 (0/1), M, N, K.
+// Shapes of the whole-corpus Transformer (H 128, FFN 512, 9479 French tokens): the output
+// layer and an FFN layer at one decoding step (M 1) and at beam 4 (M 4), and an encoder
+// layer on a 20-token source. GB/s counts the weight bytes as stored (1 or 4 per weight).
+void BM_linear_int8(benchmark::State& state) {
+  const Kernels* k = attnlite::ops::simd_kernels();
+  if (skip_if_missing(state, k)) return;
+  const bool i8 = state.range(0) != 0;
+  const int M = (int)state.range(1), N = (int)state.range(2), K = (int)state.range(3);
+  const auto x = random_vec((size_t)M * K, 1), w = random_vec((size_t)N * K, 2),
+             b = random_vec((size_t)N, 3), scale = random_vec((size_t)N, 4);
+  std::vector<int8_t> q((size_t)N * K);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = (int8_t)(w[i] * 127.f);
+  std::vector<float> y((size_t)M * N);
+  for (auto _ : state) {
+    if (i8)
+      k->linear_i8(y.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
+    else
+      k->linear(y.data(), x.data(), w.data(), b.data(), M, N, K);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K * 1e-9 * (double)state.iterations(),
+                                                 benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = benchmark::Counter((i8 ? 1.0 : 4.0) * N * K * 1e-9 * (double)state.iterations(),
+                                              benchmark::Counter::kIsRate);
+  state.SetLabel(i8 ? "int8" : "fp32");
+}
+BENCHMARK(BM_linear_int8)
+    ->ArgNames({"int8", "M", "N", "K"})
+    ->Args({0, 1, 9479, 128})
+    ->Args({1, 1, 9479, 128})
+    ->Args({0, 4, 9479, 128})
+    ->Args({1, 4, 9479, 128})
+    ->Args({0, 1, 512, 128})
+    ->Args({1, 1, 512, 128})
+    ->Args({0, 20, 512, 128})
+    ->Args({1, 20, 512, 128})
+    ->Args({0, 1, 16384, 2048})  // 128 MiB of fp32 weights: from DRAM
+    ->Args({1, 1, 16384, 2048})
+    ->Unit(benchmark::kMicrosecond);
+
 // Attention scores per head: (T,d)·(T,d)ᵀ and weights·V. Args: simd, T, d.
 void BM_attention_head(benchmark::State& state) {
   const Kernels* k = table((int)state.range(0));
