@@ -51,6 +51,17 @@ def bahdanau_config(src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers, n
                         ("rnn", "gru")])
 
 
+EMPTY_TOKEN = "<empty>"
+
+
+def vocab_tokens(vocab):
+    """idx_to_token as attnlite stores it. The book's tokenize_nmt splits on single spaces,
+    so a double space in the corpus (8 French tokens in the whole fra-eng file) becomes an
+    empty token; attnlite's vocabularies hold no empty tokens, so it is named <empty>
+    (same index, same weights)."""
+    return [EMPTY_TOKEN if t == "" else t for t in vocab.idx_to_token]
+
+
 def export(net, path, kind, config, src_vocab, tgt_vocab, training):
     if kind not in CONFIG_KEYS:
         raise ValueError(f"unknown kind {kind!r}")
@@ -63,8 +74,8 @@ def export(net, path, kind, config, src_vocab, tgt_vocab, training):
         ("attnlite.format", FORMAT),
         ("attnlite.kind", kind),
         ("attnlite.config", json.dumps(config)),
-        ("attnlite.src_vocab", json.dumps(list(src_vocab.idx_to_token), ensure_ascii=False)),
-        ("attnlite.tgt_vocab", json.dumps(list(tgt_vocab.idx_to_token), ensure_ascii=False)),
+        ("attnlite.src_vocab", json.dumps(vocab_tokens(src_vocab), ensure_ascii=False)),
+        ("attnlite.tgt_vocab", json.dumps(vocab_tokens(tgt_vocab), ensure_ascii=False)),
         ("attnlite.license", LICENSE),
         ("attnlite.training", json.dumps(training)),
     ])

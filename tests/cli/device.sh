@@ -9,19 +9,21 @@ check() {  # check NAME EXPECTED ACTUAL
   if [ "$2" == "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# the book's Transformer: the expected values below are its translations
+book="$bin translate --model transformer-d2l"
 
-cpu=$($bin translate --device cpu "i'm home ." "go .")
+cpu=$($book --device cpu "i'm home ." "go .")
 check "--device cpu" "je suis chez moi ." "$(printf '%s\n' "$cpu" | sed -n 1p)"
-$bin translate --device gpu "go ." 2>"$tmp/err" >/dev/null; st=$?
+$book --device gpu "go ." 2>"$tmp/err" >/dev/null; st=$?
 check "--device gpu is a usage error" "2" "$st"
 check "--device gpu message" "1" "$(grep -c -- "--device must be cpu or cuda" "$tmp/err")"
 
-out=$($bin translate --device cuda "i'm home ." "go ." 2>"$tmp/err"); st=$?
+out=$($book --device cuda "i'm home ." "go ." 2>"$tmp/err"); st=$?
 if [ $st -eq 0 ]; then
   echo "note: --device cuda ran on a GPU"
   check "--device cuda gives the CPU's translations" "$cpu" "$out"
-  check "--device cuda --json" "$($bin translate --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')" \
-    "$($bin translate --device cuda --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')"
+  check "--device cuda --json" "$($book --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')" \
+    "$($book --device cuda --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')"
 else
   check "--device cuda without a GPU: exit status" "1" "$st"
   msg=$(cat "$tmp/err")

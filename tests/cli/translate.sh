@@ -7,22 +7,24 @@ check() {  # check NAME EXPECTED ACTUAL
   if [ "$2" == "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# the book's Transformer: the expected values below are its translations
+book="$bin translate --model transformer-d2l"
 
-check "default model" "je suis chez moi ." "$($bin translate "i'm home .")"
-check "book preprocessing (case, no space before .)" "je suis chez moi ." "$($bin translate "I'm home.")"
-out=$(printf "go .\ni'm home .\n" | $bin translate)
+check "book model by name" "je suis chez moi ." "$($book "i'm home .")"
+check "book preprocessing (case, no space before .)" "je suis chez moi ." "$($book "I'm home.")"
+out=$(printf "go .\ni'm home .\n" | $book)
 check "stdin: one line per sentence" "2" "$(printf '%s\n' "$out" | wc -l)"
 check "stdin: second line" "je suis chez moi ." "$(printf '%s\n' "$out" | sed -n 2p)"
-check "--ref prints bleu" "$(printf 'je suis chez moi .\t1.000')" "$($bin translate --ref "je suis chez moi ." "i'm home .")"
+check "--ref prints bleu" "$(printf 'je suis chez moi .\t1.000')" "$($book --ref "je suis chez moi ." "i'm home .")"
 check "bahdanau model by name" "0" "$($bin translate --model bahdanau-d2l "i'm home ." >/dev/null; echo $?)"
-check "--tsv references" "1.000" "$(printf "i'm home .\tJe suis chez moi.\n" | $bin translate --tsv | cut -f2)"
+check "--tsv references" "1.000" "$(printf "i'm home .\tJe suis chez moi.\n" | $book --tsv | cut -f2)"
 
-$bin translate --json "i'm home ." > "$tmp/j"
+$book --json "i'm home ." > "$tmp/j"
 check "--json fields" "je suis chez moi . 5 [2, 4, 10, 10] True" "$(python3 -c '
 import json,sys
 j=json.load(open(sys.argv[1]))
 print(j["translation"], len(j["tokens"]), j["attention"]["encoder_self_shape"], all(0<s<=1 for s in j["scores"]))' "$tmp/j")"
-$bin translate --json --weights "i'm home ." > "$tmp/w"
+$book --json --weights "i'm home ." > "$tmp/w"
 check "--json --weights rows sum to 1" "True" "$(python3 -c '
 import json,sys
 j=json.load(open(sys.argv[1]))["attention"]
@@ -30,22 +32,22 @@ rows=[r for l in j["cross"] for t in l for r in t]+[r for l in j["encoder_self"]
 print(all(abs(sum(r)-1)<1e-5 for r in rows))' "$tmp/w")"
 
 # beam search
-check "--beam 1 is the greedy output" "$($bin translate "no way !" "he's calm .")" "$($bin translate --beam 1 --alpha 0.75 "no way !" "he's calm .")"
-check "--beam 4 finds a better translation" "c'est hors de question !" "$($bin translate --beam 4 "no way !")"
+check "--beam 1 is the greedy output" "$($book "no way !" "he's calm .")" "$($book --beam 1 --alpha 0.75 "no way !" "he's calm .")"
+check "--beam 4 finds a better translation" "c'est hors de question !" "$($book --beam 4 "no way !")"
 check "--beam 4 bahdanau" "je suis chez moi ." "$($bin translate --model bahdanau-d2l --beam 4 "i'm home .")"
-$bin translate --json --beam 4 --alpha 0.75 "no way !" > "$tmp/b"
+$book --json --beam 4 --alpha 0.75 "no way !" > "$tmp/b"
 check "--json n-best list" "4 True True 4 0.75" "$(python3 -c '
 import json,sys
 j=json.load(open(sys.argv[1]))
 nb=j["nbest"]; s=[h["score"] for h in nb]
 print(len(nb), s==sorted(s,reverse=True), nb[0]["translation"]==j["translation"], j["beam"], j["length_penalty"])' "$tmp/b")"
-check "--verbose lists the n-best" "4" "$($bin translate --verbose --beam 4 "go ." | grep -c '^  [1-4]\. ')"
-$bin translate --beam 0 "go ." 2>/dev/null; check "--beam 0 exit status" "2" "$?"
-$bin translate --beam 65 "go ." 2>/dev/null; check "--beam 65 exit status" "2" "$?"
-$bin translate --alpha -1 "go ." 2>/dev/null; check "--alpha -1 exit status" "2" "$?"
+check "--verbose lists the n-best" "4" "$($book --verbose --beam 4 "go ." | grep -c '^  [1-4]\. ')"
+$book --beam 0 "go ." 2>/dev/null; check "--beam 0 exit status" "2" "$?"
+$book --beam 65 "go ." 2>/dev/null; check "--beam 65 exit status" "2" "$?"
+$book --alpha -1 "go ." 2>/dev/null; check "--alpha -1 exit status" "2" "$?"
 
 # errors: clear message, non-zero status, other sentences still translated
-out=$($bin translate "go ." "" "i'm home ." 2>"$tmp/err"); st=$?
+out=$($book "go ." "" "i'm home ." 2>"$tmp/err"); st=$?
 check "empty sentence exit status" "1" "$st"
 check "empty sentence message" "1" "$(grep -c 'sentence 2: empty sentence' "$tmp/err")"
 check "others still translated" "2" "$(printf '%s\n' "$out" | grep -c .)"
@@ -56,14 +58,14 @@ printf 'not a model' > "$tmp/bad.safetensors"
 $bin translate --model "$tmp/bad.safetensors" "go ." 2>"$tmp/err"; st=$?
 check "corrupt model exit status" "1" "$st"
 check "corrupt model message" "1" "$(grep -c 'invalid safetensors file' "$tmp/err")"
-$bin translate --bogus "go ." 2>/dev/null; check "unknown option exit status" "2" "$?"
-$bin translate --help >/dev/null; check "--help exit status" "0" "$?"
-$bin translate "zyzzyva ." 2>"$tmp/err" >/dev/null
+$book --bogus "go ." 2>/dev/null; check "unknown option exit status" "2" "$?"
+$book --help >/dev/null; check "--help exit status" "0" "$?"
+$book "zyzzyva ." 2>"$tmp/err" >/dev/null
 check "unknown word warning" "1" "$(grep -c 'unknown word(s) become <unk>: zyzzyva' "$tmp/err")"
-printf '\xff\xfe bad\n' | $bin translate 2>"$tmp/err" >/dev/null; st=$?
+printf '\xff\xfe bad\n' | $book 2>"$tmp/err" >/dev/null; st=$?
 check "invalid UTF-8 exit status" "1" "$st"
 check "invalid UTF-8 message" "1" "$(grep -c 'not valid UTF-8' "$tmp/err")"
-python3 -c 'print(" ".join(["word"]*10000))' | $bin translate 2>"$tmp/err" >/dev/null; st=$?
+python3 -c 'print(" ".join(["word"]*10000))' | $book 2>"$tmp/err" >/dev/null; st=$?
 check "10,000-word sentence exit status" "1" "$st"
 check "10,000-word sentence message" "1" "$(grep -c 'sentence is too long' "$tmp/err")"
 exit $fail

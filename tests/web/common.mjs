@@ -10,8 +10,9 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const wasmDir = resolve(process.env.ATTNLITE_WASM_DIR ?? join(root, 'build', 'wasm-node'));
 export const nativeCli = process.env.ATTNLITE_NATIVE_CLI ?? join(root, 'build', 'native', 'attnlite');
 
-// The shipped models present in this checkout (bahdanau-d2l lands after its training).
-export const models = ['transformer-d2l', 'bahdanau-d2l']
+// The shipped models present in this checkout: the book's two, and the whole-corpus int8
+// Transformer.
+export const models = ['transformer-d2l', 'bahdanau-d2l', 'transformer-fra']
   .map((name) => ({ name, path: join(root, 'models', `${name}.safetensors`) }))
   .filter((m) => existsSync(m.path));
 

@@ -77,9 +77,11 @@ for (const { name, path } of models) {
 
     test('model facts', () => {
       assert.equal(m.kind, name.startsWith('transformer') ? 'transformer' : 'bahdanau');
-      assert.equal(m.numSteps, 10);
+      const cfg = JSON.parse(m.metadata('attnlite.config'));
+      assert.equal(m.numSteps, name === 'transformer-fra' ? 20 : 10);
+      assert.equal(m.numSteps, cfg.num_steps);
       if (m.kind === 'transformer') {
-        assert.equal(m.layers, 2);
+        assert.equal(m.layers, name === 'transformer-fra' ? 3 : 2);
         assert.equal(m.heads, 4);
       } else {
         assert.equal(m.layers, 0);

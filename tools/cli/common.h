@@ -14,7 +14,7 @@ struct UsageError {
 
 // The shipped model named `name` (e.g. "transformer-d2l"): next to an installed binary
 // (../share/attnlite/models), in the source tree it was built from, or ./models.
-std::string default_model_path(const std::string& name = "transformer-d2l");
+std::string default_model_path(const std::string& name = "transformer-fra");
 std::string resolve_model(const std::string& arg);  // a path, or a shipped model's name
 
 // Small argv walker: --flag, --key VALUE, --key=VALUE, positionals.

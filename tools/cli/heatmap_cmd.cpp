@@ -32,7 +32,7 @@ const char* kHelp =
     "  --d2l-compat       Transformer decoding with the book's position-0 quirk\n"
     "  --seed N           seed of the demo data (default 0)\n"
     "translate options:\n"
-    "  --model M          model path or shipped name (default transformer-d2l)\n"
+    "  --model M          model path or shipped name (default transformer-fra)\n"
     "  --kind K           enc (encoder self), dec-self (decoder self), cross (default)\n"
     "  --layer L, --head H  1-based, or 'all' (default all: a layers x heads grid)\n"
     "  --cmap NAME        Reds (default), Blues or viridis\n"

@@ -23,8 +23,9 @@ const char* kHelp =
     "per output line) with greedy decoding as d2l's predict_seq2seq, or with beam search.\n"
     "\n"
     "options:\n"
-    "  --model PATH|NAME  model file, or a shipped model name: transformer-d2l (default),\n"
-    "                     bahdanau-d2l\n"
+    "  --model PATH|NAME  model file, or a shipped model name: transformer-fra (default:\n"
+    "                     the whole-corpus Transformer, int8), transformer-d2l,\n"
+    "                     bahdanau-d2l (the book's models)\n"
     "  --ref TEXT         reference translation (repeat once per sentence, in order);\n"
     "                     prints the book's bleu(k=2) after a tab\n"
     "  --tsv              stdin lines are 'english<TAB>french reference'\n"
@@ -291,7 +292,8 @@ int cmd_info(int argc, char** argv) {
   j["tgt_vocab_size"] = m->tgt_vocab.size();
   j["weight_bytes"] = m->weight_bytes();
   j["int8"] = m->is_int8();
-  for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization"}) {
+  for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization",
+                        "attnlite.evaluation"}) {
     auto f = m->metadata.find(k);
     if (f != m->metadata.end()) j[k + 9] = f->second;
   }
