@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
 #include "attnlite/error.h"
+#include "attnlite/vocab.h"
 
 namespace attnlite::cli {
 
@@ -99,6 +102,23 @@ std::vector<std::string> Args::positionals() {
       throw UsageError{"unknown option '" + a_[i] + "'"};
     r.push_back(a_[i]);
   }
+  return r;
+}
+
+float alpha_value(Args& args) {
+  std::string s;
+  if (!args.value("--alpha", &s)) return 0.f;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || errno || !std::isfinite(v) || v < 0 || v > 10)
+    throw UsageError{"--alpha must be a number in [0, 10], got '" + s + "'"};
+  return (float)v;
+}
+
+std::string preprocessed(const std::string& text) {
+  std::string r;
+  for (const auto& t : tokenize(text)) r += (r.empty() ? "" : " ") + t;
   return r;
 }
 

@@ -33,6 +33,11 @@ class Args {
   std::vector<bool> used_;
 };
 
+// --alpha A (beam search length penalty): a number in [0, 10]; 0 when absent.
+float alpha_value(Args& args);
+// A sentence as the book preprocesses it: tokenized, tokens joined by single spaces.
+std::string preprocessed(const std::string& text);
+
 int cmd_translate(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);
 int cmd_info(int argc, char** argv);

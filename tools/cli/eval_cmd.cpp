@@ -1,6 +1,5 @@
 // attnlite eval: corpus BLEU-4 and the book's bleu(k=2) of a model on a test set.
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -36,12 +35,6 @@ const char* kHelp =
     "  --out FILE         write 'english<TAB>translation' per sentence\n"
     "  --json             one JSON object instead of the text summary\n";
 
-std::string joined(const std::vector<std::string>& t) {
-  std::string r;
-  for (const auto& w : t) r += (r.empty() ? "" : " ") + w;
-  return r;
-}
-
 }  // namespace
 
 int cmd_eval(int argc, char** argv) {
@@ -50,20 +43,14 @@ int cmd_eval(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return kOk;
   }
-  std::string model_arg, out_path, alpha_s;
+  std::string model_arg, out_path;
   args.value("--model", &model_arg);
   args.value("--out", &out_path);
   const bool as_json = args.flag("--json");
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.beam_size = args.int_value("--beam", 1, 1, 64);
-  if (args.value("--alpha", &alpha_s)) {
-    char* end = nullptr;
-    const double a = std::strtod(alpha_s.c_str(), &end);
-    if (alpha_s.empty() || *end || !std::isfinite(a) || a < 0 || a > 10)
-      throw UsageError{"--alpha must be a number in [0, 10], got '" + alpha_s + "'"};
-    opts.length_penalty = (float)a;
-  }
+  opts.length_penalty = alpha_value(args);
   opts.attention = false;
   const auto files = args.positionals();
   if (files.size() != 1) throw UsageError{"give one test file (english<TAB>french per line)"};
@@ -86,8 +73,8 @@ int cmd_eval(int argc, char** argv) {
     const size_t tab = line.find('\t');
     if (tab == std::string::npos)
       throw Error(files[0] + ":" + std::to_string(lineno) + ": expected 'english<TAB>french'");
-    const std::string en = joined(tokenize(line.substr(0, tab)));
-    const std::string fr = joined(tokenize(line.substr(tab + 1)));
+    const std::string en = preprocessed(line.substr(0, tab));
+    const std::string fr = preprocessed(line.substr(tab + 1));
     if (en.empty() || fr.empty())
       throw Error(files[0] + ":" + std::to_string(lineno) + ": an empty side");
     auto [it, fresh] = refs.try_emplace(en);

@@ -119,17 +119,6 @@ json nbest_json(const NBest& nb, const Vocab& vocab) {
   return list;
 }
 
-float alpha_value(Args& args) {
-  std::string s;
-  if (!args.value("--alpha", &s)) return 0.f;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end || errno || !std::isfinite(v) || v < 0 || v > 10)
-    throw UsageError{"--alpha must be a number in [0, 10], got '" + s + "'"};
-  return (float)v;
-}
-
 }  // namespace
 
 int cmd_translate(int argc, char** argv) {
@@ -258,10 +247,8 @@ int cmd_translate(int argc, char** argv) {
           ++i;
           continue;
         }
-        const std::string ref = line.substr(tab + 1);
         // References get the same preprocessing as the book's targets.
-        std::string pre;
-        for (const auto& t : tokenize(ref)) pre += (pre.empty() ? "" : " ") + t;
+        const std::string pre = preprocessed(line.substr(tab + 1));
         one(line.substr(0, tab), &pre, i++);
       } else {
         one(line, nullptr, i++);
