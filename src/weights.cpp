@@ -32,16 +32,29 @@ const float* WeightStore::get(const std::string& name, std::initializer_list<int
   return get(name, std::vector<int64_t>(shape));
 }
 
-const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
-  auto it = index_.find(name);
-  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
-  Entry& e = it->second;
+template <class Index>
+auto& WeightStore::entry(Index& index, const std::string& name) {
+  auto it = index.find(name);
+  if (it == index.end()) throw Error("missing tensor '" + name + "'");
+  return it->second;
+}
+
+WeightStore::Entry& WeightStore::checked(const std::string& name,
+                                         const std::vector<int64_t>& shape, DType dtype) {
+  Entry& e = entry(index_, name);
   const TensorInfo& t = *e.info;
   if (t.shape != shape)
     throw Error("tensor '" + name + "' has shape " + shape_str(t.shape) + ", expected " +
                 shape_str(shape) + " from the config");
-  if (t.dtype != DType::F32)
-    throw Error("tensor '" + name + "' has dtype " + dtype_name(t.dtype) + ", expected F32");
+  if (t.dtype != dtype)
+    throw Error("tensor '" + name + "' has dtype " + dtype_name(t.dtype) + ", expected " +
+                dtype_name(dtype));
+  return e;
+}
+
+const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
+  Entry& e = checked(name, shape, DType::F32);
+  const TensorInfo& t = *e.info;
   float* dst = reinterpret_cast<float*>(static_cast<uint8_t*>(block_.data()) + e.offset);
   if (!e.used) {
     st_->copy_f32(t, dst);
@@ -55,28 +68,16 @@ const float* WeightStore::get(const std::string& name, const std::vector<int64_t
 }
 
 const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
-  auto it = index_.find(name);
-  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
-  Entry& e = it->second;
-  const TensorInfo& t = *e.info;
-  if (t.shape != shape)
-    throw Error("tensor '" + name + "' has shape " + shape_str(t.shape) + ", expected " +
-                shape_str(shape) + " from the config");
-  if (t.dtype != DType::I8)
-    throw Error("tensor '" + name + "' has dtype " + dtype_name(t.dtype) + ", expected I8");
+  Entry& e = checked(name, shape, DType::I8);
   int8_t* dst = reinterpret_cast<int8_t*>(static_cast<uint8_t*>(block_.data()) + e.offset);
   if (!e.used) {
-    if (t.numel) std::memcpy(dst, st_->data(t), (size_t)t.numel);
+    if (e.info->numel) std::memcpy(dst, st_->data(*e.info), (size_t)e.info->numel);
     e.used = true;
   }
   return dst;
 }
 
-DType WeightStore::dtype(const std::string& name) const {
-  auto it = index_.find(name);
-  if (it == index_.end()) throw Error("missing tensor '" + name + "'");
-  return it->second.info->dtype;
-}
+DType WeightStore::dtype(const std::string& name) const { return entry(index_, name).info->dtype; }
 
 std::vector<std::string> WeightStore::unused() const {
   std::vector<std::string> r;

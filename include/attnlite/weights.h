@@ -37,6 +37,11 @@ class WeightStore {
 
  private:
   struct Entry { const TensorInfo* info; size_t offset; bool used; };
+  // The entry of `name` in index (const or not); throws when missing.
+  template <class Index>
+  static auto& entry(Index& index, const std::string& name);
+  // The entry of `name` after checking its shape and dtype; throws naming the mismatch.
+  Entry& checked(const std::string& name, const std::vector<int64_t>& shape, DType dtype);
   const SafeTensors* st_ = nullptr;
   AlignedBuffer block_;
   std::map<std::string, Entry> index_;
