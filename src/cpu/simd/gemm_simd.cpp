@@ -18,6 +18,8 @@
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
 //    horizontal adds at the end; w is streamed exactly once.
 // Tails in M, N and K are all handled in place; nothing is allocated.
+#include <type_traits>
+
 #include "kernels_simd.h"
 #include "simd_math.h"
 
@@ -261,10 +263,20 @@ void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, 
                     });
 }
 
-// R rows of A times C rows of B (both contiguous in K): C[r][j] = alpha·dot + bias[j].
-template <int R, int C>
-inline void dot_tile(const float* a, long lda, const float* b, long ldb, int K, float* c, long ldc,
-                     float alpha, const float* bias) {
+// Eight consecutive weights as floats: fp32 rows load directly; int8 rows are widened
+// (8 bytes -> 8 int32 -> 8 floats), so w is streamed at a quarter of the fp32 bytes, which is
+// what step-by-step decoding is bound by.
+inline v8 load8(const float* p) { return simde_mm256_loadu_ps(p); }
+inline v8 load8(const int8_t* p) {
+  const simde__m128i b8 = simde_mm_loadl_epi64(reinterpret_cast<const simde__m128i*>(p));
+  return simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(b8));
+}
+
+// R rows of A times C rows of B (both contiguous in K; B fp32 or int8):
+// C[r][j] = dot · (scale ? scale[j] : alpha) + bias[j].
+template <int R, int C, class TB>
+inline void dot_tile(const float* a, long lda, const TB* b, long ldb, int K, float* c, long ldc,
+                     float alpha, const float* scale, const float* bias) {
   v8 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_setzero_ps();
@@ -273,7 +285,7 @@ inline void dot_tile(const float* a, long lda, const float* b, long ldb, int K, 
     v8 av[R];
     for (int r = 0; r < R; ++r) av[r] = simde_mm256_loadu_ps(a + r * lda + k);
     for (int j = 0; j < C; ++j) {
-      const v8 bv = simde_mm256_loadu_ps(b + j * ldb + k);
+      const v8 bv = load8(b + j * ldb + k);
       for (int r = 0; r < R; ++r) acc[r][j] = simde_mm256_fmadd_ps(av[r], bv, acc[r][j]);
     }
   }
@@ -287,25 +299,28 @@ inline void dot_tile(const float* a, long lda, const float* b, long ldb, int K, 
     }
     const float* ar = a + r * lda;
     for (int j = 0; j < C; ++j) {
-      const float* bj = b + j * ldb;
+      const TB* bj = b + j * ldb;
       float s = out[j];
-      for (int kk = k; kk < K; ++kk) s += ar[kk] * bj[kk];
-      c[r * ldc + j] = bias ? s * alpha + bias[j] : s * alpha;
+      for (int kk = k; kk < K; ++kk) s += ar[kk] * (float)bj[kk];
+      const float m = scale ? scale[j] : alpha;
+      c[r * ldc + j] = bias ? s * m + bias[j] : s * m;
     }
   }
 }
 
-template <int R>
-void gemv_rows(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int N,
-               int K, float alpha, const float* bias) {
+// R ≤ 3 rows of A times every row of B (N of them): 8 (R = 1) or 4 rows of B at a time.
+template <int R, class TB>
+void gemv_rows(float* c, long ldc, const float* a, long lda, const TB* b, long ldb, int N,
+               int K, float alpha, const float* scale, const float* bias) {
+  auto tile = [&](auto cols, int n) {
+    dot_tile<R, decltype(cols)::value>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha,
+                                        scale ? scale + n : nullptr, bias ? bias + n : nullptr);
+  };
   int n = 0;
   if constexpr (R == 1)
-    for (; n + 8 <= N; n += 8)
-      dot_tile<R, 8>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
-  for (; n + 4 <= N; n += 4)
-    dot_tile<R, 4>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
-  for (; n < N; ++n)
-    dot_tile<R, 1>(a, lda, b + n * ldb, ldb, K, c + n, ldc, alpha, bias ? bias + n : nullptr);
+    for (; n + 8 <= N; n += 8) tile(std::integral_constant<int, 8>{}, n);
+  for (; n + 4 <= N; n += 4) tile(std::integral_constant<int, 4>{}, n);
+  for (; n < N; ++n) tile(std::integral_constant<int, 1>{}, n);
 }
 
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
@@ -318,62 +333,11 @@ void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, l
     return;
   }
   switch (M) {
-    case 1: gemv_rows<1>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
-    case 2: gemv_rows<2>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
-    case 3: gemv_rows<3>(c, ldc, a, lda, b, ldb, N, K, alpha, bias); return;
+    case 1: gemv_rows<1>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
+    case 2: gemv_rows<2>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
+    case 3: gemv_rows<3>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
     default: gemm_blocked<true>(c, ldc, a, lda, b, ldb, M, N, K, alpha, bias); return;
   }
-}
-
-// Int8 GEMV: R rows of x times C int8 rows of q: y[r][j] = scale[j]·dot + bias[j]. Eight
-// int8 weights are widened to 8 floats per vector; w is streamed once, 4x fewer bytes than
-// fp32, which is what step-by-step decoding is bound by.
-template <int R, int C>
-inline void dot_tile_i8(const float* x, long ldx, const int8_t* q, long ldq, const float* scale,
-                        int K, float* y, long ldy, const float* bias) {
-  v8 acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_setzero_ps();
-  int k = 0;
-  for (; k + kW <= K; k += kW) {
-    v8 xv[R];
-    for (int r = 0; r < R; ++r) xv[r] = simde_mm256_loadu_ps(x + r * ldx + k);
-    for (int j = 0; j < C; ++j) {
-      const simde__m128i b8 =
-          simde_mm_loadl_epi64(reinterpret_cast<const simde__m128i*>(q + j * ldq + k));
-      const v8 wv = simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(b8));
-      for (int r = 0; r < R; ++r) acc[r][j] = simde_mm256_fmadd_ps(xv[r], wv, acc[r][j]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    alignas(32) float out[C < 4 ? 4 : C];
-    if constexpr (C == 1) {
-      out[0] = hsum(acc[r][0]);
-    } else {
-      for (int j = 0; j < C; j += 4)
-        simde_mm_store_ps(out + j, hsum4(acc[r][j], acc[r][j + 1], acc[r][j + 2], acc[r][j + 3]));
-    }
-    const float* xr = x + r * ldx;
-    for (int j = 0; j < C; ++j) {
-      const int8_t* qj = q + j * ldq;
-      float s = out[j];
-      for (int kk = k; kk < K; ++kk) s += xr[kk] * (float)qj[kk];
-      y[r * ldy + j] = bias ? s * scale[j] + bias[j] : s * scale[j];
-    }
-  }
-}
-
-template <int R>
-void gemv_rows_i8(float* y, const float* x, const int8_t* q, const float* scale,
-                  const float* bias, int N, int K) {
-  int n = 0;
-  if constexpr (R == 1)
-    for (; n + 8 <= N; n += 8)
-      dot_tile_i8<R, 8>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
-  for (; n + 4 <= N; n += 4)
-    dot_tile_i8<R, 4>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
-  for (; n < N; ++n)
-    dot_tile_i8<R, 1>(x, K, q + (long)n * K, K, scale + n, K, y + n, N, bias ? bias + n : nullptr);
 }
 
 }  // namespace
@@ -391,9 +355,9 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
     return;
   }
   switch (M) {
-    case 1: gemv_rows_i8<1>(y, x, q, scale, b, N, K); return;
-    case 2: gemv_rows_i8<2>(y, x, q, scale, b, N, K); return;
-    case 3: gemv_rows_i8<3>(y, x, q, scale, b, N, K); return;
+    case 1: gemv_rows<1>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
+    case 2: gemv_rows<2>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
+    case 3: gemv_rows<3>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
     default:
       gemm_blocked_with(y, N, x, K, M, N, K, 1.f, b,
                         [q, scale, K](float* p, int n0, int k0, int nr, int kc) {
