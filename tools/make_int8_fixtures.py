@@ -66,17 +66,7 @@ def main():
                    f"smallest top-1/top-2 logit gap {d['margin']:.5f}")
             print(msg, f"-> {os.path.relpath(path, ROOT)} ({m} bytes)")
             lines.append(msg)
-    readme = os.path.join(args.out, "README.md")
-    with open(readme) as f:
-        text = f.read()
-    tail = ""
-    if MARKER in text:
-        head, _, rest = text.partition(MARKER)
-        nxt = rest.find("<!-- ")
-        tail = "\n" + rest[nxt:] if nxt >= 0 else ""
-        text = head
-    with open(readme, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n" + tail)
+    mtf.write_readme_section(os.path.join(args.out, "README.md"), MARKER, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -181,6 +181,22 @@ def readme_section(kind_summaries):
     return "\n".join(lines) + "\n"
 
 
+def write_readme_section(readme, marker, section):
+    """Replaces the generated section that starts with `marker` (section includes it) in
+    tests/fixtures/README.md, or appends it; later generated sections (their own
+    <!-- ... --> markers) are kept after it."""
+    with open(readme) as f:
+        text = f.read()
+    tail = ""
+    if marker in text:
+        head, _, rest = text.partition(marker)
+        nxt = rest.find("<!-- ")
+        tail = "\n" + rest[nxt:] if nxt >= 0 else ""
+        text = head
+    with open(readme, "w") as f:
+        f.write(text.rstrip("\n") + "\n\n" + section + tail)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
@@ -214,17 +230,8 @@ def main():
                              f"{avg:.4f}; smallest top-1/top-2 logit gap over all greedy "
                              f"steps {d['margin']:.5f}; {empty} empty outputs; {noeos} "
                              f"sentences stop at 10 steps without `<eos>`.")
-    readme = os.path.join(args.out, "README.md")
-    with open(readme) as f:
-        text = f.read()
-    tail = ""  # later generated sections (<!-- ... --> markers) are kept
-    if TRANSLATE_MARKER in text:
-        head, _, rest = text.partition(TRANSLATE_MARKER)
-        nxt = rest.find("<!-- ")
-        tail = "\n" + rest[nxt:] if nxt >= 0 else ""
-        text = head
-    with open(readme, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + readme_section(summaries) + tail)
+    write_readme_section(os.path.join(args.out, "README.md"), TRANSLATE_MARKER,
+                         readme_section(summaries))
 
 
 if __name__ == "__main__":
