@@ -43,19 +43,9 @@ sys.path.insert(0, HERE)
 import d2l_ref as d2l  # noqa: E402
 import export  # noqa: E402
 import splits  # noqa: E402
+from train_nmt import Logger  # noqa: E402
 
 NUM_STEPS = 20
-
-
-class Logger:
-    def __init__(self, path):
-        self.f = open(path, "w") if path else None
-
-    def __call__(self, msg):
-        print(msg, flush=True)
-        if self.f:
-            self.f.write(msg + "\n")
-            self.f.flush()
 
 
 def encode(lines, vocab):

@@ -41,16 +41,20 @@ EXPERIMENTS = {
 
 
 class Logger:
+    """Prints each line and appends it to `path` (None: print only)."""
+
     def __init__(self, path):
-        self.f = open(path, "w")
+        self.f = open(path, "w") if path else None
 
     def __call__(self, msg):
         print(msg, flush=True)
-        self.f.write(msg + "\n")
-        self.f.flush()
+        if self.f:
+            self.f.write(msg + "\n")
+            self.f.flush()
 
     def close(self):
-        self.f.close()
+        if self.f:
+            self.f.close()
 
 
 def run(kind, corpus, seed, out_dir, epochs=None):
