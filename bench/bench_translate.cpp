@@ -123,7 +123,7 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
   std::vector<int> src((size_t)B * S);
   for (int i = 0; i < B; ++i)
     for (int k = 0; k < S; ++k)
-      src[(size_t)i * S + k] = k + 1 < S ? 4 + (i * 977 + k * 131) % 31996 : model->src_vocab.eos;
+      src[(size_t)i * S + k] = k + 1 < S ? 4 + (i * 977 + k * 131) % 31996 : model->src_vocab().eos;
   std::vector<int> valid(B, S);
   const size_t R = (size_t)B * S;
   const size_t scratch_floats = 8 * R * H + R * c.ffn_num_hiddens + (size_t)S * S + 4096;

@@ -4,6 +4,7 @@
 
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/error.h"
+#include "model_impl.h"
 
 namespace attnlite {
 
@@ -57,15 +58,16 @@ Vocab read_vocab(const SafeTensors& st, const std::string& key, int expected_siz
 
 }  // namespace
 
-std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
-  auto m = std::make_shared<Model>();
+namespace {
+std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
+  auto m = std::make_unique<Model::Impl>();
   m->metadata = st.metadata();
   auto kind_it = st.metadata().find("attnlite.kind");
   if (kind_it == st.metadata().end()) throw Error("model metadata lacks 'attnlite.kind'");
   const json c = parse_meta_json(st, "attnlite.config");
   if (!c.is_object()) throw Error("model metadata 'attnlite.config' is not a JSON object");
-  m->store_ = WeightStore(st);
-  for (const auto& t : st.tensors()) m->int8_ = m->int8_ || t.dtype == DType::I8;
+  m->store = WeightStore(st);
+  for (const auto& t : st.tensors()) m->int8 = m->int8 || t.dtype == DType::I8;
   if (kind_it->second == "transformer") {
     m->kind = ModelKind::Transformer;
     TransformerConfig& t = m->transformer;
@@ -84,7 +86,7 @@ std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
     if (t.num_hiddens % t.num_heads) throw Error("model config: num_hiddens is not a multiple of num_heads");
     if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");
     if (t.num_steps > t.max_len) throw Error("model config: num_steps exceeds max_len");
-    m->tw = bind_transformer(m->store_, t);
+    m->tw = bind_transformer(m->store, t);
     m->P.resize((size_t)t.max_len * t.num_hiddens);
     positional_encoding_table(m->P.data(), t.max_len, t.num_hiddens);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", t.src_vocab_size);
@@ -101,22 +103,32 @@ std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
     if (c.contains("rnn")) {
       if (!c["rnn"].is_string()) throw Error("model config 'rnn' is not a string");
       const std::string r = c["rnn"].get<std::string>();
-      if (r == "gru") b.cell = RNNW::GRU;
-      else if (r == "lstm") b.cell = RNNW::LSTM;
+      if (r == "gru") b.cell = ops::Cell::GRU;
+      else if (r == "lstm") b.cell = ops::Cell::LSTM;
       else throw Error("model config 'rnn' = '" + r + "' (expected gru or lstm)");
     }
-    m->bw = bind_bahdanau(m->store_, b);
+    m->bw = bind_bahdanau(m->store, b);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", b.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", b.tgt_vocab_size);
   } else {
     throw Error("unknown model kind '" + kind_it->second + "' (expected transformer or bahdanau)");
   }
-  const auto extra = m->store_.unused();
+  const auto extra = m->store.unused();
   if (!extra.empty())
     throw Error("unexpected tensor '" + extra.front() + "'" +
                 (extra.size() > 1 ? " (and " + std::to_string(extra.size() - 1) + " more)" : "") +
                 " for a " + kind_it->second + " with this config");
-  m->store_.release_source();
+  m->store.release_source();
+  return m;
+}
+}  // namespace
+
+Model::Model() = default;
+Model::~Model() = default;
+
+std::shared_ptr<const Model> Model::from_safetensors(const SafeTensors& st) {
+  std::shared_ptr<Model> m(new Model());
+  m->impl_ = load_impl(st);
   return m;
 }
 
@@ -133,12 +145,25 @@ std::shared_ptr<const Model> Model::from_bytes(const uint8_t* bytes, size_t size
   return from_safetensors(SafeTensors::parse(bytes, size));
 }
 
+ModelKind Model::kind() const { return impl_->kind; }
+const Vocab& Model::src_vocab() const { return impl_->src_vocab; }
+const Vocab& Model::tgt_vocab() const { return impl_->tgt_vocab; }
+const std::map<std::string, std::string>& Model::metadata() const { return impl_->metadata; }
+size_t Model::weight_bytes() const { return impl_->store.bytes(); }
+bool Model::is_int8() const { return impl_->int8; }
+
 int Model::num_steps() const {
-  return kind == ModelKind::Transformer ? transformer.num_steps : bahdanau.num_steps;
+  return kind() == ModelKind::Transformer ? impl_->transformer.num_steps : impl_->bahdanau.num_steps;
 }
 int Model::num_layers() const {
-  return kind == ModelKind::Transformer ? transformer.num_layers : bahdanau.num_layers;
+  return kind() == ModelKind::Transformer ? impl_->transformer.num_layers : impl_->bahdanau.num_layers;
 }
-int Model::num_heads() const { return kind == ModelKind::Transformer ? transformer.num_heads : 1; }
+int Model::num_heads() const { return kind() == ModelKind::Transformer ? impl_->transformer.num_heads : 1; }
+int Model::num_hiddens() const {
+  return kind() == ModelKind::Transformer ? impl_->transformer.num_hiddens : impl_->bahdanau.num_hiddens;
+}
+int Model::max_target_steps() const {
+  return kind() == ModelKind::Transformer ? impl_->transformer.max_len : 1000;
+}
 
 }  // namespace attnlite

@@ -114,7 +114,7 @@ Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int
   return e;
 }
 
-void embedding(float* out, const Embedding& t, const int* ids, int n, float mult) {
+void embedding_rows(float* out, const Embedding& t, const int* ids, int n, float mult) {
   for (int i = 0; i < n; ++i) {
     float* o = out + (long)i * t.dim;
     if (t.q) {

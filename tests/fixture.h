@@ -9,6 +9,7 @@
 
 #include "attnlite/arena.h"
 #include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/safetensors.h"
 #include "attnlite/weights.h"
 
@@ -45,6 +46,7 @@ struct Fixture {
 struct Scratch {
   AlignedBuffer buf{size_t(64) << 20};
   Arena arena{buf.data(), buf.size()};
+  ops::Ctx cx{ops::cpu(), arena};
 };
 
 struct Diff {

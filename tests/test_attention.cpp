@@ -59,7 +59,7 @@ TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
   auto vl = fx.ids("in.valid_lens");
   std::vector<float> out(2 * 1 * 4), attn(2 * 1 * 10);
   additive_attention(out.data(), attn.data(), w, q.data(), k.data(), v.data(), 2, 1, 10, 4,
-                     ValidLens::per_batch(vl.data()), s.arena);
+                     ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
   REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
   // Book: identical keys give uniform weights over the valid length, and the outputs
@@ -73,7 +73,7 @@ TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
 
   auto kr = fx.f("in.keys_rand");
   additive_attention(out.data(), attn.data(), w, q.data(), kr.data(), v.data(), 2, 1, 10, 4,
-                     ValidLens::per_batch(vl.data()), s.arena);
+                     ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE_CLOSE(out, fx.f("out.output_rand"), kTol);
   REQUIRE_CLOSE(attn, fx.f("out.attention_weights_rand"), kTol);
 }
@@ -107,7 +107,7 @@ TEST_CASE("MultiHeadAttention(100, 100, 100, 100, 5) on (2, 4, 100)", "[attentio
   auto vl = fx.ids("in.valid_lens");
   std::vector<float> out(2 * 4 * 100), attn(10 * 4 * 6);
   multi_head_attention(out.data(), AttnOut::dense(attn.data(), 5, 4, 6), w, X.data(), Y.data(),
-                       Y.data(), 2, 4, 6, ValidLens::per_batch(vl.data()), s.arena);
+                       Y.data(), 2, 4, 6, ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE(fx.shape("out.output") == std::vector<int64_t>{2, 4, 100});  // the book's shape
   REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
   REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
@@ -126,13 +126,13 @@ TEST_CASE("MultiHeadAttention with biases and distinct sizes", "[attention]") {
   auto vl = fx.ids("in.valid_lens");
   std::vector<float> out(2 * 3 * 40), attn(8 * 3 * 5);
   multi_head_attention(out.data(), AttnOut::dense(attn.data(), 4, 3, 5), w, Q.data(), K.data(),
-                       V.data(), 2, 3, 5, ValidLens::per_batch(vl.data()), s.arena);
+                       V.data(), 2, 3, 5, ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
   REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
   // Without an attention output the result is the same.
   std::vector<float> out2(out.size());
   multi_head_attention(out2.data(), AttnOut{}, w, Q.data(), K.data(), V.data(), 2, 3, 5,
-                       ValidLens::per_batch(vl.data()), s.arena);
+                       ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE_CLOSE(out2, out, 0.0);
 }
 

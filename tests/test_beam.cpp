@@ -37,7 +37,7 @@ void check_model(const std::string& name) {
   const auto alphas = meta_list<float>(fx, "alphas");
   const auto tags = meta_list<std::string>(fx, "alpha_tags");
   REQUIRE(sentences.size() == 20);
-  const bool transformer = model->kind == ModelKind::Transformer;
+  const bool transformer = model->kind() == ModelKind::Transformer;
   for (const auto& mode : modes)
     for (int K : beams)
       for (size_t a = 0; a < alphas.size(); ++a) {
@@ -70,7 +70,7 @@ void check_model(const std::string& name) {
                   std::vector<int>(nb[0].tokens, nb[0].tokens + nb[0].num_tokens));
           REQUIRE(r.steps == nb[0].length);
           REQUIRE(r.eos == nb[0].eos);
-          std::vector<float> probs(r.scores, r.scores + r.num_tokens);
+          std::vector<float> probs(r.probs, r.probs + r.num_tokens);
           REQUIRE_CLOSE(probs, fx.f(p + "probs"), 1e-5);
           const int steps = r.steps, S = r.S;
           if (!transformer) {
@@ -131,7 +131,7 @@ TEST_CASE("beam_size 1 is greedy decoding, bit for bit", "[beam]") {
     REQUIRE(b.eos == g.eos);
     REQUIRE(std::vector<int>(b.tokens, b.tokens + b.num_tokens) ==
             std::vector<int>(g.tokens, g.tokens + g.num_tokens));
-    for (int k = 0; k < g.num_tokens; ++k) REQUIRE(b.scores[k] == g.scores[k]);
+    for (int k = 0; k < g.num_tokens; ++k) REQUIRE(b.probs[k] == g.probs[k]);
     const int ncross = (g.layers ? g.layers * g.heads : 1) * g.ld * g.S;
     for (int k = 0; k < ncross; ++k) REQUIRE(b.cross[k] == g.cross[k]);
     // The n-best list of greedy decoding: one hypothesis, the translation itself.
@@ -140,7 +140,7 @@ TEST_CASE("beam_size 1 is greedy decoding, bit for bit", "[beam]") {
     REQUIRE(nb[0].text == b.text);
     REQUIRE(nb[0].length == b.steps);
     double lp = 0;
-    for (int k = 0; k < b.num_tokens; ++k) lp += std::log((double)b.scores[k]);
+    for (int k = 0; k < b.num_tokens; ++k) lp += std::log((double)b.probs[k]);
     REQUIRE(nb[0].logp <= lp + 1e-6);  // <eos> adds a negative term
     REQUIRE(nb[0].score == Approx(nb[0].logp / std::pow((double)nb[0].length, 0.75)));
   }

@@ -165,7 +165,7 @@ void require_same(const Translation& g, const Translation& c, bool attention) {
   REQUIRE(g.steps == c.steps);
   REQUIRE(g.eos == c.eos);
   REQUIRE(g.src_valid == c.src_valid);
-  for (int k = 0; k < c.num_tokens; ++k) REQUIRE(std::fabs(g.scores[k] - c.scores[k]) <= kAttnTol);
+  for (int k = 0; k < c.num_tokens; ++k) REQUIRE(std::fabs(g.probs[k] - c.probs[k]) <= kAttnTol);
   REQUIRE((g.layers == c.layers && g.heads == c.heads && g.S == c.S && g.ld == c.ld));
   if (!attention) {
     REQUIRE(g.enc_self == nullptr);
@@ -285,7 +285,7 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         attnlite::test::Scratch s;
         ops::set_backend(ops::Backend::Scalar);
         attend_heads(ctx_ref.data(), AttnOut::dense(att_ref.data(), NH, Tq, Tk), q.data(), k.data(),
-                     v.data(), Tk, B, Tq, Tk, H, NH, vl, s.arena);
+                     v.data(), Tk, B, Tq, Tk, H, NH, vl, s.cx);
         cuda::check::attend(ctx_got.data(), att_got.data(), q.data(), k.data(), v.data(), B, Tq,
                             Tk, H, NH, masked ? valid.data() : nullptr);
         REQUIRE_CLOSE(att_got, att_ref, 1e-5);

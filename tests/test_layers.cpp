@@ -18,7 +18,7 @@ TEST_CASE("PositionWiseFFN(4, 4, 8)", "[layers]") {
   auto w = bind_ffn(fx.ws, "", 4, 4, 8);
   auto X = fx.f("in.X");
   std::vector<float> Y(2 * 3 * 8);
-  ffn(Y.data(), w, X.data(), 6, s.arena);
+  ffn(Y.data(), w, X.data(), 6, s.cx);
   REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
 }
 
@@ -30,14 +30,14 @@ TEST_CASE("AddNorm over [3, 4] and [24]", "[layers]") {
     auto w = bind_add_norm(fx.ws, "", {3, 4});
     auto X = fx.f("in.X"), Y = fx.f("in.Y");
     std::vector<float> Z(24);
-    add_norm(Z.data(), w, X.data(), Y.data(), 2, s.arena);
+    add_norm(Z.data(), w, X.data(), Y.data(), 2, s.cx);
     REQUIRE_CLOSE(Z, fx.f("out.Z"), kTol);
   }
   {
     Fixture fx("addnorm24");
     auto w = bind_add_norm(fx.ws, "", {24});
     auto X = fx.f("in.X"), Y = fx.f("in.Y");
-    add_norm(X.data(), w, X.data(), Y.data(), 10, s.arena);  // in place
+    add_norm(X.data(), w, X.data(), Y.data(), 10, s.cx);  // in place
     REQUIRE_CLOSE(X, fx.f("out.Z"), kTol);
   }
 }
@@ -47,23 +47,23 @@ TEST_CASE("GRU and LSTM, 2 layers, PyTorch gate order", "[layers]") {
   Scratch s;
   {
     Fixture fx("gru");
-    auto w = bind_rnn(fx.ws, "", RNNW::GRU, 8, 16, 2);
+    auto w = bind_rnn(fx.ws, "", ops::Cell::GRU, 8, 16, 2);
     auto X = fx.f("in.X"), h = fx.f("in.h0");
     std::vector<float> Y(5 * 3 * 16);
-    rnn_forward(Y.data(), h.data(), nullptr, w, X.data(), 5, 3, s.arena);
+    rnn_forward(Y.data(), h.data(), nullptr, w, X.data(), 5, 3, s.cx);
     REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
     REQUIRE_CLOSE(h, fx.f("out.hn"), kTol);
     // Step by step gives the same final state.
     auto h2 = fx.f("in.h0");
-    for (int t = 0; t < 5; ++t) rnn_step(h2.data(), nullptr, w, X.data() + t * 3 * 8, 3, s.arena);
+    for (int t = 0; t < 5; ++t) rnn_step(h2.data(), nullptr, w, X.data() + t * 3 * 8, 3, s.cx);
     REQUIRE_CLOSE(h2, fx.f("out.hn"), kTol);
   }
   {
     Fixture fx("lstm");
-    auto w = bind_rnn(fx.ws, "", RNNW::LSTM, 8, 16, 2);
+    auto w = bind_rnn(fx.ws, "", ops::Cell::LSTM, 8, 16, 2);
     auto X = fx.f("in.X"), h = fx.f("in.h0"), c = fx.f("in.c0");
     std::vector<float> Y(5 * 3 * 16);
-    rnn_forward(Y.data(), h.data(), c.data(), w, X.data(), 5, 3, s.arena);
+    rnn_forward(Y.data(), h.data(), c.data(), w, X.data(), 5, 3, s.cx);
     REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
     REQUIRE_CLOSE(h, fx.f("out.hn"), kTol);
     REQUIRE_CLOSE(c, fx.f("out.cn"), kTol);
@@ -79,7 +79,7 @@ TEST_CASE("EncoderBlock(24, ..., 8 heads) on (2, 100, 24)", "[layers]") {
   auto vl = fx.ids("in.valid_lens");
   std::vector<float> Y(2 * 100 * 24), attn(16 * 100 * 100);
   encoder_block(Y.data(), AttnOut::dense(attn.data(), 8, 100, 100), w, X.data(), 2, 100,
-                ValidLens::per_batch(vl.data()), s.arena);
+                ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE(fx.shape("out.Y") == std::vector<int64_t>{2, 100, 24});  // the book: shape unchanged
   REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
   REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
@@ -102,7 +102,7 @@ TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
   auto vl = fx.ids("in.valid_lens");
   std::vector<float> Y(2 * 100 * 24), a0(16 * 100 * 100), a1(a0.size());
   AttnOut attn[2] = {AttnOut::dense(a0.data(), 8, 100, 100), AttnOut::dense(a1.data(), 8, 100, 100)};
-  transformer_encode(Y.data(), attn, w, c, P.data(), X.data(), 2, 100, ValidLens::per_batch(vl.data()), s.arena);
+  transformer_encode(Y.data(), attn, w, c, P.data(), X.data(), 2, 100, ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
   REQUIRE_CLOSE(a0, fx.f("out.attention_weights.0"), kTol);
   REQUIRE_CLOSE(a1, fx.f("out.attention_weights.1"), kTol);
@@ -118,14 +118,14 @@ TEST_CASE("DecoderBlock in eval mode (the book's example)", "[layers]") {
   auto vl = fx.ids("in.valid_lens");
   const ValidLens src = ValidLens::per_batch(vl.data());
   std::vector<float> E(2 * 100 * 24), Y(E.size()), self(16 * 100 * 100), cross(self.size());
-  encoder_block(E.data(), AttnOut{}, enc, X.data(), 2, 100, src, s.arena);
+  encoder_block(E.data(), AttnOut{}, enc, X.data(), 2, 100, src, s.cx);
   REQUIRE_CLOSE(E, fx.f("out.enc_outputs"), kTol);
   std::vector<float> ck(E.size()), cv(E.size()), kc(E.size()), vc(E.size());
-  project_cross_kv(ck.data(), cv.data(), dec, E.data(), 2, 100);
+  project_cross_kv(ck.data(), cv.data(), dec, E.data(), 2, 100, s.cx);
   KVCache cache{kc.data(), vc.data(), 100};
   CrossKV cr{ck.data(), cv.data(), 100};
   DecoderAttnOut attn{AttnOut::dense(self.data(), 8, 100, 100), AttnOut::dense(cross.data(), 8, 100, 100)};
-  decoder_block(Y.data(), attn, dec, X.data(), 2, 100, 0, /*causal=*/false, cache, cr, src, s.arena);
+  decoder_block(Y.data(), attn, dec, X.data(), 2, 100, 0, /*causal=*/false, cache, cr, src, s.cx);
   REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
   REQUIRE_CLOSE(self, fx.f("out.self_attention_weights"), kTol);
   REQUIRE_CLOSE(cross, fx.f("out.cross_attention_weights"), kTol);

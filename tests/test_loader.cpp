@@ -162,8 +162,8 @@ TEST_CASE("Model: the shipped models load", "[loader]") {
   for (const char* name : {"transformer-d2l", "bahdanau-d2l"}) {
     auto m = Model::load(attnlite::test::model_path(name));
     REQUIRE(m->num_steps() == 10);
-    REQUIRE(m->src_vocab.token(0) == "<unk>");
-    REQUIRE(m->tgt_vocab.lookup("<eos>") == m->tgt_vocab.eos);
+    REQUIRE(m->src_vocab().token(0) == "<unk>");
+    REQUIRE(m->tgt_vocab().lookup("<eos>") == m->tgt_vocab().eos);
   }
 }
 

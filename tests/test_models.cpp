@@ -45,7 +45,7 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
   const int B = 2, S = 10, H = 32, NH = 4, V = 60;
   std::vector<float> enc(B * S * H), ea0(8 * 100), ea1(8 * 100);
   AttnOut ea[2] = {AttnOut::dense(ea0.data(), NH, S, S), AttnOut::dense(ea1.data(), NH, S, S)};
-  transformer_encode(enc.data(), ea, m.w, m.c, m.P.data(), src.data(), B, S, svl, s.arena);
+  transformer_encode(enc.data(), ea, m.w, m.c, m.P.data(), src.data(), B, S, svl, s.cx);
   REQUIRE_CLOSE(ea0, m.fx.f("out.tf_enc_attn.0"), kTol);
   REQUIRE_CLOSE(ea1, m.fx.f("out.tf_enc_attn.1"), kTol);
 
@@ -53,7 +53,7 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
   KVCache caches[2];
   CrossKV cross[2];
   for (int l = 0; l < 2; ++l) {
-    project_cross_kv(&ck[l * B * S * H], &cv[l * B * S * H], m.w.dec[l], enc.data(), B, S);
+    project_cross_kv(&ck[l * B * S * H], &cv[l * B * S * H], m.w.dec[l], enc.data(), B, S, s.cx);
     cross[l] = {&ck[l * B * S * H], &cv[l * B * S * H], S};
     caches[l] = {&kc[l * B * 10 * H], &vc[l * B * 10 * H], 10};
   }
@@ -65,7 +65,7 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
     da[l] = {AttnOut::dense(ds[l].data(), NH, 10, 10), AttnOut::dense(cs[l].data(), NH, 10, S)};
   }
   transformer_decode(logits.data(), da, m.w, m.c, m.P.data(), dec_in.data(), B, 10, 0, nullptr,
-                     /*causal=*/true, caches, cross, svl, s.arena);
+                     /*causal=*/true, caches, cross, svl, s.cx);
   REQUIRE_CLOSE(logits, m.fx.f("out.tf_logits"), kTol);
   for (int l = 0; l < 2; ++l) {
     REQUIRE_CLOSE(ds[l], m.fx.f("out.tf_dec_self." + std::to_string(l)), kTol);
@@ -84,12 +84,12 @@ TEST_CASE("Transformer step-by-step greedy decoding with the key/value cache", "
   const ValidLens svl = ValidLens::per_batch(vl.data());
   const int B = 2, S = 10, H = 32, NH = 4, V = 60, T = 10;
   std::vector<float> enc(B * S * H);
-  transformer_encode(enc.data(), nullptr, m.w, m.c, m.P.data(), src.data(), B, S, svl, s.arena);
+  transformer_encode(enc.data(), nullptr, m.w, m.c, m.P.data(), src.data(), B, S, svl, s.cx);
   std::vector<float> ck(2 * B * S * H), cv(ck.size()), kc(2 * B * T * H), vc(kc.size());
   KVCache caches[2];
   CrossKV cross[2];
   for (int l = 0; l < 2; ++l) {
-    project_cross_kv(&ck[l * B * S * H], &cv[l * B * S * H], m.w.dec[l], enc.data(), B, S);
+    project_cross_kv(&ck[l * B * S * H], &cv[l * B * S * H], m.w.dec[l], enc.data(), B, S, s.cx);
     cross[l] = {&ck[l * B * S * H], &cv[l * B * S * H], S};
     caches[l] = {&kc[l * B * T * H], &vc[l * B * T * H], T};
   }
@@ -105,7 +105,7 @@ TEST_CASE("Transformer step-by-step greedy decoding with the key/value cache", "
       da[l] = {AttnOut{&ds[l][t * B * NH * T], NH * T, T, T}, AttnOut{&cs[l][t * B * NH * S], NH * S, S, S}};
     const int pos = variant == "pos" ? t : 0;
     transformer_decode(&logits[t * B * V], da, m.w, m.c, m.P.data(), in.data(), B, 1, t, &pos,
-                       false, caches, cross, svl, s.arena);
+                       false, caches, cross, svl, s.cx);
     for (int b = 0; b < B; ++b) {
       const float* lg = &logits[(t * B + b) * V];
       in[b] = (int)(std::max_element(lg, lg + V) - lg);
@@ -125,11 +125,11 @@ TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]"
   Scratch s;
   {
     Fixture fx("seq2seq_encoder");
-    auto w = bind_seq2seq_encoder(fx.ws, "", RNNW::GRU, 10, 8, 16, 2);
+    auto w = bind_seq2seq_encoder(fx.ws, "", ops::Cell::GRU, 10, 8, 16, 2);
     for (std::string sfx : {"", "_rand"}) {
       auto X = fx.ids("in.X" + sfx);
       std::vector<float> out(7 * 4 * 16), h(2 * 4 * 16);
-      seq2seq_encode(out.data(), h.data(), nullptr, w, X.data(), 4, 7, s.arena);
+      seq2seq_encode(out.data(), h.data(), nullptr, w, X.data(), 4, 7, s.cx);
       REQUIRE(fx.shape("out.output" + sfx) == std::vector<int64_t>{7, 4, 16});  // book: (7, 4, 16)
       REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);
       REQUIRE_CLOSE(h, fx.f("out.state" + sfx), kTol);
@@ -137,11 +137,11 @@ TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]"
   }
   {
     Fixture fx("seq2seq_lstm_encoder");
-    auto w = bind_seq2seq_encoder(fx.ws, "", RNNW::LSTM, 10, 8, 16, 2);
+    auto w = bind_seq2seq_encoder(fx.ws, "", ops::Cell::LSTM, 10, 8, 16, 2);
     for (std::string sfx : {"", "_rand"}) {
       auto X = fx.ids("in.X" + sfx);
       std::vector<float> out(7 * 4 * 16), h(2 * 4 * 16), c(h.size());
-      seq2seq_encode(out.data(), h.data(), c.data(), w, X.data(), 4, 7, s.arena);
+      seq2seq_encode(out.data(), h.data(), c.data(), w, X.data(), 4, 7, s.cx);
       REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);
       REQUIRE_CLOSE(h, fx.f("out.h" + sfx), kTol);
       REQUIRE_CLOSE(c, fx.f("out.c" + sfx), kTol);
@@ -164,12 +164,12 @@ TEST_CASE("Seq2SeqAttentionDecoder (Bahdanau) matches PyTorch", "[models]") {
 
   auto run = [&](const std::vector<int>& src, const std::vector<int>& dec, int T, ValidLens vl,
                  const std::string& sfx) {
-    bahdanau_encode(st, w, src.data(), B, S, s.arena);
+    bahdanau_encode(st, w, src.data(), B, S, s.cx);
     std::vector<float> out(B * T * V), attn(T * B * S), lg(B * V);
     std::vector<int> tok(B);
     for (int t = 0; t < T; ++t) {
       for (int b = 0; b < B; ++b) tok[b] = dec[b * T + t];
-      bahdanau_decode_step(lg.data(), &attn[t * B * S], w, st, tok.data(), B, vl, s.arena);
+      bahdanau_decode_step(lg.data(), &attn[t * B * S], w, st, tok.data(), B, vl, s.cx);
       for (int b = 0; b < B; ++b) std::copy(&lg[b * V], &lg[b * V] + V, &out[(b * T + t) * V]);
     }
     REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);

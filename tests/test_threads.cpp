@@ -47,7 +47,7 @@ TEST_CASE("translations with 2 threads equal the serial ones", "[threads]") {
   for (int i = 0; i < 4; ++i) {
     REQUIRE(a.result(i).text == b.result(i).text);
     for (int k = 0; k < a.result(i).num_tokens; ++k)
-      REQUIRE(a.result(i).scores[k] == Approx(b.result(i).scores[k]).margin(1e-6));
+      REQUIRE(a.result(i).probs[k] == Approx(b.result(i).probs[k]).margin(1e-6));
   }
   REQUIRE_THROWS_AS(set_num_threads(0), Error);
   REQUIRE_THROWS_AS(set_num_threads(65), Error);

@@ -6,6 +6,7 @@
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
+#include "model_impl.h"  // the bound weights
 
 using namespace attnlite;
 using attnlite::test::Fixture;
@@ -26,7 +27,7 @@ void check_model(const std::string& fixture, const std::string& model_file) {
   const auto sentences = meta_list(fx, "sentences");
   const auto modes = meta_list(fx, "modes");
   REQUIRE(sentences.size() == 54);
-  const bool transformer = model->kind == ModelKind::Transformer;
+  const bool transformer = model->kind() == ModelKind::Transformer;
   for (const auto& mode : modes) {
     DecodeOptions opts;
     opts.d2l_compat = mode == "d2l";
@@ -78,8 +79,8 @@ TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") 
 // weights, same sentences and tolerances (tools/make_int8_fixtures.py).
 TEST_CASE("int8 Transformer translations match PyTorch on the dequantized weights", "[translate][int8]") {
   auto m = Model::load(test::fixture_path("transformer-d2l-int8"));
-  REQUIRE(m->tw.dense.int8());
-  REQUIRE(m->tw.enc_embedding.int8());
+  REQUIRE(m->impl().tw.dense.int8());
+  REQUIRE(m->impl().tw.enc_embedding.int8());
   check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"));
 }
 
@@ -113,11 +114,11 @@ TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
   const auto& r = tr.translate("i'm home .");
   REQUIRE(r.src_len == 4);  // three tokens + <eos>
   REQUIRE(r.src_valid == 4);
-  REQUIRE(r.src_ids[3] == model->src_vocab.eos);
-  REQUIRE(r.src_ids[4] == model->src_vocab.pad);
+  REQUIRE(r.src_ids[3] == model->src_vocab().eos);
+  REQUIRE(r.src_ids[4] == model->src_vocab().pad);
   REQUIRE(!r.truncated);
   // Scores are probabilities; every attention row sums to 1.
-  for (int k = 0; k < r.num_tokens; ++k) REQUIRE((r.scores[k] > 0.f && r.scores[k] <= 1.f));
+  for (int k = 0; k < r.num_tokens; ++k) REQUIRE((r.probs[k] > 0.f && r.probs[k] <= 1.f));
   const auto& u = tr.translate("zyzzyva qwxz .");
   REQUIRE(u.num_unknown == 2);
   const auto& lng = tr.translate("a b c d e f g h i j k l");

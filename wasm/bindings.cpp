@@ -122,16 +122,16 @@ EMSCRIPTEN_KEEPALIVE Handle* al_model_load(const uint8_t* bytes, size_t size) {
     hh->limit = std::max(hh->model->num_steps(), kMaxSteps);
     lim.max_tgt_steps = hh->limit;
     // The Translator needs two target tokens per hypothesis (tiny test vocabularies).
-    hh->max_beam = lim.max_beam = std::max(1, std::min(kMaxBeam, hh->model->tgt_vocab.size() / 2));
+    hh->max_beam = lim.max_beam = std::max(1, std::min(kMaxBeam, hh->model->tgt_vocab().size() / 2));
     hh->tr = std::make_unique<Translator>(hh->model, lim);
     // Worst cases: every target token joined by spaces, every source token.
     size_t maxtok = 1;
-    for (int i = 0; i < hh->model->tgt_vocab.size(); ++i)
-      maxtok = std::max(maxtok, hh->model->tgt_vocab.token(i).size());
+    for (int i = 0; i < hh->model->tgt_vocab().size(); ++i)
+      maxtok = std::max(maxtok, hh->model->tgt_vocab().token(i).size());
     hh->text.reserve((size_t)hh->limit * (maxtok + 1) + 1);
     size_t maxsrc = 1;
-    for (int i = 0; i < hh->model->src_vocab.size(); ++i)
-      maxsrc = std::max(maxsrc, hh->model->src_vocab.token(i).size());
+    for (int i = 0; i < hh->model->src_vocab().size(); ++i)
+      maxsrc = std::max(maxsrc, hh->model->src_vocab().token(i).size());
     hh->src_tokens.reserve((size_t)hh->model->num_steps() * (maxsrc + 1) + 1);
     hh->src_words.reserve(4096 * 2 + 16);
     hh->unknown.reserve(4096 * 2 + 16);
@@ -143,16 +143,16 @@ EMSCRIPTEN_KEEPALIVE Handle* al_model_load(const uint8_t* bytes, size_t size) {
 EMSCRIPTEN_KEEPALIVE void al_model_free(Handle* h) { delete h; }
 
 // 0 Transformer, 1 Bahdanau.
-EMSCRIPTEN_KEEPALIVE int al_model_kind(const Handle* h) { return h->model->kind == ModelKind::Bahdanau; }
+EMSCRIPTEN_KEEPALIVE int al_model_kind(const Handle* h) { return h->model->kind() == ModelKind::Bahdanau; }
 EMSCRIPTEN_KEEPALIVE int al_model_num_steps(const Handle* h) { return h->model->num_steps(); }
 // Transformer: encoder/decoder layers; Bahdanau: 0 (its cross attention has no layer axis).
 EMSCRIPTEN_KEEPALIVE int al_model_layers(const Handle* h) {
-  return h->model->kind == ModelKind::Transformer ? h->model->num_layers() : 0;
+  return h->model->kind() == ModelKind::Transformer ? h->model->num_layers() : 0;
 }
 EMSCRIPTEN_KEEPALIVE int al_model_heads(const Handle* h) { return h->model->num_heads(); }
 EMSCRIPTEN_KEEPALIVE int al_model_max_steps(const Handle* h) { return h->limit; }
-EMSCRIPTEN_KEEPALIVE int al_model_src_vocab_size(const Handle* h) { return h->model->src_vocab.size(); }
-EMSCRIPTEN_KEEPALIVE int al_model_tgt_vocab_size(const Handle* h) { return h->model->tgt_vocab.size(); }
+EMSCRIPTEN_KEEPALIVE int al_model_src_vocab_size(const Handle* h) { return h->model->src_vocab().size(); }
+EMSCRIPTEN_KEEPALIVE int al_model_tgt_vocab_size(const Handle* h) { return h->model->tgt_vocab().size(); }
 EMSCRIPTEN_KEEPALIVE size_t al_model_weight_bytes(const Handle* h) { return h->model->weight_bytes(); }
 // The largest beam size (8, less for target vocabularies under 16 tokens) and the bytes of
 // the Translator's buffers sized for it.
@@ -160,8 +160,8 @@ EMSCRIPTEN_KEEPALIVE int al_model_max_beam(const Handle* h) { return h->max_beam
 EMSCRIPTEN_KEEPALIVE size_t al_model_workspace_bytes(const Handle* h) { return h->tr->workspace_bytes(); }
 // Metadata value for a key ("" when absent), e.g. attnlite.config, attnlite.license.
 EMSCRIPTEN_KEEPALIVE const char* al_model_metadata(const Handle* h, const char* key) {
-  auto it = h->model->metadata.find(key ? key : "");
-  return it == h->model->metadata.end() ? "" : it->second.c_str();
+  auto it = h->model->metadata().find(key ? key : "");
+  return it == h->model->metadata().end() ? "" : it->second.c_str();
 }
 
 // ---- translation ---------------------------------------------------------------------
@@ -197,13 +197,13 @@ EMSCRIPTEN_KEEPALIVE int al_translate(Handle* h, const char* sentence, int d2l_c
     const Model& m = *h->model;
     h->text.assign(r.text.data(), r.text.size());
     h->src_tokens.clear();
-    for (int k = 0; k < r.S; ++k) append_joined(h->src_tokens, m.src_vocab.token(r.src_ids[k]));
+    for (int k = 0; k < r.S; ++k) append_joined(h->src_tokens, m.src_vocab().token(r.src_ids[k]));
     // The words as the book's preprocessing splits them, and those the model lacks.
     h->src_words.clear();
     h->unknown.clear();
     for (const auto& w : tokenize(sentence)) {
       append_joined(h->src_words, w);
-      if (m.src_vocab.lookup(w) == m.src_vocab.unk) append_joined(h->unknown, w);
+      if (m.src_vocab().lookup(w) == m.src_vocab().unk) append_joined(h->unknown, w);
     }
     h->r = &r;
     h->nb = h->tr->nbest(0);
@@ -235,7 +235,7 @@ EMSCRIPTEN_KEEPALIVE const float* al_result_scores(const Handle* h) { return h->
 EMSCRIPTEN_KEEPALIVE const int* al_result_src_ids(const Handle* h) { return h->r->src_ids; }
 // A target token's text (for the ids above).
 EMSCRIPTEN_KEEPALIVE const char* al_tgt_token(const Handle* h, int id) {
-  return id >= 0 && id < h->model->tgt_vocab.size() ? h->model->tgt_vocab.token(id).c_str() : "";
+  return id >= 0 && id < h->model->tgt_vocab().size() ? h->model->tgt_vocab().token(id).c_str() : "";
 }
 
 // Integer facts about the result, by index:

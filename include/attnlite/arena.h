@@ -1,6 +1,8 @@
 // attnlite — one aligned block, carved into buffers. Sizing and carving run the same code:
 // an Arena without memory (base == nullptr) only counts, so required sizes are computed
-// from the very sequence of requests that later hands out the pointers.
+// from the very sequence of requests that later hands out the pointers. Sessions also run
+// their forward passes once on a counting arena with the dry-run op set (ops::counting())
+// to measure their scratch.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +34,9 @@ class Arena {
     if (!counting() && off_ + bytes > cap_)
       throw Error("workspace exhausted: need " + std::to_string(off_ + bytes) + " bytes, have " +
                   std::to_string(cap_) + " (the request exceeds the session limits)");
-    T* p = counting() ? nullptr : reinterpret_cast<T*>(base_ + off_);
+    // A counting arena hands out placeholder addresses (never dereferenced, never null), so
+    // code that offsets them during a sizing pass stays well-defined for the sanitizers.
+    T* p = counting() ? reinterpret_cast<T*>(kAlign + off_) : reinterpret_cast<T*>(base_ + off_);
     off_ += bytes;
     if (off_ > peak_) peak_ = off_;
     return p;

@@ -1,19 +1,18 @@
-// attnlite — a trained translation model: config, both vocabularies and the weights, read
-// from one safetensors file (tensor names = the d2l state_dict names; metadata keys
-// attnlite.kind, attnlite.config, attnlite.src_vocab, attnlite.tgt_vocab).
+// attnlite — a trained model: its kind, config, vocabularies and weights, read from one
+// safetensors file (tensor names = the PyTorch state_dict names; metadata keys attnlite.kind,
+// attnlite.config, attnlite.src_vocab, attnlite.tgt_vocab). A Model is immutable once loaded
+// and may be shared by any number of sessions on any number of threads.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "attnlite/models/seq2seq_bahdanau.h"
-#include "attnlite/models/transformer.h"
 #include "attnlite/vocab.h"
-#include "attnlite/weights.h"
 
 namespace attnlite {
+
+class SafeTensors;
 
 enum class ModelKind { Transformer, Bahdanau };
 const char* model_kind_name(ModelKind);
@@ -23,28 +22,31 @@ class Model {
   // Validate everything; throw attnlite::Error naming the problem (and the path).
   static std::shared_ptr<const Model> load(const std::string& path);
   static std::shared_ptr<const Model> from_bytes(const uint8_t* bytes, size_t size);
+  ~Model();
 
-  ModelKind kind = ModelKind::Transformer;
-  TransformerConfig transformer;  // when kind == Transformer
-  BahdanauConfig bahdanau;        // when kind == Bahdanau
-  Vocab src_vocab, tgt_vocab;
-  std::map<std::string, std::string> metadata;
+  ModelKind kind() const;
+  const char* kind_name() const { return model_kind_name(kind()); }
+  const Vocab& src_vocab() const;
+  const Vocab& tgt_vocab() const;
+  const std::map<std::string, std::string>& metadata() const;
 
-  TransformerWeights tw;
-  BahdanauWeights bw;
-  std::vector<float> P;           // positional encoding table (max_len, H), Transformer only
-
-  int num_steps() const;
+  int num_steps() const;          // the training sequence length (source padding length)
   int num_layers() const;
   int num_heads() const;          // 1 for Bahdanau
-  size_t weight_bytes() const { return store_.bytes(); }
+  int num_hiddens() const;
+  int max_target_steps() const;   // the largest Limits::max_tgt_steps the model allows
+  size_t weight_bytes() const;
   // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
-  bool is_int8() const { return int8_; }
+  bool is_int8() const;
+
+  // The loaded family (weights, config): read by the drivers (src/drivers), not an API.
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
 
  private:
+  Model();
   static std::shared_ptr<const Model> from_safetensors(const SafeTensors& st);
-  WeightStore store_;
-  bool int8_ = false;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace attnlite

@@ -92,7 +92,7 @@ struct NBest {
 struct Translation {
   std::string_view text;          // the French output, tokens joined by spaces
   const int* tokens = nullptr;    // (num_tokens) predicted ids, without <eos>
-  const float* scores = nullptr;  // (num_tokens) softmax probability of each chosen token
+  const float* probs = nullptr;   // (num_tokens) softmax probability of each chosen token
   int num_tokens = 0;
   int steps = 0;                  // decoder calls (num_tokens + 1 when <eos> was produced)
   bool eos = false;               // stopped at <eos> (else at the step limit)

@@ -71,7 +71,7 @@ struct Embedding {
 };
 Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int dim);
 // out (n, dim) = table[ids[i]] * mult.
-void embedding(float* out, const Embedding& table, const int* ids, int n, float mult = 1.f);
+void embedding_rows(float* out, const Embedding& table, const int* ids, int n, float mult = 1.f);
 
 // fp32 copies of an int8 matrix (for backends without int8 kernels).
 std::vector<float> dequantize(const Linear& l);

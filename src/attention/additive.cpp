@@ -1,7 +1,5 @@
 #include "attnlite/attention/additive.h"
 
-#include "attnlite/ops/kernels.h"
-
 namespace attnlite {
 
 AdditiveAttentionW bind_additive_attention(WeightStore& ws, const std::string& prefix,
@@ -13,38 +11,34 @@ AdditiveAttentionW bind_additive_attention(WeightStore& ws, const std::string& p
   return w;
 }
 
-void additive_attention_projected(float* out, float* attn, const AdditiveAttentionW& w,
-                                  const float* q, const float* kp, const float* v, int ldv,
-                                  int B, int Tq, int Tk, int Dv, const ValidLens& vl,
-                                  Arena& scratch) {
-  ArenaScope scope(scratch);
-  const auto& K = ops::kernels();
+void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionW& w,
+                                  const float* q, const float* kp, const float* v, int B, int Tq,
+                                  int Tk, int Dv, const ValidLens& vl, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
   const int Hd = w.W_q.out;
-  float* qp = scratch.floats((size_t)B * Tq * Hd);  // (B, Tq, Hd)
-  float* feat = scratch.floats(Hd);
-  linear(qp, w.W_q, q, B * Tq);
-  // scores[b, i, j] = w_v · tanh(qp[b, i] + kp[b, j]); the book's (B, Tq, Tk, Hd) features
-  // tensor is never materialised.
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < Tq; ++i)
-      for (int j = 0; j < Tk; ++j) {
-        K.add(feat, qp + ((long)b * Tq + i) * Hd, kp + ((long)b * Tk + j) * Hd, Hd);
-        K.tanh(feat, Hd);
-        linear_serial(attn + ((long)b * Tq + i) * Tk + j, w.w_v, feat, 1);
-      }
-  masked_softmax(attn, B, Tq, Tk, vl);
-  for (int b = 0; b < B; ++b)
-    K.gemm_nn(out + (long)b * Tq * Dv, Dv, attn + (long)b * Tq * Tk, Tk, v + (long)b * Tk * ldv,
-              ldv, Tq, Dv, Tk);
+  float* qp = cx.scratch.floats((size_t)B * Tq * Hd);  // (B, Tq, Hd)
+  cx.op.linear(qp, q, w.W_q, B * Tq);
+  if (Tq == 1) {
+    cx.op.additive_attend(out, ldo, attn, qp, kp, v, w.w_v, B, Tk, Hd, Dv, vl, cx.scratch);
+    return;
+  }
+  for (int b = 0; b < B; ++b)  // one query at a time: each sees its batch row's keys
+    for (int i = 0; i < Tq; ++i) {
+      const long r = (long)b * Tq + i;
+      ValidLens one = vl.for_batch(b, Tq);
+      if (vl.kind == ValidLens::PerQuery) one = ValidLens::per_batch(one.data + i);
+      cx.op.additive_attend(out + r * ldo, ldo, attn + r * Tk, qp + r * Hd, kp + (long)b * Tk * Hd,
+                            v + (long)b * Tk * Dv, w.w_v, 1, Tk, Hd, Dv, one, cx.scratch);
+    }
 }
 
 void additive_attention(float* out, float* attn, const AdditiveAttentionW& w, const float* q,
                         const float* k, const float* v, int B, int Tq, int Tk, int Dv,
-                        const ValidLens& vl, Arena& scratch) {
-  ArenaScope scope(scratch);
-  float* kp = scratch.floats((size_t)B * Tk * w.W_k.out);
-  linear(kp, w.W_k, k, B * Tk);
-  additive_attention_projected(out, attn, w, q, kp, v, Dv, B, Tq, Tk, Dv, vl, scratch);
+                        const ValidLens& vl, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
+  float* kp = cx.scratch.floats((size_t)B * Tk * w.W_k.out);
+  cx.op.linear(kp, k, w.W_k, B * Tk);
+  additive_attention_projected(out, Dv, attn, w, q, kp, v, B, Tq, Tk, Dv, vl, cx);
 }
 
 }  // namespace attnlite

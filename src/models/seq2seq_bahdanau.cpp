@@ -1,12 +1,8 @@
 #include "attnlite/models/seq2seq_bahdanau.h"
 
-#include <cstring>
-
-#include "attnlite/ops/layers.h"
-
 namespace attnlite {
 
-Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, RNNW::Cell cell,
+Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers) {
   Seq2SeqEncoderW w;
@@ -16,16 +12,18 @@ Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix,
 }
 
 void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, const int* src,
-                    int B, int S, Arena& scratch) {
-  ArenaScope scope(scratch);
+                    int B, int S, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
   const int E = w.rnn.input_size, Hh = w.rnn.hidden, L = w.rnn.layers;
-  // X = embedding(X).permute(1, 0, 2): time-major rows (t, b)
-  float* x = scratch.floats((size_t)S * B * E);
-  for (int t = 0; t < S; ++t)
-    for (int b = 0; b < B; ++b) embedding(x + ((long)t * B + b) * E, w.embedding, &src[b * S + t], 1);
-  std::memset(h, 0, sizeof(float) * L * B * Hh);
-  if (c) std::memset(c, 0, sizeof(float) * L * B * Hh);
-  rnn_forward(out, h, c, w.rnn, x, S, B, scratch);
+  const size_t row = sizeof(float) * E;
+  // X = embedding(X).permute(1, 0, 2): rows (b, t) gathered, then laid out time-major (t, b)
+  float* xb = cx.scratch.floats((size_t)B * S * E);
+  float* x = cx.scratch.floats((size_t)S * B * E);
+  cx.op.embed(xb, E, w.embedding, src, B * S, 1.f);
+  for (int b = 0; b < B; ++b) cx.op.copy_2d(x + (long)b * E, row * B, xb + (long)b * S * E, row, row, S);
+  cx.op.zero(h, sizeof(float) * L * B * Hh);
+  if (c) cx.op.zero(c, sizeof(float) * L * B * Hh);
+  rnn_forward(out, h, c, w.rnn, x, S, B, cx);
 }
 
 BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
@@ -40,37 +38,32 @@ BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
 }
 
 void bahdanau_encode(BahdanauState& st, const BahdanauWeights& w, const int* src, int B, int S,
-                     Arena& scratch) {
-  ArenaScope scope(scratch);
+                     const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
   const int Hh = w.encoder.rnn.hidden;
-  float* tm = scratch.floats((size_t)S * B * Hh);
-  seq2seq_encode(tm, st.h, st.c, w.encoder, src, B, S, scratch);
+  const size_t row = sizeof(float) * Hh;
+  float* tm = cx.scratch.floats((size_t)S * B * Hh);
+  seq2seq_encode(tm, st.h, st.c, w.encoder, src, B, S, cx);
   // init_state: outputs.permute(1, 0, 2) -> (B, S, Hh)
-  for (int t = 0; t < S; ++t)
-    for (int b = 0; b < B; ++b)
-      std::memcpy(st.enc_out + ((long)b * S + t) * Hh, tm + ((long)t * B + b) * Hh,
-                  sizeof(float) * Hh);
-  linear(st.enc_kp, w.attention.W_k, st.enc_out, B * S);
+  for (int b = 0; b < B; ++b)
+    cx.op.copy_2d(st.enc_out + (long)b * S * Hh, row, tm + (long)b * Hh, row * B, row, S);
+  cx.op.linear(st.enc_kp, st.enc_out, w.attention.W_k, B * S);
   st.S = S;
 }
 
 void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
                           BahdanauState& st, const int* tokens, int B, const ValidLens& src_vl,
-                          Arena& scratch) {
-  ArenaScope scope(scratch);
+                          const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
   const int Hh = w.dec_rnn.hidden, E = w.dec_rnn.input_size - Hh, L = w.dec_rnn.layers;
-  float* ctx = scratch.floats((size_t)B * Hh);
-  float* x = scratch.floats((size_t)B * (Hh + E));
+  float* x = cx.scratch.floats((size_t)B * (Hh + E));
   const float* query = st.h + (long)(L - 1) * B * Hh;  // hidden_state[-1]
-  additive_attention_projected(ctx, attn, w.attention, query, st.enc_kp, st.enc_out, Hh, B, 1,
-                               st.S, Hh, src_vl, scratch);
-  // x = cat(context, embedding(token))
-  for (int b = 0; b < B; ++b) {
-    std::memcpy(x + (long)b * (Hh + E), ctx + (long)b * Hh, sizeof(float) * Hh);
-    embedding(x + (long)b * (Hh + E) + Hh, w.dec_embedding, &tokens[b], 1);
-  }
-  rnn_step(st.h, st.c, w.dec_rnn, x, B, scratch);
-  linear(logits, w.dense, st.h + (long)(L - 1) * B * Hh, B);
+  // x = cat(context, embedding(token)): the context lands in the first Hh columns
+  additive_attention_projected(x, Hh + E, attn, w.attention, query, st.enc_kp, st.enc_out, B, 1,
+                               st.S, Hh, src_vl, cx);
+  cx.op.embed(x + Hh, Hh + E, w.dec_embedding, tokens, B, 1.f);
+  rnn_step(st.h, st.c, w.dec_rnn, x, B, cx);
+  cx.op.linear(logits, st.h + (long)(L - 1) * B * Hh, w.dense, B);
 }
 
 }  // namespace attnlite

@@ -1,7 +1,5 @@
 #include "attnlite/ops/layers.h"
 
-#include "attnlite/ops/kernels.h"
-
 namespace attnlite {
 
 AddNormW bind_add_norm(WeightStore& ws, const std::string& prefix,
@@ -15,12 +13,8 @@ AddNormW bind_add_norm(WeightStore& ws, const std::string& prefix,
 }
 
 void add_norm(float* out, const AddNormW& w, const float* x, const float* y, int rows,
-              Arena& scratch) {
-  ArenaScope scope(scratch);
-  const auto& K = ops::kernels();
-  float* sum = scratch.floats((size_t)rows * w.n);
-  K.add(sum, y, x, rows * w.n);  // dropout(Y) + X, dropout being identity at inference
-  K.layer_norm(out, sum, w.gamma, w.beta, rows, w.n, 1e-5f);
+              const ops::Ctx& cx) {
+  cx.op.add_layer_norm(out, x, y, w.gamma, w.beta, rows, w.n, 1e-5f, cx.scratch);
 }
 
 FFNW bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out) {
@@ -30,20 +24,11 @@ FFNW bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, in
   return w;
 }
 
-void ffn(float* out, const FFNW& w, const float* x, int rows, Arena& scratch) {
-  ArenaScope scope(scratch);
-  float* h = scratch.floats((size_t)rows * w.dense1.out);
-  linear(h, w.dense1, x, rows);
-  ops::kernels().relu(h, rows * w.dense1.out);
-  linear(out, w.dense2, h, rows);
-}
-
-void embedding(float* out, const float* table, int dim, const int* ids, int n, float scale) {
-  for (int i = 0; i < n; ++i) {
-    const float* row = table + (long)ids[i] * dim;
-    float* o = out + (long)i * dim;
-    for (int d = 0; d < dim; ++d) o[d] = row[d] * scale;
-  }
+void ffn(float* out, const FFNW& w, const float* x, int rows, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
+  float* h = cx.scratch.floats((size_t)rows * w.dense1.out);
+  cx.op.linear(h, x, w.dense1, rows, ops::Act::Relu);  // dense2(relu(dense1(x)))
+  cx.op.linear(out, h, w.dense2, rows);
 }
 
 }  // namespace attnlite

@@ -137,7 +137,7 @@ Figure scoring(const std::string& name, bool additive, const Context& c) {
     std::vector<float> scratch(4096);
     Arena a(scratch.data(), scratch.size() * sizeof(float));
     additive_attention(out.data(), attn.data(), w, q.data(), k.data(), v.data(), 2, 1, 10, 4,
-                       ValidLens::per_batch(vl), a);
+                       ValidLens::per_batch(vl), {ops::cpu(), a});
   } else {
     dot_product_attention(out.data(), attn.data(), q.data(), k.data(), v.data(), 2, 1, 10, 2, 4,
                           ValidLens::per_batch(vl));
@@ -162,7 +162,7 @@ Figure multi_head(const Context& c) {
   std::vector<float> out(T * H), attn(NH * T * T), scratch(1 << 14);
   Arena a(scratch.data(), scratch.size() * sizeof(float));
   multi_head_attention(out.data(), AttnOut::dense(attn.data(), NH, T, T), w, X.data(), X.data(),
-                       X.data(), 1, T, T, ValidLens::none(), a);
+                       X.data(), 1, T, T, ValidLens::none(), {ops::cpu(), a});
   auto o = hopts(c, "Key positions", "Query positions", 7.f, 2.2f);
   o.titles = heads_titles(NH);
   return heatmap("05-multi-head-attention",
@@ -205,20 +205,20 @@ Figure pe(const Context& c, bool as_heatmap) {
 
 std::vector<std::string> src_labels(const Model& m, const Translation& r) {
   std::vector<std::string> l;
-  for (int k = 0; k < r.S; ++k) l.push_back(m.src_vocab.token(r.src_ids[k]));
+  for (int k = 0; k < r.S; ++k) l.push_back(m.src_vocab().token(r.src_ids[k]));
   return l;
 }
 // Query row t is the step that produced token t (or <eos>).
 std::vector<std::string> out_labels(const Model& m, const Translation& r) {
   std::vector<std::string> l;
   for (int t = 0; t < r.steps; ++t)
-    l.push_back(t < r.num_tokens ? m.tgt_vocab.token(r.tokens[t]) : "<eos>");
+    l.push_back(t < r.num_tokens ? m.tgt_vocab().token(r.tokens[t]) : "<eos>");
   return l;
 }
 // Key k of decoder self-attention is the decoder input at step k: <bos>, then the outputs.
 std::vector<std::string> in_labels(const Model& m, const Translation& r) {
   std::vector<std::string> l{"<bos>"};
-  for (int t = 1; t < r.steps; ++t) l.push_back(m.tgt_vocab.token(r.tokens[t - 1]));
+  for (int t = 1; t < r.steps; ++t) l.push_back(m.tgt_vocab().token(r.tokens[t - 1]));
   return l;
 }
 
@@ -234,7 +234,7 @@ MapKind map_kind_from_name(const std::string& n) {
 Figure translation_map(const std::shared_ptr<const Model>& model, const std::string& sentence,
                        const MapOptions& o) {
   const Model& m = *model;
-  const bool tr = m.kind == ModelKind::Transformer;
+  const bool tr = m.kind() == ModelKind::Transformer;
   if (!tr && o.kind != MapKind::Cross)
     throw Error("the Bahdanau model has only encoder-decoder (cross) attention");
   const int L = tr ? m.num_layers() : 1, NH = tr ? m.num_heads() : 1;
@@ -288,7 +288,7 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   ho.annotate = o.annotate;
   ho.dpi = o.dpi;
   ho.vmin = 0.f;  // masked positions are exactly the zero colour
-  const std::string caption = std::string(model_kind_name(m.kind)) + " " + what + " for '" + sentence +
+  const std::string caption = std::string(model_kind_name(m.kind())) + " " + what + " for '" + sentence +
                               "' => '" + std::string(r.text) + "'";
   return heatmap("translation", caption, std::move(data), rows, cols, Q, K, ho);
 }

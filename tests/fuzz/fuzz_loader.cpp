@@ -63,8 +63,8 @@ void run_model(const std::shared_ptr<const Model>& m) {
     FUZZ_CHECK(r.num_tokens >= 0 && r.num_tokens <= r.ld && r.steps <= r.ld);
     FUZZ_CHECK(r.src_valid >= 1 && r.src_valid <= r.S);
     for (int k = 0; k < r.num_tokens; ++k) {
-      FUZZ_CHECK(r.tokens[k] >= 0 && r.tokens[k] < m->tgt_vocab.size());
-      FUZZ_CHECK(!(r.scores[k] < 0.0f) && !(r.scores[k] > 1.0f));  // NaN passes: weights may overflow
+      FUZZ_CHECK(r.tokens[k] >= 0 && r.tokens[k] < m->tgt_vocab().size());
+      FUZZ_CHECK(!(r.probs[k] < 0.0f) && !(r.probs[k] > 1.0f));  // NaN passes: weights may overflow
     }
   }
 }

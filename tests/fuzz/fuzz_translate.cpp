@@ -48,12 +48,12 @@ void check(const Translator& tr, const Translation& r, bool beam) {
   FUZZ_CHECK(r.num_unknown >= 0 && r.num_unknown <= r.src_valid);
   size_t len = 0;
   for (int k = 0; k < r.num_tokens; ++k) {
-    FUZZ_CHECK(r.tokens[k] >= 0 && r.tokens[k] < m.tgt_vocab.size());
-    FUZZ_CHECK(r.scores[k] >= 0.0f && r.scores[k] <= 1.0f && (beam || r.scores[k] > 0.0f));
-    len += m.tgt_vocab.token(r.tokens[k]).size() + (k ? 1 : 0);
+    FUZZ_CHECK(r.tokens[k] >= 0 && r.tokens[k] < m.tgt_vocab().size());
+    FUZZ_CHECK(r.probs[k] >= 0.0f && r.probs[k] <= 1.0f && (beam || r.probs[k] > 0.0f));
+    len += m.tgt_vocab().token(r.tokens[k]).size() + (k ? 1 : 0);
   }
   FUZZ_CHECK(r.text.size() == len);
-  for (int s = 0; s < r.S; ++s) FUZZ_CHECK(r.src_ids[s] >= 0 && r.src_ids[s] < m.src_vocab.size());
+  for (int s = 0; s < r.S; ++s) FUZZ_CHECK(r.src_ids[s] >= 0 && r.src_ids[s] < m.src_vocab().size());
 }
 
 // The n-best list: beam_size hypotheses (one for greedy), best first, the first one being
@@ -66,7 +66,7 @@ void check_nbest(const Translator& tr, int i, int beam_size) {
   for (int k = 0; k < nb.size; ++k) {
     const Hypothesis& h = nb[k];
     FUZZ_CHECK(h.num_tokens >= 0 && h.length == h.num_tokens + (h.eos ? 1 : 0));
-    for (int t = 0; t < h.num_tokens; ++t) FUZZ_CHECK(h.tokens[t] >= 0 && h.tokens[t] < m.tgt_vocab.size());
+    for (int t = 0; t < h.num_tokens; ++t) FUZZ_CHECK(h.tokens[t] >= 0 && h.tokens[t] < m.tgt_vocab().size());
     if (k) FUZZ_CHECK(!(nb[k - 1].score < h.score));
   }
 }

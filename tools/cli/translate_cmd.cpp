@@ -162,7 +162,7 @@ int cmd_translate(int argc, char** argv) {
       const Translation& r = tr.translate(src, opts);
       std::vector<std::string> unknown;
       for (const auto& w : tokenize(src))
-        if (model->src_vocab.lookup(w) == model->src_vocab.unk) unknown.push_back(w);
+        if (model->src_vocab().lookup(w) == model->src_vocab().unk) unknown.push_back(w);
       if (!unknown.empty()) {
         std::string list;
         for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
@@ -180,11 +180,11 @@ int cmd_translate(int argc, char** argv) {
         j["translation"] = text;
         json toks = json::array(), scores = json::array(), ids = json::array(), srcs = json::array();
         for (int k = 0; k < r.num_tokens; ++k) {
-          toks.push_back(model->tgt_vocab.token(r.tokens[k]));
+          toks.push_back(model->tgt_vocab().token(r.tokens[k]));
           ids.push_back(r.tokens[k]);
-          scores.push_back(r.scores[k]);
+          scores.push_back(r.probs[k]);
         }
-        for (int k = 0; k < r.S; ++k) srcs.push_back(model->src_vocab.token(r.src_ids[k]));
+        for (int k = 0; k < r.S; ++k) srcs.push_back(model->src_vocab().token(r.src_ids[k]));
         j["tokens"] = toks;
         j["token_ids"] = ids;
         j["scores"] = scores;
@@ -194,11 +194,11 @@ int cmd_translate(int argc, char** argv) {
         j["truncated"] = r.truncated;
         j["steps"] = r.steps;
         j["eos"] = r.eos;
-        j["model"] = model_kind_name(model->kind);
+        j["model"] = model_kind_name(model->kind());
         j["positions"] = opts.d2l_compat ? "d2l" : "step";
         j["beam"] = opts.beam_size;
         j["length_penalty"] = opts.length_penalty;
-        j["nbest"] = nbest_json(tr.nbest(0), model->tgt_vocab);
+        j["nbest"] = nbest_json(tr.nbest(0), model->tgt_vocab());
         j["attention"] = attention_json(r, weights);
         if (ref) {
           j["reference"] = *ref;
@@ -272,17 +272,17 @@ int cmd_info(int argc, char** argv) {
   auto m = Model::load(path);
   json j;
   j["path"] = path;
-  j["kind"] = model_kind_name(m->kind);
-  auto it = m->metadata.find("attnlite.config");
+  j["kind"] = model_kind_name(m->kind());
+  auto it = m->metadata().find("attnlite.config");
   j["config"] = json::parse(it->second);
-  j["src_vocab_size"] = m->src_vocab.size();
-  j["tgt_vocab_size"] = m->tgt_vocab.size();
+  j["src_vocab_size"] = m->src_vocab().size();
+  j["tgt_vocab_size"] = m->tgt_vocab().size();
   j["weight_bytes"] = m->weight_bytes();
   j["int8"] = m->is_int8();
   for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization",
                         "attnlite.evaluation"}) {
-    auto f = m->metadata.find(k);
-    if (f != m->metadata.end()) j[k + 9] = f->second;
+    auto f = m->metadata().find(k);
+    if (f != m->metadata().end()) j[k + 9] = f->second;
   }
   std::cout << j.dump(2) << "\n";
   return kOk;

@@ -6,6 +6,7 @@
 
 #include "attnlite/arena.h"
 #include "attnlite/attention/masked_softmax.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
 namespace attnlite {
@@ -21,13 +22,13 @@ AdditiveAttentionW bind_additive_attention(WeightStore& ws, const std::string& p
 // out (B, Tq, Dv); attn (B, Tq, Tk) receives the weights (required).
 void additive_attention(float* out, float* attn, const AdditiveAttentionW& w, const float* q,
                         const float* k, const float* v, int B, int Tq, int Tk, int Dv,
-                        const ValidLens& vl, Arena& scratch);
+                        const ValidLens& vl, const ops::Ctx& cx);
 
 // The same with the keys already projected: kp (B, Tk, Hd) = W_k k, computed once per source
-// sentence by the Bahdanau decoder. v rows have stride ldv.
-void additive_attention_projected(float* out, float* attn, const AdditiveAttentionW& w,
-                                  const float* q, const float* kp, const float* v, int ldv,
-                                  int B, int Tq, int Tk, int Dv, const ValidLens& vl,
-                                  Arena& scratch);
+// sentence by the Bahdanau decoder; v (B, Tk, Dv). Output rows have stride ldo (>= Dv), so
+// the context can land inside a wider row (the decoder's cat(context, embedding)).
+void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionW& w,
+                                  const float* q, const float* kp, const float* v, int B, int Tq,
+                                  int Tk, int Dv, const ValidLens& vl, const ops::Ctx& cx);
 
 }  // namespace attnlite

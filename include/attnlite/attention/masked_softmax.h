@@ -18,6 +18,14 @@ struct ValidLens {
   static ValidLens per_query(const int* v) { return {PerQuery, v, 0}; }
   static ValidLens causal(int offset) { return {Causal, nullptr, offset}; }
 
+  // The valid lengths of batch row b alone (Tq queries): one (b, head) block of scores.
+  ValidLens for_batch(int b, int Tq) const {
+    ValidLens o = *this;
+    if (kind == PerBatch) o.data = data + b;
+    if (kind == PerQuery) o.data = data + (long)b * Tq;
+    return o;
+  }
+
   // Valid length for batch row b (already divided by heads) and query q of Tq.
   int get(int b, int q, int Tq) const {
     switch (kind) {

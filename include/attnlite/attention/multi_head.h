@@ -8,6 +8,7 @@
 
 #include "attnlite/arena.h"
 #include "attnlite/attention/masked_softmax.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
 namespace attnlite {
@@ -20,28 +21,18 @@ MultiHeadAttentionW bind_multi_head_attention(WeightStore& ws, const std::string
                                               int key_size, int query_size, int value_size,
                                               int num_hiddens, int num_heads, bool bias);
 
-// Where attention weights go: element (b, h, q, k) at
-// data[b * b_stride + h * h_stride + q * ld + k]. Empty (data == nullptr) = not wanted.
-struct AttnOut {
-  float* data = nullptr;
-  long b_stride = 0, h_stride = 0;
-  int ld = 0;
-  // The book's dense (B * NH, Tq, Tk) layout.
-  static AttnOut dense(float* p, int NH, int Tq, int Tk) {
-    return {p, (long)NH * Tq * Tk, (long)Tq * Tk, Tk};
-  }
-};
+using ops::AttnOut;  // where attention weights go (ops/ops.h)
 
 // The scaled dot-product core over already projected rows:
 // ctx (B, Tq, H) from q (B, Tq, H), k and v (B, *, H) with batch stride kv_stride rows.
-// attn receives the weights; scratch holds one (Tq, Tk) score block when attn is empty.
+// attn receives the weights (ops::Ops::attend).
 void attend_heads(float* ctx, const AttnOut& attn, const float* q, const float* k,
                   const float* v, int kv_stride, int B, int Tq, int Tk, int H, int NH,
-                  const ValidLens& vl, Arena& scratch);
+                  const ValidLens& vl, const ops::Ctx& cx);
 
 // Full module: out (B, Tq, H); attn (B * NH, Tq, Tk) or {nullptr}.
 void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttentionW& w,
                           const float* queries, const float* keys, const float* values,
-                          int B, int Tq, int Tk, const ValidLens& vl, Arena& scratch);
+                          int B, int Tq, int Tk, const ValidLens& vl, const ops::Ctx& cx);
 
 }  // namespace attnlite

@@ -1,5 +1,5 @@
 // d2l 10.4: the RNN encoder-decoder with Bahdanau (additive) attention, and the plain
-// Seq2SeqEncoder it builds on (GRU, or the LSTM variant).
+// Seq2SeqEncoder it builds on (GRU, or the LSTM variant), written against ops::Ops.
 //
 // Legend: B batch, S source steps, E embed size, Hh hidden size, L layers, V vocab size.
 #pragma once
@@ -13,21 +13,21 @@ namespace attnlite {
 struct BahdanauConfig {
   int src_vocab_size = 0, tgt_vocab_size = 0;
   int embed_size = 0, num_hiddens = 0, num_layers = 0, num_steps = 0;
-  RNNW::Cell cell = RNNW::GRU;
+  ops::Cell cell = ops::Cell::GRU;
 };
 
 struct Seq2SeqEncoderW {
   Embedding embedding;               // (V_src, E)
   RNNW rnn;
 };
-Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, RNNW::Cell cell,
+Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers);
 
-// Seq2SeqEncoder.forward: src (B, S) ids -> out (S, B, Hh) time-major as the book returns it;
+// Seq2SeqEncoder.forward: src (B, S) ids (in op memory) -> out (S, B, Hh) time-major as the book returns it;
 // h (L, B, Hh) final state (c likewise for LSTM, else nullptr). Starts from zero state.
 void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, const int* src,
-                    int B, int S, Arena& scratch);
+                    int B, int S, const ops::Ctx& cx);
 
 struct BahdanauWeights {
   Seq2SeqEncoderW encoder;
@@ -49,11 +49,11 @@ struct BahdanauState {
 
 // Runs the encoder and fills state (whose buffers the caller owns).
 void bahdanau_encode(BahdanauState& st, const BahdanauWeights& w, const int* src, int B, int S,
-                     Arena& scratch);
+                     const ops::Ctx& cx);
 
 // One decoder step for tokens (B): logits (B, V); attn (B, S) receives the weights.
 void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
                           BahdanauState& st, const int* tokens, int B, const ValidLens& src_vl,
-                          Arena& scratch);
+                          const ops::Ctx& cx);
 
 }  // namespace attnlite

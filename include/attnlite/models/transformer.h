@@ -1,4 +1,5 @@
-// d2l 10.7: the Transformer encoder-decoder, inference only.
+// d2l 10.7: the Transformer encoder-decoder, inference only, written once against ops::Ops
+// (every buffer, weight and valid length in the op set's memory).
 //
 // Legend: B batch, S source steps, T target steps (cache capacity), Tn new target steps in
 // one call, H num_hiddens, NH heads, F ffn hidden size, L layers, V vocab size.
@@ -46,7 +47,7 @@ DecoderBlockW bind_decoder_block(WeightStore& ws, const std::string& prefix, int
 
 // Y (B, S, H) from X (B, S, H); attn receives (B * NH, S, S) weights or is empty.
 void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockW& w, const float* X, int B,
-                   int S, const ValidLens& vl, Arena& scratch);
+                   int S, const ValidLens& vl, const ops::Ctx& cx);
 
 // The book's DecoderBlock state[2][i], kept as projected keys and values: the rows of step
 // t are W_k x_t and W_v x_t, which is what the book recomputes from the cached inputs.
@@ -62,7 +63,7 @@ struct CrossKV {
   int S = 0;
 };
 void project_cross_kv(float* k, float* v, const DecoderBlockW& w, const float* enc_out, int B,
-                      int S);
+                      int S, const ops::Ctx& cx);
 
 struct DecoderAttnOut {
   AttnOut self;   // (B, NH, Tn, >= t0 + Tn) through strides
@@ -74,7 +75,7 @@ struct DecoderAttnOut {
 // (query t0 + i sees keys up to t0 + i) or, as the book's eval-mode block, unmasked.
 void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockW& w, const float* X,
                    int B, int Tn, int t0, bool causal, KVCache& cache, const CrossKV& cross,
-                   const ValidLens& src_vl, Arena& scratch);
+                   const ValidLens& src_vl, const ops::Ctx& cx);
 
 struct TransformerWeights {
   Embedding enc_embedding;               // (V_src, H)
@@ -89,13 +90,13 @@ TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c)
 // weights (attn may be nullptr, or entries empty). P is the (max_len, H) encoding table.
 void transformer_encode(float* enc_out, const AttnOut* attn, const TransformerWeights& w,
                         const TransformerConfig& c, const float* P, const int* src, int B, int S,
-                        const ValidLens& vl, Arena& scratch);
+                        const ValidLens& vl, const ops::Ctx& cx);
 
 // Decoder over Tn new tokens (B, Tn) at positions pos (Tn); logits (B, Tn, V).
 // caches[l] / cross[l] per layer; attn[l] per layer or nullptr.
 void transformer_decode(float* logits, const DecoderAttnOut* attn, const TransformerWeights& w,
                         const TransformerConfig& c, const float* P, const int* tokens, int B,
                         int Tn, int t0, const int* pos, bool causal, KVCache* caches,
-                        const CrossKV* cross, const ValidLens& src_vl, Arena& scratch);
+                        const CrossKV* cross, const ValidLens& src_vl, const ops::Ctx& cx);
 
 }  // namespace attnlite

@@ -1,4 +1,4 @@
-// attnlite — the Transformer's small layers (d2l 10.7.2-10.7.3) and the embedding.
+// attnlite — the Transformer's small layers (d2l 10.7.2-10.7.3), written against ops::Ops.
 //
 // Legend: R rows (batch x steps), H num_hiddens, F ffn hidden size, V vocab size.
 #pragma once
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnlite/arena.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
 namespace attnlite {
@@ -20,7 +21,7 @@ AddNormW bind_add_norm(WeightStore& ws, const std::string& prefix,
                        const std::vector<int64_t>& normalized_shape);
 // out (R, n) = LN(x + y); out may alias x or y.
 void add_norm(float* out, const AddNormW& w, const float* x, const float* y, int rows,
-              Arena& scratch);
+              const ops::Ctx& cx);
 
 // PositionWiseFFN: dense2(relu(dense1(x))).
 struct FFNW {
@@ -29,9 +30,6 @@ struct FFNW {
 };
 FFNW bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out);
 // out (R, out) from x (R, in).
-void ffn(float* out, const FFNW& w, const float* x, int rows, Arena& scratch);
-
-// nn.Embedding: out (n, dim) = table[ids]. Ids are checked by the caller (tokenizer).
-void embedding(float* out, const float* table, int dim, const int* ids, int n, float scale = 1.f);
+void ffn(float* out, const FFNW& w, const float* x, int rows, const ops::Ctx& cx);
 
 }  // namespace attnlite

@@ -1,39 +1,39 @@
 // attnlite — multi-layer GRU and LSTM with PyTorch's parameter names and gate order
-// (GRU rows r, z, n; LSTM rows i, f, g, o), inference only (no inter-layer dropout).
+// (GRU rows r, z, n; LSTM rows i, f, g, o), inference only (no inter-layer dropout),
+// written against ops::Ops.
 //
-// Legend: T steps, B batch, I input size, Hh hidden size, L layers.
+// Legend: T steps, B batch, I input size, Hh hidden size, L layers, G gates (3 or 4).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "attnlite/arena.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
 namespace attnlite {
 
 struct RNNLayerW {
-  const float* w_ih = nullptr;  // (G*Hh, in)   G = 3 for GRU, 4 for LSTM
-  const float* w_hh = nullptr;  // (G*Hh, Hh)
-  const float* b_ih = nullptr;  // (G*Hh)
-  const float* b_hh = nullptr;  // (G*Hh)
+  Linear ih;  // weight_ih (G*Hh, in), bias_ih (G*Hh)
+  Linear hh;  // weight_hh (G*Hh, Hh), bias_hh (G*Hh)
   int in = 0;
 };
 
 struct RNNW {
-  enum Cell { GRU, LSTM } cell = GRU;
+  ops::Cell cell = ops::Cell::GRU;
   int input_size = 0, hidden = 0, layers = 0;
   std::vector<RNNLayerW> l;
-  int gates() const { return cell == GRU ? 3 : 4; }
+  int gates() const { return cell == ops::Cell::GRU ? 3 : 4; }
 };
-RNNW bind_rnn(WeightStore& ws, const std::string& prefix, RNNW::Cell cell, int input_size,
+RNNW bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
               int hidden, int layers);
 
 // Whole sequence, time-major like PyTorch: x (T, B, I) -> y (T, B, Hh).
 // h (L, B, Hh) holds h0 on entry and h_n on return; c likewise for LSTM (else nullptr).
 void rnn_forward(float* y, float* h, float* c, const RNNW& w, const float* x, int T, int B,
-                 Arena& scratch);
+                 const ops::Ctx& cx);
 
 // One step for all layers: x (B, I) -> top-layer output in h[L-1]; h, c updated in place.
-void rnn_step(float* h, float* c, const RNNW& w, const float* x, int B, Arena& scratch);
+void rnn_step(float* h, float* c, const RNNW& w, const float* x, int B, const ops::Ctx& cx);
 
 }  // namespace attnlite

@@ -1,0 +1,120 @@
+// attnlite — the op interface the blocks are written against. One implementation per
+// device: the CPU (ops::cpu(): the scalar reference or the SIMD kernel table, ops/kernels.h)
+// and CUDA (ops::cuda(), built with -DATTNLITE_CUDA=ON). A block calls only these ops on the
+// buffers it is given, so the same block code runs wherever the buffers live.
+//
+// Every pointer an op takes lives in the op set's memory (host memory for the CPU, device
+// memory for CUDA), except where a parameter says "host". Ops write their output first,
+// take const inputs and int sizes, never allocate (scratch comes from the caller's arena)
+// and never throw on the hot path.
+//
+// Ops::counting() is the dry run: a set whose ops do nothing, used with a counting Arena to
+// measure the scratch a forward pass takes (drivers size their workspace with it).
+//
+// Legend: R rows, M/N/K matrix sizes, H hidden size, NH heads, B batch, Tq queries, Tk keys,
+// Hh recurrent hidden size, V vocabulary size.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "attnlite/arena.h"
+#include "attnlite/attention/masked_softmax.h"
+
+namespace attnlite {
+struct Linear;
+struct Embedding;
+}  // namespace attnlite
+
+namespace attnlite::ops {
+
+// Where attention weights go: element (b, h, q, k) at
+// data[b * b_stride + h * h_stride + q * ld + k]. Empty (data == nullptr) = not wanted.
+struct AttnOut {
+  float* data = nullptr;
+  long b_stride = 0, h_stride = 0;
+  int ld = 0;
+  // The book's dense (B * NH, Tq, Tk) layout.
+  static AttnOut dense(float* p, int NH, int Tq, int Tk) {
+    return {p, (long)NH * Tq * Tk, (long)Tq * Tk, Tk};
+  }
+};
+
+enum class Act { None, Relu };
+enum class Cell { GRU, LSTM };
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+  virtual const char* name() const = 0;
+  // True when buffers are plain host memory (the CPU): results can be read in place.
+  virtual bool host_memory() const = 0;
+  // True for the dry-run set (ops::counting()).
+  virtual bool counting() const { return false; }
+
+  // y (M, N) = x (M, K) · Wᵀ + b, then act; nn.Linear (fp32 or int8 weights).
+  virtual void linear(float* y, const float* x, const Linear& w, int M,
+                      Act act = Act::None) const = 0;
+  // out (R, n) = LayerNorm(x + y) · gamma + beta, biased variance (the book's AddNorm);
+  // out may alias x or y.
+  virtual void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                              const float* beta, int R, int n, float eps, Arena& scratch) const = 0;
+  // x (R, dim), rows of stride ldx, = table[ids[r]] · scale (ids: R, in op memory).
+  virtual void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
+                     float scale) const = 0;
+  // x (B, Tn, H) += P[pos(t)], pos(t) = positions[t] (host, Tn) or t when positions is null.
+  virtual void add_positions(float* x, const float* P, int B, int Tn, int H,
+                             const int* positions) const = 0;
+  // Scaled dot-product attention of NH heads over already projected rows: ctx (B, Tq, H)
+  // from q (B, Tq, H), k and v (B, *, H) with batch stride kv_stride rows; scores masked
+  // with -1e6 as d2l's masked_softmax (vl data in op memory); weights to attn if wanted.
+  virtual void attend(float* ctx, const AttnOut& attn, const float* q, const float* k,
+                      const float* v, int kv_stride, int B, int Tq, int Tk, int H, int NH,
+                      const ValidLens& vl, Arena& scratch) const = 0;
+  // Additive attention over projected queries qp (B, Hh) and keys kp (B, Tk, Hh):
+  // score = w_v · tanh(qp + kp), masked softmax over Tk (vl per batch), ctx (B, Dv), rows of
+  // stride ldc, = weights · v (B, Tk, Dv); weights to attn (B, Tk) (required).
+  virtual void additive_attend(float* ctx, int ldc, float* attn, const float* qp,
+                               const float* kp, const float* v, const Linear& w_v, int B,
+                               int Tk, int Hh, int Dv, const ValidLens& vl,
+                               Arena& scratch) const = 0;
+  // One recurrent cell update from the input gates gi (B, G·Hh) and hidden gates gh
+  // (B, G·Hh) with PyTorch's gate order and formulas: h (B, Hh), c (LSTM) in place.
+  // gi and gh are clobbered.
+  virtual void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
+                        int Hh) const = 0;
+  // Greedy choice per row of logits (R, V): ids, probs (softmax probability of the id) and
+  // logp (its log-probability, summed in float64) into HOST arrays (R). Lowest id on ties.
+  virtual void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R,
+                           int V, Arena& scratch) const = 0;
+
+  // Memory: copies within op memory (regions may not overlap), strided 2-D copies of
+  // `rows` rows of `bytes` each, zeroing, and transfers to and from the host.
+  virtual void copy(void* dst, const void* src, size_t bytes) const = 0;
+  virtual void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                       size_t bytes, int rows) const = 0;
+  virtual void zero(void* dst, size_t bytes) const = 0;
+  virtual void upload(void* dst, const void* host, size_t bytes) const = 0;
+  virtual void download(void* host, const void* src, size_t bytes) const = 0;
+  // One block of op memory (a session's weights or workspace), 256-byte aligned; throws
+  // attnlite::Error when it cannot be had. Sessions allocate at construction only.
+  virtual void* alloc(size_t bytes) const = 0;
+  virtual void release(void* p) const = 0;
+  // Waits until every op issued so far has finished (no-op on the CPU).
+  virtual void sync() const {}
+};
+
+// What a block needs to run: the op set and the scratch arena (in the op set's memory).
+struct Ctx {
+  const Ops& op;
+  Arena& scratch;
+};
+
+// The CPU op set (kernels(): SIMD when available, else scalar).
+const Ops& cpu();
+// The dry-run op set: every op does nothing (scratch sizing with a counting Arena).
+const Ops& counting();
+// The CUDA op set. Throws attnlite::Error naming why when attnlite was built without CUDA
+// or no device is available.
+const Ops& cuda();
+
+}  // namespace attnlite::ops

@@ -1,0 +1,218 @@
+// The CPU op set: every op over the active kernel table (ops::kernels(): the scalar reference
+// or the SIMD kernels), in host memory. Also the dry-run set, whose ops do nothing.
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "attnlite/error.h"
+#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
+#include "attnlite/weights.h"
+
+namespace attnlite::ops {
+
+namespace {
+
+class CpuOps final : public Ops {
+ public:
+  const char* name() const override { return "cpu"; }
+  bool host_memory() const override { return true; }
+
+  void linear(float* y, const float* x, const Linear& w, int M, Act act) const override {
+    attnlite::linear(y, w, x, M);
+    if (act == Act::Relu) kernels().relu(y, M * w.out);
+  }
+
+  void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                      const float* beta, int R, int n, float eps, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    const auto& K = kernels();
+    float* sum = scratch.floats((size_t)R * n);
+    K.add(sum, y, x, R * n);  // dropout(Y) + X, dropout being identity at inference
+    K.layer_norm(out, sum, gamma, beta, R, n, eps);
+  }
+
+  void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
+             float scale) const override {
+    if (ldx == table.dim) return embedding_rows(x, table, ids, R, scale);
+    for (int r = 0; r < R; ++r) embedding_rows(x + (long)r * ldx, table, ids + r, 1, scale);
+  }
+
+  void add_positions(float* x, const float* P, int B, int Tn, int H,
+                     const int* positions) const override {
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < Tn; ++t) {
+        const float* p = P + (long)(positions ? positions[t] : t) * H;
+        float* xr = x + ((long)b * Tn + t) * H;
+        for (int i = 0; i < H; ++i) xr[i] += p[i];
+      }
+  }
+
+  void attend(float* ctx, const AttnOut& attn, const float* q, const float* k, const float* v,
+              int kv_stride, int B, int Tq, int Tk, int H, int NH, const ValidLens& vl,
+              Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    const auto& K = kernels();
+    const int D = H / NH;
+    const float scale = 1.f / std::sqrt((float)D);
+    float* tmp = attn.data ? nullptr : scratch.floats((size_t)Tq * Tk);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < NH; ++h) {
+        float* s = attn.data ? attn.data + b * attn.b_stride + h * attn.h_stride : tmp;
+        const int ld = attn.data ? attn.ld : Tk;
+        const float* qb = q + (long)b * Tq * H + h * D;
+        const float* kb = k + (long)b * kv_stride * H + h * D;
+        const float* vb = v + (long)b * kv_stride * H + h * D;
+        K.gemm_nt(s, ld, qb, H, kb, H, Tq, Tk, D, scale);
+        // One (b, h) block: its valid lengths are batch b's (repeat_interleave by heads).
+        masked_softmax(s, 1, Tq, Tk, vl.for_batch(b, Tq), 1, ld);
+        K.gemm_nn(ctx + (long)b * Tq * H + h * D, H, s, ld, vb, H, Tq, D, Tk);
+      }
+  }
+
+  void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
+                       const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
+                       const ValidLens& vl, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    const auto& K = kernels();
+    float* feat = scratch.floats(Hh);
+    // scores[b, j] = w_v · tanh(qp[b] + kp[b, j]); the book's (B, 1, Tk, Hh) features tensor
+    // is never materialised.
+    for (int b = 0; b < B; ++b)
+      for (int j = 0; j < Tk; ++j) {
+        K.add(feat, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
+        K.tanh(feat, Hh);
+        linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
+      }
+    masked_softmax(attn, B, 1, Tk, vl);
+    for (int b = 0; b < B; ++b)
+      K.gemm_nn(ctx + (long)b * ldc, Dv, attn + (long)b * Tk, Tk, v + (long)b * Tk * Dv, Dv, 1,
+                Dv, Tk);
+  }
+
+  void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
+                int Hh) const override {
+    const auto& K = kernels();
+    const int G = (cell == Cell::GRU ? 3 : 4) * Hh;
+    for (int b = 0; b < B; ++b) {
+      float* i = gi + (long)b * G;
+      float* g = gh + (long)b * G;
+      float* hb = h + (long)b * Hh;
+      if (cell == Cell::GRU) {
+        // r, z = sigmoid(i + g); n = tanh(i_n + r * g_n); h = (h - n) * z + n
+        K.add(g, g, i, 2 * Hh);
+        K.sigmoid(g, 2 * Hh);
+        for (int k = 0; k < Hh; ++k) i[2 * Hh + k] += g[k] * g[2 * Hh + k];
+        K.tanh(i + 2 * Hh, Hh);
+        for (int k = 0; k < Hh; ++k) {
+          const float n = i[2 * Hh + k];
+          hb[k] = (hb[k] - n) * g[Hh + k] + n;
+        }
+      } else {
+        // i, f, g, o; c = f * c + i * g; h = o * tanh(c)
+        float* cb = c + (long)b * Hh;
+        K.add(g, g, i, G);
+        K.sigmoid(g, 2 * Hh);
+        K.tanh(g + 2 * Hh, Hh);
+        K.sigmoid(g + 3 * Hh, Hh);
+        for (int k = 0; k < Hh; ++k) cb[k] = g[Hh + k] * cb[k] + g[k] * g[2 * Hh + k];
+        for (int k = 0; k < Hh; ++k) hb[k] = std::tanh(cb[k]);
+        for (int k = 0; k < Hh; ++k) hb[k] *= g[3 * Hh + k];
+      }
+    }
+  }
+
+  void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
+                   Arena&) const override {
+    for (int r = 0; r < R; ++r) {
+      const float* lg = logits + (long)r * V;
+      int best = 0;
+      for (int v = 1; v < V; ++v)
+        if (lg[v] > lg[best]) best = v;
+      double s = 0.0;
+      for (int v = 0; v < V; ++v) s += std::exp((double)lg[v] - lg[best]);
+      ids[r] = best;
+      probs[r] = (float)(1.0 / s);
+      logp[r] = -std::log(s);
+    }
+  }
+
+  void copy(void* dst, const void* src, size_t bytes) const override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t bytes,
+               int rows) const override {
+    for (int r = 0; r < rows && bytes; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                  static_cast<const char*>(src) + r * src_pitch, bytes);
+  }
+  void zero(void* dst, size_t bytes) const override {
+    if (bytes) std::memset(dst, 0, bytes);
+  }
+  void upload(void* dst, const void* host, size_t bytes) const override { copy(dst, host, bytes); }
+  void download(void* host, const void* src, size_t bytes) const override {
+    if (host != src) copy(host, src, bytes);
+  }
+  void* alloc(size_t bytes) const override {
+    void* p = ::operator new(bytes ? bytes : 1, std::align_val_t(256), std::nothrow);
+    if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void release(void* p) const override { ::operator delete(p, std::align_val_t(256)); }
+};
+
+// Does nothing: run a forward pass on a counting Arena to measure its scratch.
+class CountingOps final : public Ops {
+ public:
+  const char* name() const override { return "counting"; }
+  bool host_memory() const override { return true; }
+  bool counting() const override { return true; }
+  void linear(float*, const float*, const Linear&, int, Act) const override {}
+  void add_layer_norm(float*, const float*, const float*, const float*, const float*, int R,
+                      int n, float, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    scratch.floats((size_t)R * n);  // what the CPU set takes
+  }
+  void embed(float*, int, const Embedding&, const int*, int, float) const override {}
+  void add_positions(float*, const float*, int, int, int, const int*) const override {}
+  void attend(float*, const AttnOut& attn, const float*, const float*, const float*, int, int,
+              int Tq, int Tk, int, int, const ValidLens&, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    if (!attn.data) scratch.floats((size_t)Tq * Tk);
+  }
+  void additive_attend(float*, int, float*, const float*, const float*, const float*,
+                       const Linear&, int, int, int Hh, int, const ValidLens&,
+                       Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    scratch.floats(Hh);
+  }
+  void rnn_cell(float*, float*, float*, float*, Cell, int, int) const override {}
+  void argmax_rows(int*, float*, double*, const float*, int R, int, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    scratch.take<int>(R);  // what a device set takes for its results
+    scratch.floats(R);
+    scratch.take<double>(R);
+  }
+  void copy(void*, const void*, size_t) const override {}
+  void copy_2d(void*, size_t, const void*, size_t, size_t, int) const override {}
+  void zero(void*, size_t) const override {}
+  void upload(void*, const void*, size_t) const override {}
+  void download(void*, const void*, size_t) const override {}
+  void* alloc(size_t) const override { return nullptr; }
+  void release(void*) const override {}
+};
+
+}  // namespace
+
+const Ops& cpu() {
+  static const CpuOps ops;
+  return ops;
+}
+
+const Ops& counting() {
+  static const CountingOps ops;
+  return ops;
+}
+
+}  // namespace attnlite::ops

@@ -1,0 +1,154 @@
+// The d2l RNN encoder-decoder with Bahdanau attention (book 10.4) as a seq2seq driver: the
+// GRU/LSTM encoder once per batch, its keys projected once, then one decoder step at a time
+// over each row's recurrent state. Blocks: src/models/seq2seq_bahdanau.cpp.
+//
+// Legend: B sentences, K hypotheses per sentence, R = B*K decoder rows, S source steps,
+// T target steps, Hh hidden size, L layers, V target vocabulary.
+#include <algorithm>
+
+#include "drivers/drivers.h"
+#include "drivers/op_memory.h"
+#include "drivers/row_ops.h"
+#include "model_impl.h"
+
+namespace attnlite::drivers {
+
+namespace {
+
+class BahdanauDriver final : public Seq2SeqDriver {
+ public:
+  BahdanauDriver(const Model& m, const ops::Ops& op, const Limits& lim)
+      : op_(op), c_(m.impl().bahdanau), w_(m.impl().bw) {
+    B_ = lim.B;
+    KM_ = lim.K;
+    R_ = B_ * KM_;
+    S_ = lim.S;
+    T_ = lim.T;
+    L_ = c_.num_layers;
+    H_ = c_.num_hiddens;
+    V_ = c_.tgt_vocab_size;
+  }
+
+  void carve(Arena& host, Arena& mem) override {
+    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+    const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
+    row_valid_host_ = host.take<int>(R);
+    src_ = mem.take<int>(B * S);
+    row_valid_ = mem.take<int>(R);
+    tokens_ = mem.take<int>(R);
+    st_.enc_out = mem.floats(R * S * H);
+    st_.enc_kp = mem.floats(R * S * H);
+    st_.h = mem.floats(L * R * H);
+    st_.c = c_.cell == ops::Cell::LSTM ? mem.floats(L * R * H) : nullptr;
+    logits_ = mem.floats(R * V_);
+    att_step_ = mem.floats(R * S);
+    att_cross_ = mem.floats(B * T * S);
+    if (KM_ > 1) {
+      hist_cross_ = mem.floats(R * T * S);
+      tmp_ = mem.floats(std::max((size_t)KM_ * T * S, L * B * H));
+    }
+  }
+
+  void encode(const int* src, const int* valid, int n, int K, bool attention,
+              const ops::Ctx& cx) override {
+    const ops::Ops& op = cx.op;
+    K_ = K;
+    rows_ = n * K;
+    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
+    if (valid)
+      for (int r = 0; r < rows_; ++r) row_valid_host_[r] = valid[r / K];
+    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows_);
+    if (attention) {
+      op.zero(att_cross_, sizeof(float) * n * cross_len());
+      if (K > 1) op.zero(hist_cross_, sizeof(float) * rows_ * cross_len());
+    }
+    bahdanau_encode(st_, w_, src_, n, S_, cx);
+    if (K == 1) return;
+    expand_rows(op, st_.enc_out, (long)S_ * H_, n, K);
+    expand_rows(op, st_.enc_kp, (long)S_ * H_, n, K);
+    for (float* s : {st_.h, st_.c}) {  // (L, n, Hh) -> (L, n * K, Hh)
+      if (!s) continue;
+      op.copy(tmp_, s, sizeof(float) * L_ * n * H_);
+      for (int l = 0; l < L_; ++l)
+        for (int r = 0; r < rows_; ++r)
+          op.copy(s + ((long)l * rows_ + r) * H_, tmp_ + ((long)l * n + r / K) * H_, sizeof(float) * H_);
+    }
+  }
+
+  const float* step(const int* tokens, int rows, int t, int /*pos*/, bool attention,
+                    const ops::Ctx& cx) override {
+    cx.op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
+    bahdanau_decode_step(logits_, att_step_, w_, st_, tokens_, rows, ValidLens::per_batch(row_valid_), cx);
+    if (attention) {  // rows are sentences when K = 1
+      float* dst = (K_ > 1 ? hist_cross_ : att_cross_) + (long)t * S_;
+      const size_t row = sizeof(float) * S_;
+      cx.op.copy_2d(dst, row * T_, att_step_, row, row, rows);
+    }
+    return logits_;
+  }
+
+  void reorder(int b, const int* parent, int K, int /*t*/, bool attention,
+               const ops::Ctx& cx) override {
+    const long b0 = (long)b * K;
+    for (int l = 0; l < L_; ++l) {
+      gather_rows(cx.op, st_.h + ((long)l * rows_ + b0) * H_, H_, H_, parent, K, tmp_);
+      if (st_.c) gather_rows(cx.op, st_.c + ((long)l * rows_ + b0) * H_, H_, H_, parent, K, tmp_);
+    }
+    if (attention)
+      gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
+  }
+
+  void keep_attention(int b, int row, const ops::Ctx& cx) override {
+    cx.op.copy(att_cross_ + b * cross_len(), hist_cross_ + row * cross_len(), sizeof(float) * cross_len());
+  }
+
+  AttentionSlot attention(int b) const override {
+    return {nullptr, nullptr, att_cross_ + b * cross_len(), 0, 0, cross_len()};
+  }
+
+ private:
+  long cross_len() const { return (long)T_ * S_; }
+
+  void mirror(const ops::Ops& op) {
+    WeightMirror m;
+    m.add(w_.encoder.embedding);
+    for (RNNW* r : {&w_.encoder.rnn, &w_.dec_rnn})
+      for (RNNLayerW& l : r->l) {
+        m.add(l.ih);
+        m.add(l.hh);
+      }
+    m.add(w_.attention.W_k);
+    m.add(w_.attention.W_q);
+    m.add(w_.attention.w_v);
+    m.add(w_.dec_embedding);
+    m.add(w_.dense);
+    weights_ = m.upload(op);
+  }
+
+  const ops::Ops& op_;
+  const BahdanauConfig& c_;
+  BahdanauWeights w_;  // the model's, or their copy in op memory
+  OpBlock weights_;
+  int B_ = 1, KM_ = 1, R_ = 1, S_ = 0, T_ = 0, L_ = 0, H_ = 0, V_ = 0;
+  int K_ = 1, rows_ = 0;  // the current search
+
+  int* row_valid_host_ = nullptr;  // (R)
+  int* src_ = nullptr;             // (B, S)
+  int* row_valid_ = nullptr;       // (R)
+  int* tokens_ = nullptr;          // (R)
+  BahdanauState st_;               // enc_out, enc_kp (R, S, Hh); h, c (L, R, Hh)
+  float* logits_ = nullptr;        // (R, V)
+  float* att_step_ = nullptr;      // (R, S) this step's weights
+  float* att_cross_ = nullptr;     // (B, T, S)
+  float* hist_cross_ = nullptr;    // (R, T, S) K > 1
+  float* tmp_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Seq2SeqDriver> make_bahdanau_driver(const Model& m, const ops::Ops& op,
+                                                    const Limits& lim) {
+  return std::make_unique<BahdanauDriver>(m, op, lim);
+}
+
+}  // namespace attnlite::drivers

@@ -1,0 +1,58 @@
+// attnlite — the interface every encoder-decoder model family implements (a "driver"), as the
+// searches see it (src/search). A driver owns the model's run state for one session: the
+// encoder outputs, the per-row decoder state (KV caches, RNN state), the logits and the
+// attention weights, all in the op set's memory.
+//
+// Rows: sentence b's K hypotheses are decoder rows b*K .. b*K+K-1 (K = 1 for greedy search).
+// Attention: with K = 1 each step's weights go straight to sentence b's slot; with K > 1 each
+// row keeps its own history, reordered with the row, and keep_attention() copies the history
+// of a finished hypothesis to its sentence's slot.
+//
+// Sizing: carve() takes every buffer from the arenas (host memory, op memory; the same arena
+// on the CPU), on a counting arena first and then on the real block. The scratch a session
+// needs is measured by running encode() and step() at the limits with ops::counting() on a
+// counting arena (Translator does this), so no size is written down twice.
+#pragma once
+#include <memory>
+
+#include "attnlite/arena.h"
+#include "attnlite/ops/ops.h"
+
+namespace attnlite::drivers {
+
+// What a session reserves: B sentences, K hypotheses each, S source steps, T target steps.
+struct Limits {
+  int B = 1, K = 1, S = 0, T = 0;
+};
+
+// Attention weights of one sentence slot, in op memory (the layouts of attnlite::Translation).
+struct AttentionSlot {
+  const float* enc_self = nullptr;  // (L, NH, S, S) or null
+  const float* dec_self = nullptr;  // (L, T, NH, T) or null
+  const float* cross = nullptr;     // (L, T, NH, S), Bahdanau (T, S)
+  long enc_self_len = 0, dec_self_len = 0, cross_len = 0;  // floats
+};
+
+class Seq2SeqDriver {
+ public:
+  virtual ~Seq2SeqDriver() = default;
+
+  virtual void carve(Arena& host, Arena& mem) = 0;
+  // The encoder over n sources src (n, S) with valid lengths (n) (host arrays), each
+  // sentence's decoder state copied to its K rows; attention: record (and zero the slots and
+  // histories first).
+  virtual void encode(const int* src, const int* valid, int n, int K, bool attention,
+                      const ops::Ctx& cx) = 0;
+  // One decoder step for rows [0, rows): tokens (host, rows) at step t, positional row pos.
+  // Returns the logits (rows, V) in op memory.
+  virtual const float* step(const int* tokens, int rows, int t, int pos, bool attention,
+                            const ops::Ctx& cx) = 0;
+  // Beam search: row b*K + j continues row b*K + parent[j] (host, K), for steps [0, t].
+  virtual void reorder(int b, const int* parent, int K, int t, bool attention,
+                       const ops::Ctx& cx) = 0;
+  // K > 1: the attention history of `row` becomes sentence b's slot.
+  virtual void keep_attention(int b, int row, const ops::Ctx& cx) = 0;
+  virtual AttentionSlot attention(int b) const = 0;
+};
+
+}  // namespace attnlite::drivers

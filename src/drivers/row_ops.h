@@ -1,0 +1,27 @@
+// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers and
+// the replication of each sentence's state to its hypotheses, shared by the drivers.
+#pragma once
+#include "attnlite/ops/ops.h"
+
+namespace attnlite::drivers {
+
+// rows[j] <- old rows[parent[j]] for j < K (parent: host); each row `len` floats at `stride`;
+// tmp (op memory) holds K * len floats.
+inline void gather_rows(const ops::Ops& op, float* rows, long stride, long len, const int* parent,
+                        int K, float* tmp) {
+  const size_t bytes = sizeof(float) * (size_t)len;
+  for (int j = 0; j < K; ++j) op.copy(tmp + (long)j * len, rows + (long)j * stride, bytes);
+  for (int j = 0; j < K; ++j) op.copy(rows + (long)j * stride, tmp + (long)parent[j] * len, bytes);
+}
+
+// Rows 0..n-1 (each `len` floats, packed) copied to rows b*K .. b*K+K-1 in place. Backwards:
+// row b is read before anything at index <= b is written; source and target never overlap.
+inline void expand_rows(const ops::Ops& op, float* rows, long len, int n, int K) {
+  if (K == 1) return;
+  for (int b = n - 1; b >= 0; --b)
+    for (int j = K - 1; j >= 0; --j)
+      if ((long)b * K + j != b)
+        op.copy(rows + ((long)b * K + j) * len, rows + (long)b * len, sizeof(float) * (size_t)len);
+}
+
+}  // namespace attnlite::drivers

@@ -1,0 +1,198 @@
+// The d2l Transformer (book 10.7) as a seq2seq driver: the encoder once per batch, the
+// cross-attention keys and values projected once, then one decoder step at a time over a
+// per-layer key/value cache. Blocks: src/models/transformer.cpp.
+//
+// Legend: B sentences, K hypotheses per sentence, R = B*K decoder rows, S source steps,
+// T target steps, H num_hiddens, NH heads, L layers, V target vocabulary.
+#include <algorithm>
+
+#include "drivers/drivers.h"
+#include "drivers/op_memory.h"
+#include "drivers/row_ops.h"
+#include "model_impl.h"
+
+namespace attnlite::drivers {
+
+namespace {
+
+class TransformerDriver final : public Seq2SeqDriver {
+ public:
+  TransformerDriver(const Model& m, const ops::Ops& op, const Limits& lim)
+      : op_(op), c_(m.impl().transformer), w_(m.impl().tw), P_(m.impl().P.data()), lim_(lim) {
+    B_ = lim.B;
+    KM_ = lim.K;
+    R_ = B_ * KM_;
+    S_ = lim.S;
+    T_ = lim.T;
+    L_ = c_.num_layers;
+    NH_ = c_.num_heads;
+    H_ = c_.num_hiddens;
+    V_ = c_.tgt_vocab_size;
+  }
+
+  void carve(Arena& host, Arena& mem) override {
+    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+    const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
+    row_valid_host_ = host.take<int>(R);
+    src_ = mem.take<int>(B * S);
+    valid_ = mem.take<int>(B);
+    row_valid_ = mem.take<int>(R);
+    tokens_ = mem.take<int>(R);
+    enc_out_ = mem.floats(B * S * H);
+    cross_k_ = mem.floats(L * R * S * H);   // layer l's rows at l * R * S * H
+    cross_v_ = mem.floats(L * R * S * H);
+    cache_k_ = mem.floats(L * R * T * H);
+    cache_v_ = mem.floats(L * R * T * H);
+    logits_ = mem.floats(R * V_);
+    att_enc_ = mem.floats(B * enc_len());
+    att_self_ = mem.floats(B * self_len());
+    att_cross_ = mem.floats(B * cross_len());
+    if (KM_ > 1) {
+      hist_self_ = mem.floats(R * self_len());
+      hist_cross_ = mem.floats(R * cross_len());
+      tmp_ = mem.floats((size_t)KM_ * std::max({T * H, (size_t)self_len(), (size_t)cross_len()}));
+    }
+  }
+
+  void encode(const int* src, const int* valid, int n, int K, bool attention,
+              const ops::Ctx& cx) override {
+    const ops::Ops& op = cx.op;
+    K_ = K;
+    const int rows = n * K;
+    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
+    op.upload(valid_, valid, sizeof(int) * (size_t)n);
+    if (valid)
+      for (int r = 0; r < rows; ++r) row_valid_host_[r] = valid[r / K];
+    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows);
+    if (attention) {
+      op.zero(att_enc_, sizeof(float) * n * enc_len());
+      op.zero(att_self_, sizeof(float) * n * self_len());
+      op.zero(att_cross_, sizeof(float) * n * cross_len());
+      if (K > 1) {
+        op.zero(hist_self_, sizeof(float) * rows * self_len());
+        op.zero(hist_cross_, sizeof(float) * rows * cross_len());
+      }
+    }
+    AttnOut enc_attn[kMaxLayers];
+    for (int l = 0; l < L_ && attention; ++l)
+      enc_attn[l] = {att_enc_ + (long)l * NH_ * S_ * S_, enc_len(), (long)S_ * S_, S_};
+    transformer_encode(enc_out_, attention ? enc_attn : nullptr, w_, c_, P_, src_, n, S_,
+                       ValidLens::per_batch(valid_), cx);
+    for (int l = 0; l < L_; ++l) {
+      float* k = cross_k_ + (long)l * R_ * S_ * H_;
+      float* v = cross_v_ + (long)l * R_ * S_ * H_;
+      project_cross_kv(k, v, w_.dec[l], enc_out_, n, S_, cx);
+      expand_rows(op, k, (long)S_ * H_, n, K);
+      expand_rows(op, v, (long)S_ * H_, n, K);
+    }
+  }
+
+  const float* step(const int* tokens, int rows, int t, int pos, bool attention,
+                    const ops::Ctx& cx) override {
+    cx.op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
+    KVCache caches[kMaxLayers];
+    CrossKV cross[kMaxLayers];
+    DecoderAttnOut attn[kMaxLayers];
+    float* self = K_ > 1 ? hist_self_ : att_self_;  // rows are sentences when K = 1
+    float* crs = K_ > 1 ? hist_cross_ : att_cross_;
+    for (int l = 0; l < L_; ++l) {
+      caches[l] = {cache_k_ + (long)l * R_ * T_ * H_, cache_v_ + (long)l * R_ * T_ * H_, T_};
+      cross[l] = {cross_k_ + (long)l * R_ * S_ * H_, cross_v_ + (long)l * R_ * S_ * H_, S_};
+      attn[l].self = {self + ((long)l * T_ + t) * NH_ * T_, self_len(), T_, T_};
+      attn[l].cross = {crs + ((long)l * T_ + t) * NH_ * S_, cross_len(), S_, S_};
+    }
+    transformer_decode(logits_, attention ? attn : nullptr, w_, c_, P_, tokens_, rows, 1, t, &pos,
+                       /*causal=*/false, caches, cross, ValidLens::per_batch(row_valid_), cx);
+    return logits_;
+  }
+
+  void reorder(int b, const int* parent, int K, int t, bool attention,
+               const ops::Ctx& cx) override {
+    const long b0 = (long)b * K;
+    for (int l = 0; l < L_; ++l) {
+      const long at = ((long)l * R_ + b0) * T_ * H_;
+      gather_rows(cx.op, cache_k_ + at, (long)T_ * H_, (long)(t + 1) * H_, parent, K, tmp_);
+      gather_rows(cx.op, cache_v_ + at, (long)T_ * H_, (long)(t + 1) * H_, parent, K, tmp_);
+    }
+    if (!attention) return;
+    gather_rows(cx.op, hist_self_ + b0 * self_len(), self_len(), self_len(), parent, K, tmp_);
+    gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
+  }
+
+  void keep_attention(int b, int row, const ops::Ctx& cx) override {
+    cx.op.copy(att_self_ + b * self_len(), hist_self_ + row * self_len(), sizeof(float) * self_len());
+    cx.op.copy(att_cross_ + b * cross_len(), hist_cross_ + row * cross_len(), sizeof(float) * cross_len());
+  }
+
+  AttentionSlot attention(int b) const override {
+    return {att_enc_ + b * enc_len(), att_self_ + b * self_len(), att_cross_ + b * cross_len(),
+            enc_len(), self_len(), cross_len()};
+  }
+
+ private:
+  static constexpr int kMaxLayers = 64;  // the loader's bound on num_layers
+  long enc_len() const { return (long)L_ * NH_ * S_ * S_; }
+  long self_len() const { return (long)L_ * T_ * NH_ * T_; }
+  long cross_len() const { return (long)L_ * T_ * NH_ * S_; }
+
+  // Weights and the positional rows the limits reach, copied to op memory.
+  void mirror(const ops::Ops& op) {
+    WeightMirror m;
+    m.add(w_.enc_embedding);
+    for (auto& e : w_.enc) {
+      for (Linear* l : {&e.attention.W_q, &e.attention.W_k, &e.attention.W_v, &e.attention.W_o,
+                        &e.ffn.dense1, &e.ffn.dense2})
+        m.add(*l);
+      for (AddNormW* a : {&e.addnorm1, &e.addnorm2}) add_norm(m, *a);
+    }
+    m.add(w_.dec_embedding);
+    for (auto& d : w_.dec) {
+      for (Linear* l : {&d.attention1.W_q, &d.attention1.W_k, &d.attention1.W_v, &d.attention1.W_o,
+                        &d.attention2.W_q, &d.attention2.W_k, &d.attention2.W_v, &d.attention2.W_o,
+                        &d.ffn.dense1, &d.ffn.dense2})
+        m.add(*l);
+      for (AddNormW* a : {&d.addnorm1, &d.addnorm2, &d.addnorm3}) add_norm(m, *a);
+    }
+    m.add(w_.dense);
+    m.add(P_, (size_t)std::max(S_, T_) * H_);
+    weights_ = m.upload(op);
+  }
+  static void add_norm(WeightMirror& m, AddNormW& a) {
+    m.add(a.gamma, (size_t)a.n);
+    m.add(a.beta, (size_t)a.n);
+  }
+
+  const ops::Ops& op_;
+  const TransformerConfig& c_;
+  TransformerWeights w_;  // the model's, or their copy in op memory
+  const float* P_;
+  OpBlock weights_;
+  Limits lim_;
+  int B_ = 1, KM_ = 1, R_ = 1, S_ = 0, T_ = 0, L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
+  int K_ = 1;  // hypotheses per sentence in the current search
+
+  int* row_valid_host_ = nullptr;  // (R)
+  int* src_ = nullptr;             // (B, S)
+  int* valid_ = nullptr;           // (B)
+  int* row_valid_ = nullptr;       // (R) source valid length of each row
+  int* tokens_ = nullptr;          // (R) this step's inputs
+  float* enc_out_ = nullptr;       // (B, S, H)
+  float *cross_k_ = nullptr, *cross_v_ = nullptr;  // (L, R, S, H)
+  float *cache_k_ = nullptr, *cache_v_ = nullptr;  // (L, R, T, H)
+  float* logits_ = nullptr;        // (R, V)
+  float* att_enc_ = nullptr;       // (B, L, NH, S, S)
+  float* att_self_ = nullptr;      // (B, L, T, NH, T)
+  float* att_cross_ = nullptr;     // (B, L, T, NH, S)
+  float* hist_self_ = nullptr;     // (R, L, T, NH, T) K > 1
+  float* hist_cross_ = nullptr;    // (R, L, T, NH, S) K > 1
+  float* tmp_ = nullptr;           // row gathers
+};
+
+}  // namespace
+
+std::unique_ptr<Seq2SeqDriver> make_transformer_driver(const Model& m, const ops::Ops& op,
+                                                       const Limits& lim) {
+  return std::make_unique<TransformerDriver>(m, op, lim);
+}
+
+}  // namespace attnlite::drivers

@@ -1,0 +1,171 @@
+// Beam search (the rules are stated in attnlite/translate.h; tools/beam_ref.py is the same
+// search on the book's PyTorch modules). Hypothesis j of sentence b is decoder row b*K + j.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "search/search.h"
+
+namespace attnlite::search {
+
+namespace {
+
+// log_softmax(row) in float64: lp(x) = (x - max) - log(sum exp(x - max)).
+struct LogSoftmax {
+  double max = 0, logsum = 0;
+  double operator()(float x) const { return ((double)x - max) - logsum; }
+};
+LogSoftmax log_softmax(const float* logits, int V) {
+  float mx = logits[0];
+  for (int v = 1; v < V; ++v) mx = logits[v] > mx ? logits[v] : mx;
+  double s = 0.0;
+  for (int v = 0; v < V; ++v) s += std::exp((double)logits[v] - (double)mx);
+  return {mx, std::log(s)};
+}
+
+// order (n) <- 0..n-1 sorted by score descending, ties by index (a stable insertion sort).
+void rank(int* order, const double* score, int n) {
+  for (int i = 0; i < n; ++i) {
+    int k = i;
+    for (; k > 0 && score[i] > score[order[k - 1]]; --k) order[k] = order[k - 1];
+    order[k] = i;
+  }
+}
+
+}  // namespace
+
+void Beam::carve(Arena& host, const Setup& s) {
+  s_ = s;
+  const size_t B = s.lim.B, K = s.lim.K, R = B * K, T = s.lim.T;
+  F_ = (int)(K * (T + 1));
+  const size_t F = F_;
+  if (!s.host_memory) logits_ = host.floats(R * s.V);
+  tok_in_ = host.take<int>(R);
+  logp_ = host.take<double>(R);
+  parent_ = host.take<int>(R);
+  live_tok_ = host.take<int>(R * T);
+  next_tok_ = host.take<int>(R * T);
+  live_prob_ = host.floats(R * T);
+  next_prob_ = host.floats(R * T);
+  cands_ = host.take<Candidate>(2 * K);
+  fin_tok_ = host.take<int>(B * F * T);
+  fin_prob_ = host.floats(B * F * T);
+  fin_logp_ = host.take<double>(B * F);
+  fin_score_ = host.take<double>(B * F);
+  fin_len_ = host.take<int>(B * F);
+  fin_eos_ = host.take<int>(B * F);
+  fin_count_ = host.take<int>(B);
+  fin_best_ = host.take<int>(B);
+  order_ = host.take<int>(F);
+  done_ = host.take<char>(B);
+}
+
+// Appends a finished hypothesis to sentence b's list: row `row`'s first ntok tokens, with
+// <eos> after them when eos. The best so far keeps the row's attention.
+void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, int row, int ntok,
+                        bool eos, double lp, const DecodeOptions& o) {
+  const int T = s_.lim.T, f = fin_count_[b]++;
+  const long fi = (long)b * F_ + f;
+  std::memcpy(fin_tok_ + fi * T, live_tok_ + (long)row * T, sizeof(int) * ntok);
+  std::memcpy(fin_prob_ + fi * T, live_prob_ + (long)row * T, sizeof(float) * ntok);
+  fin_logp_[fi] = lp;
+  fin_len_[fi] = ntok + (eos ? 1 : 0);
+  fin_eos_[fi] = eos;
+  fin_score_[fi] = penalized(lp, fin_len_[fi], o.length_penalty);
+  if (fin_best_[b] >= 0 && !(fin_score_[fi] > fin_score_[(long)b * F_ + fin_best_[b]])) return;
+  fin_best_[b] = f;
+  if (o.attention) d.keep_attention(b, row, cx);
+}
+
+// Step t of sentence b: rank the candidates, finish <eos> ones, pick the next K live
+// hypotheses and move every per-row state to them. False when the sentence stops.
+bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int b,
+                  int K, int t, const DecodeOptions& o) {
+  const int V = s_.V, T = s_.lim.T, b0 = b * K, cap = 2 * K;  // at most K <eos>, so K others
+  int nc = 0;
+  for (int h = 0; h < (t == 0 ? 1 : K); ++h) {
+    const float* lg = logits + (long)(b0 + h) * V;
+    const LogSoftmax ls = log_softmax(lg, V);
+    for (int v = 0; v < V; ++v) {
+      // Offers come in (hyp, token) order, so an equal score never moves ahead of an earlier one.
+      const double lp = ls(lg[v]), score = logp_[b0 + h] + lp;
+      if (nc == cap && !(score > cands_[nc - 1].score)) continue;
+      int i = nc < cap ? nc++ : cap - 1;
+      for (; i > 0 && score > cands_[i - 1].score; --i) cands_[i] = cands_[i - 1];
+      cands_[i] = {score, lp, h, v};
+    }
+  }
+  int nl = 0;
+  bool all_eos = true;
+  for (int r = 0; r < nc && nl < K; ++r) {
+    const Candidate& c = cands_[r];
+    if (c.token == s_.eos) {
+      if (r < K) add_finished(d, cx, b, b0 + c.hyp, t, /*eos=*/true, c.score, o);
+      continue;
+    }
+    if (r < K) all_eos = false;
+    const long dst = b0 + nl, from = b0 + c.hyp;
+    parent_[dst] = c.hyp;
+    std::memcpy(next_tok_ + dst * T, live_tok_ + from * T, sizeof(int) * t);
+    std::memcpy(next_prob_ + dst * T, live_prob_ + from * T, sizeof(float) * t);
+    next_tok_[dst * T + t] = c.token;
+    next_prob_[dst * T + t] = (float)std::exp(c.lp);
+    tok_in_[dst] = c.token;
+    logp_[dst] = c.score;  // the offers above are done reading the old scores
+    ++nl;
+  }
+  if (all_eos) return false;
+  d.reorder(b, parent_ + b0, K, t, o.attention, cx);
+  return true;
+}
+
+void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in, int steps,
+               const DecodeOptions& o, NBestLists& out) {
+  const int n = in.n, K = o.beam_size, rows = n * K;
+  d.encode(in.src, in.valid, n, K, o.attention, cx);
+  for (int b = 0; b < n; ++b) {
+    done_[b] = 0;
+    fin_count_[b] = 0;
+    fin_best_[b] = -1;
+  }
+  for (int r = 0; r < rows; ++r) {
+    tok_in_[r] = s_.bos;
+    logp_[r] = 0.0;
+  }
+  int active = n, t = 0;
+  for (; t < steps && active > 0; ++t) {
+    const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
+    if (logits_) {
+      cx.op.download(logits_, logits, sizeof(float) * (size_t)rows * s_.V);
+      logits = logits_;
+    }
+    for (int b = 0; b < n; ++b) {
+      if (done_[b] || select(d, cx, logits, b, K, t, o)) continue;
+      done_[b] = 1;
+      --active;
+    }
+    std::swap(live_tok_, next_tok_);
+    std::swap(live_prob_, next_prob_);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (!done_[b])  // out of steps: the live hypotheses finish as they are
+      for (int j = 0; j < K; ++j) add_finished(d, cx, b, b * K + j, t, /*eos=*/false, logp_[b * K + j], o);
+    results(b, K, out);
+  }
+}
+
+// Sentence b's n-best list, best first; the first is the one whose attention was kept.
+void Beam::results(int b, int K, NBestLists& out) {
+  const int nf = fin_count_[b], T = s_.lim.T;
+  rank(order_, fin_score_ + (long)b * F_, nf);
+  out.size[b] = std::min(K, nf);
+  for (int k = 0; k < out.size[b]; ++k) {
+    const long fi = (long)b * F_ + order_[k];
+    out.hyps[(long)b * s_.lim.K + k] = {{}, fin_tok_ + fi * T, fin_prob_ + fi * T,
+                                        fin_len_[fi] - fin_eos_[fi], fin_len_[fi],
+                                        fin_eos_[fi] != 0, fin_logp_[fi], fin_score_[fi]};
+  }
+}
+
+}  // namespace attnlite::search
