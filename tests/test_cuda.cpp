@@ -21,7 +21,7 @@
 #include "fixture.h"
 #include "st_writer.h"
 #if ATTNLITE_HAVE_CUDA
-#include "cuda/cuda_session.h"
+#include "cuda/device.h"
 #endif
 
 using namespace attnlite;
@@ -83,24 +83,18 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
   REQUIRE_THROWS_WITH(Translator::required_bytes(*tr, lim), msg);
   REQUIRE_THROWS_WITH(Translator(bd, lim), msg);
 #else
-  // Checked before any device is touched, so it holds with or without a GPU.
-  REQUIRE_THROWS_WITH(Translator(bd, lim), Contains("only the Transformer runs on CUDA"));
-  {
-    Limits beam = lim;
-    beam.max_beam = 2;
-    REQUIRE_THROWS_WITH(Translator(tr, beam), Contains("beam search runs on the CPU only"));
-  }
   if (!cuda_available()) {
     WARN("no CUDA device: checking the error only (" << cuda_device_name() << ")");
-    REQUIRE_THROWS_WITH(Translator(tr, lim),
-                        Contains("CUDA was requested but no CUDA device is available ("));
+    const char* msg = "CUDA was requested but no CUDA device is available (";
+    REQUIRE_THROWS_WITH(Translator(tr, lim), Contains(msg));
+    REQUIRE_THROWS_WITH(Translator(bd, lim), Contains(msg));
+    Limits beam = lim;
+    beam.max_beam = 4;
+    REQUIRE_THROWS_WITH(Translator(tr, beam), Contains(msg));
     REQUIRE_THAT(cuda_device_name(), Contains("none ("));
   } else {
     REQUIRE_NOTHROW(Translator(tr, lim));
-    Translator t(tr, lim);
-    DecodeOptions o;
-    o.beam_size = 2;
-    REQUIRE_THROWS_WITH(t.translate("a b", o), Contains("beam search runs on the CPU only"));
+    REQUIRE_NOTHROW(Translator(bd, lim));  // every family and search runs on every device
   }
 #endif
   // The CPU device is untouched by all this.
@@ -365,8 +359,8 @@ TEST_CASE("translate on CUDA makes no device allocation", "[cuda]") {
   lim.device = Device::CUDA;
   const long before_ctor = cuda::malloc_count();
   Translator gpu(model, lim);
-  // weights, workspace, pinned staging: three allocations, all at construction
-  REQUIRE(cuda::malloc_count() - before_ctor == 3);
+  // the weights and the workspace: two allocations, both at construction
+  REQUIRE(cuda::malloc_count() - before_ctor == 2);
   const long before = cuda::malloc_count();
   const auto sentences = random_sentences(16);
   for (const auto& s : sentences) gpu.translate(s);
@@ -375,8 +369,42 @@ TEST_CASE("translate on CUDA makes no device allocation", "[cuda]") {
   o.d2l_compat = true;
   gpu.translate_batch(v.data(), 8, o);
   REQUIRE(cuda::malloc_count() == before);
-  REQUIRE(cuda::Session::required_workspace_bytes(*model, 8, 10, 10) <
-          cuda::Session::required_workspace_bytes(*model, 64, 10, 10));
+  lim.max_beam = 4;
+  Translator beam(model, lim);
+  const long before_beam = cuda::malloc_count();
+  o.beam_size = 4;
+  for (const auto& s : sentences) beam.translate(s, o);
+  REQUIRE(cuda::malloc_count() == before_beam);
+}
+
+// Beam search and the Bahdanau model on the GPU: the same hypotheses as on the CPU.
+TEST_CASE("CUDA beam search and Bahdanau match the CPU", "[cuda]") {
+  if (!have_gpu("the beam and Bahdanau comparison")) return;
+  const std::vector<std::string> book = {"go .", "i lost .", "he's calm .", "i'm home ."};
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l"}) {
+    INFO(name);
+    auto model = Model::load(test::model_path(name));
+    compare_translators(model, book, 1, true);
+    Limits lim;
+    lim.max_beam = 4;
+    Translator cpu(model, lim);
+    lim.device = Device::CUDA;
+    Translator gpu(model, lim);
+    DecodeOptions o;
+    o.beam_size = 4;
+    o.length_penalty = 0.75f;
+    for (const auto& s : book) {
+      const Translation& c = cpu.translate(s, o);
+      const Translation& g = gpu.translate(s, o);
+      require_same(g, c, true);
+      const NBest cn = cpu.nbest(0), gn = gpu.nbest(0);
+      REQUIRE(cn.size == gn.size);
+      for (int k = 0; k < cn.size; ++k) {
+        REQUIRE(cn[k].text == gn[k].text);
+        REQUIRE(std::fabs(cn[k].score - gn[k].score) <= 1e-4);
+      }
+    }
+  }
 }
 
 #endif  // ATTNLITE_HAVE_CUDA

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
-#include "cuda/cuda_session.h"
+#include "cuda/device.h"
 #include "cuda/kernels.cuh"
 
 namespace attnlite::cuda::check {
@@ -76,7 +76,7 @@ void attend(float* ctx, float* attn, const float* q, const float* k, const float
   Dev<float> da((size_t)B * NH * Tq * Tk);
   Dev<int> dvl(valid ? (size_t)B : 0, valid);
   const AttnDst dst{da.p, (long)NH * Tq * Tk, (long)Tq * Tk, Tk};  // (B * NH, Tq, Tk)
-  cuda::attend(dctx.p, dst, dq.p, dk.p, dv.p, Tk, B, Tq, Tk, H, NH, valid ? dvl.p : nullptr,
+  cuda::attend(dctx.p, dst, dq.p, dk.p, dv.p, Tk, B, Tq, Tk, H, NH, valid ? ValidDev{ValidDev::PerBatch, dvl.p, 0} : ValidDev{},
                nullptr);
   dctx.to_host(ctx);
   da.to_host(attn);
@@ -85,7 +85,7 @@ void attend(float* ctx, float* attn, const float* q, const float* k, const float
 void argmax_rows(int* ids, float* probs, const float* logits, int R, int V) {
   Dev<float> dl((size_t)R * V, logits), dp((size_t)R);
   Dev<int> di((size_t)R);
-  cuda::argmax_rows(di.p, dp.p, dl.p, R, V, nullptr);
+  cuda::argmax_rows(di.p, dp.p, nullptr, dl.p, R, V, nullptr);
   di.to_host(ids);
   dp.to_host(probs);
 }

@@ -83,7 +83,7 @@ __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y
 
 __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const float* k,
                               const float* v, int kv_stride, int Tq, int Tk, int H, int NH,
-                              const int* valid, float scale) {
+                              ValidDev vl, float scale) {
   extern __shared__ float sm[];  // qs (D), p (Tk), red (32)
   const int D = H / NH;
   const int qi = blockIdx.y, b = blockIdx.x / NH, h = blockIdx.x % NH;
@@ -95,7 +95,10 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
   __syncthreads();
 
   // scores = q · kᵀ / sqrt(D), masked at keys >= valid length (masked_softmax)
-  int len = valid ? valid[b] : Tk;
+  int len = vl.kind == ValidDev::PerBatch   ? vl.data[b]
+            : vl.kind == ValidDev::PerQuery ? vl.data[(long)b * Tq + qi]
+            : vl.kind == ValidDev::Causal   ? vl.offset + qi + 1
+                                            : Tk;
   if (len < 0) len = 0;
   const float* kb = k + (long)b * kv_stride * H + (long)h * D;
   float mx = -INFINITY;
@@ -132,7 +135,8 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
   }
 }
 
-__global__ void argmax_rows_kernel(int* ids, float* probs, const float* logits, int V) {
+__global__ void argmax_rows_kernel(int* ids, float* probs, double* logp, const float* logits,
+                                   int V) {
   __shared__ float rv[32];
   __shared__ int ri[32];
   __shared__ double rd[32];
@@ -165,6 +169,7 @@ __global__ void argmax_rows_kernel(int* ids, float* probs, const float* logits, 
   if (threadIdx.x == 0) {
     ids[blockIdx.x] = bi;
     probs[blockIdx.x] = (float)(1.0 / s);
+    if (logp) logp[blockIdx.x] = -log(s);
   }
 }
 
@@ -203,19 +208,19 @@ void add_layer_norm(float* out, const float* x, const float* y, const float* gam
 }
 
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
-            int kv_stride, int B, int Tq, int Tk, int H, int NH, const int* valid,
+            int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream) {
   const int D = H / NH;
   const float scale = 1.f / std::sqrt((float)D);
   const size_t smem = sizeof(float) * ((size_t)D + Tk + 32);
   const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
   attend_kernel<<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq, Tk, H,
-                                                      NH, valid, scale);
+                                                      NH, vl, scale);
 }
 
-void argmax_rows(int* ids, float* probs, const float* logits, int R, int V,
+void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
                  cudaStream_t stream) {
-  argmax_rows_kernel<<<R, kRowThreads, 0, stream>>>(ids, probs, logits, V);
+  argmax_rows_kernel<<<R, kRowThreads, 0, stream>>>(ids, probs, logp, logits, V);
 }
 
 }  // namespace attnlite::cuda

@@ -40,18 +40,26 @@ struct AttnDst {
   int ld = 0;
 };
 
+// Valid lengths on the device (the CPU's ValidLens): none, per batch row (data (B)), per
+// query (data (B, Tq)) or causal (query i sees keys [0, offset + i]).
+struct ValidDev {
+  enum Kind { None, PerBatch, PerQuery, Causal } kind = None;
+  const int* data = nullptr;
+  int offset = 0;
+};
+
 // Scaled dot-product attention of every (batch, head, query) over already projected rows:
 // ctx (B, Tq, H) from q (B, Tq, H), k and v (B, *, H) with batch stride kv_stride rows.
 // Scores masked with -1e6 at keys >= valid[b] (valid (B) or nullptr: no mask), the same
 // length for every head (the book's repeat_interleave), softmax, weights to `attn`.
 // One block per (batch·head, query). CPU: attend_heads() (src/attention/multi_head.cpp).
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
-            int kv_stride, int B, int Tq, int Tk, int H, int NH, const int* valid,
+            int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream);
 
 // ids (R) = argmax of each logits row (the lowest id among equal maxima), probs (R) = its
-// softmax probability, summed in double. CPU: Translator::Impl::pick (src/translate.cpp).
-void argmax_rows(int* ids, float* probs, const float* logits, int R, int V,
+// softmax probability, summed in double, logp (R, or null) = -log(sum). CPU: ops::cpu().argmax_rows.
+void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
                  cudaStream_t stream);
 
 }  // namespace attnlite::cuda

@@ -1,0 +1,40 @@
+// attnlite — the CUDA backend's host-side interface (plain C++: the tests include it without
+// CUDA headers). Built only with -DATTNLITE_CUDA=ON. The op set itself is ops::cuda()
+// (src/cuda/ops_cuda.cu); a session's device memory is two blocks, made when the session is:
+// the weights (drivers/op_memory.h) and the workspace its drivers carve.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace attnlite::cuda {
+
+// cudaGetDeviceCount > 0. On false, *reason (if given) gets cudaGetErrorString's text.
+bool available(std::string* reason = nullptr);
+// Device 0's name, or "none (<reason>)".
+std::string device_name();
+// cudaMalloc calls the backend has made in this process.
+long malloc_count();
+
+// Each kernel on host data, for the tests that hold it against the CPU reference. These
+// allocate device memory per call (they are not on the translate path).
+namespace check {
+// y (M, N) = x (M, K) · wᵀ + b (b may be nullptr), then ReLU when relu.   CPU: linear
+void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
+            bool relu);
+// out (R, n) = LayerNorm(x + y) · gamma + beta, eps 1e-5.                  CPU: add_norm
+void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                    const float* beta, int R, int n);
+// x (R, H) = table[ids] · scale + P[pos or r % T].                        CPU: embedding +
+// add_positional_encoding
+void embed_positions(float* x, const float* table, int rows_in_table, const float* P,
+                     int P_rows, const int* ids, int R, int T, int H, int pos, float scale);
+// ctx (B, Tq, H), attn (B * NH, Tq, Tk) from q (B, Tq, H), k and v (B, Tk, H); valid (B)
+// or nullptr.                                                              CPU: attend_heads
+void attend(float* ctx, float* attn, const float* q, const float* k, const float* v, int B,
+            int Tq, int Tk, int H, int NH, const int* valid);
+// ids (R), probs (R) from logits (R, V).                      CPU: Translator's greedy pick
+void argmax_rows(int* ids, float* probs, const float* logits, int R, int V);
+}  // namespace check
+
+}  // namespace attnlite::cuda

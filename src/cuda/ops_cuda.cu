@@ -1,0 +1,257 @@
+// The CUDA op set (ops::cuda()): every op of ops/ops.h on device memory, in stream order on
+// the calling thread's default stream (cudaStreamPerThread), each thread with its own cuBLAS
+// handle. Linear layers are fp32 (int8 weights arrive dequantized, drivers/op_memory.h).
+// The kernels are in kernels.cu; the small pointwise ones of the embedding, the positions,
+// additive attention and the recurrent cells are here.
+#include <atomic>
+#include <cmath>
+#include <string>
+
+#include "attnlite/error.h"
+#include "attnlite/ops/ops.h"
+#include "attnlite/translate.h"
+#include "attnlite/weights.h"
+#include "cuda/device.h"
+#include "cuda/kernels.cuh"
+
+namespace attnlite::cuda {
+
+namespace {
+
+std::atomic<long> g_mallocs{0};
+constexpr int kThreads = 256;
+int blocks_for(long n) { return (int)((n + kThreads - 1) / kThreads); }
+const cudaStream_t kStream = cudaStreamPerThread;
+
+void ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
+  }
+}
+
+// x[r * ldx + c] = table[ids[r]][c] * scale
+__global__ void embed_kernel(float* x, int ldx, const float* table, const int* ids, int R, int dim,
+                             float scale) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)R * dim) return;
+  const int r = (int)(i / dim), c = (int)(i % dim);
+  x[(long)r * ldx + c] = table[(long)ids[r] * dim + c] * scale;
+}
+
+// rows (b, t) of x (B, Tn, H) += P[pos + t or pos] (fixed = the same row for every t)
+__global__ void add_positions_kernel(float* x, const float* P, int B, int Tn, int H, int pos,
+                                     bool fixed) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)B * Tn * H) return;
+  const int t = (int)((i / H) % Tn), c = (int)(i % H);
+  x[i] += P[(long)(fixed ? pos : t) * H + c];
+}
+
+// One block per batch row: scores = w_v · tanh(qp + kp[j]), masked softmax, ctx = p · v.
+__global__ void additive_kernel(float* ctx, int ldc, float* attn, const float* qp,
+                                const float* kp, const float* v, const float* w_v, int Tk,
+                                int Hh, int Dv, ValidDev vl) {
+  const int b = blockIdx.x;
+  float* p = attn + (long)b * Tk;
+  int len = vl.kind == ValidDev::PerBatch ? vl.data[b] : Tk;
+  if (len < 0) len = 0;
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
+    float s = 0.f;
+    for (int d = 0; d < Hh; ++d) s += w_v[d] * tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
+    p[j] = j < len ? s : -1e6f;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {  // Tk is the source length: a serial softmax is cheap and exact
+    float mx = -INFINITY;
+    for (int j = 0; j < Tk; ++j) mx = fmaxf(mx, p[j]);
+    float sum = 0.f;
+    for (int j = 0; j < Tk; ++j) sum += (p[j] = expf(p[j] - mx));
+    for (int j = 0; j < Tk; ++j) p[j] /= sum;
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < Dv; d += blockDim.x) {
+    float c = 0.f;
+    for (int j = 0; j < Tk; ++j) c += p[j] * v[((long)b * Tk + j) * Dv + d];
+    ctx[(long)b * ldc + d] = c;
+  }
+}
+
+__device__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+
+// PyTorch's GRU (r, z, n) and LSTM (i, f, g, o) cell updates, one thread per unit.
+__global__ void rnn_cell_kernel(float* h, float* c, const float* gi, const float* gh, bool gru,
+                                int B, int Hh) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)B * Hh) return;
+  const int b = (int)(i / Hh), k = (int)(i % Hh);
+  const int G = (gru ? 3 : 4) * Hh;
+  const float* x = gi + (long)b * G;
+  const float* g = gh + (long)b * G;
+  if (gru) {
+    const float r = sigmoid(x[k] + g[k]), z = sigmoid(x[Hh + k] + g[Hh + k]);
+    const float n = tanhf(x[2 * Hh + k] + r * g[2 * Hh + k]);
+    h[i] = (h[i] - n) * z + n;
+  } else {
+    const float in = sigmoid(x[k] + g[k]), f = sigmoid(x[Hh + k] + g[Hh + k]);
+    const float gg = tanhf(x[2 * Hh + k] + g[2 * Hh + k]), o = sigmoid(x[3 * Hh + k] + g[3 * Hh + k]);
+    c[i] = f * c[i] + in * gg;
+    h[i] = o * tanhf(c[i]);
+  }
+}
+
+ValidDev device_lens(const ValidLens& vl) {
+  switch (vl.kind) {
+    case ValidLens::PerBatch: return {ValidDev::PerBatch, vl.data, 0};
+    case ValidLens::PerQuery: return {ValidDev::PerQuery, vl.data, 0};
+    case ValidLens::Causal: return {ValidDev::Causal, nullptr, vl.offset};
+    default: return {};
+  }
+}
+
+class CudaOps final : public ops::Ops {
+ public:
+  const char* name() const override { return "cuda"; }
+  bool host_memory() const override { return false; }
+
+  void linear(float* y, const float* x, const Linear& w, int M, ops::Act act) const override {
+    cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, act == ops::Act::Relu, kStream);
+  }
+  void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
+                      const float* beta, int R, int n, float eps, Arena&) const override {
+    cuda::add_layer_norm(out, x, y, gamma, beta, R, n, eps, kStream);
+  }
+  void embed(float* x, int ldx, const Embedding& t, const int* ids, int R, float scale) const override {
+    embed_kernel<<<blocks_for((long)R * t.dim), kThreads, 0, kStream>>>(x, ldx, t.w, ids, R, t.dim, scale);
+  }
+  void add_positions(float* x, const float* P, int B, int Tn, int H, const int* positions) const override {
+    const long n = (long)B * Tn * H;
+    if (!positions || Tn == 1) {
+      add_positions_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(x, P, B, Tn, H,
+                                                                     positions ? positions[0] : 0, positions);
+      return;
+    }
+    for (int t = 0; t < Tn; ++t)  // explicit positions of several steps: one row per launch
+      for (int b = 0; b < B; ++b)
+        add_positions_kernel<<<blocks_for(H), kThreads, 0, kStream>>>(x + ((long)b * Tn + t) * H, P, 1, 1,
+                                                                      H, positions[t], true);
+  }
+  void attend(float* ctx, const ops::AttnOut& attn, const float* q, const float* k, const float* v,
+              int kv_stride, int B, int Tq, int Tk, int H, int NH, const ValidLens& vl,
+              Arena&) const override {
+    cuda::attend(ctx, {attn.data, attn.b_stride, attn.h_stride, attn.ld}, q, k, v, kv_stride, B, Tq,
+                 Tk, H, NH, device_lens(vl), kStream);
+  }
+  void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
+                       const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
+                       const ValidLens& vl, Arena&) const override {
+    additive_kernel<<<B, 128, 0, kStream>>>(ctx, ldc, attn, qp, kp, v, w_v.w, Tk, Hh, Dv, device_lens(vl));
+  }
+  void rnn_cell(float* h, float* c, float* gi, float* gh, ops::Cell cell, int B, int Hh) const override {
+    rnn_cell_kernel<<<blocks_for((long)B * Hh), kThreads, 0, kStream>>>(h, c, gi, gh, cell == ops::Cell::GRU,
+                                                                         B, Hh);
+  }
+  void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
+                   Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    int* di = scratch.take<int>(R);
+    float* dp = scratch.floats(R);
+    double* dl = scratch.take<double>(R);
+    cuda::argmax_rows(di, dp, dl, logits, R, V, kStream);
+    download(ids, di, sizeof(int) * R);
+    download(probs, dp, sizeof(float) * R);
+    download(logp, dl, sizeof(double) * R);
+  }
+
+  void copy(void* dst, const void* src, size_t bytes) const override {
+    if (bytes) ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, kStream), "copy");
+  }
+  void copy_2d(void* dst, size_t dp, const void* src, size_t sp, size_t bytes, int rows) const override {
+    if (bytes && rows)
+      ok(cudaMemcpy2DAsync(dst, dp, src, sp, bytes, rows, cudaMemcpyDeviceToDevice, kStream), "copy_2d");
+  }
+  void zero(void* dst, size_t bytes) const override {
+    if (bytes) ok(cudaMemsetAsync(dst, 0, bytes, kStream), "zero");
+  }
+  void upload(void* dst, const void* host, size_t bytes) const override {
+    if (bytes) ok(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, kStream), "upload");
+  }
+  void download(void* host, const void* src, size_t bytes) const override {
+    if (!bytes) return;
+    ok(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, kStream), "download");
+    ok(cudaStreamSynchronize(kStream), "download");
+  }
+  void* alloc(size_t bytes) const override {
+    void* p = nullptr;
+    ++g_mallocs;
+    const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw Error("CUDA: cannot allocate " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(e));
+    }
+    return p;
+  }
+  void release(void* p) const override { cudaFree(p); }
+  void sync() const override { ok(cudaStreamSynchronize(kStream), "a CUDA op"); }
+
+ private:
+  // One cuBLAS handle per thread, on the per-thread stream, made on the thread's first use.
+  static cublasHandle_t blas() {
+    struct Handle {
+      cublasHandle_t h = nullptr;
+      Handle() {
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
+        cublasSetStream(h, kStream);
+      }
+      ~Handle() { cublasDestroy(h); }
+    };
+    thread_local Handle handle;
+    return handle.h;
+  }
+};
+
+}  // namespace
+
+bool available(std::string* reason) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();  // clear the sticky error for later calls
+    if (reason) *reason = cudaGetErrorString(e != cudaSuccess ? e : cudaErrorNoDevice);
+    return false;
+  }
+  return true;
+}
+
+std::string device_name() {
+  std::string why;
+  if (!available(&why)) return "none (" + why + ")";
+  cudaDeviceProp p{};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "unknown";
+  }
+  return p.name;
+}
+
+long malloc_count() { return g_mallocs.load(); }
+
+}  // namespace attnlite::cuda
+
+namespace attnlite {
+
+bool cuda_available() { return cuda::available(); }
+std::string cuda_device_name() { return cuda::device_name(); }
+
+namespace ops {
+const Ops& cuda() {
+  std::string why;
+  if (!cuda::available(&why))
+    throw Error("CUDA was requested but no CUDA device is available (" + why + ")");
+  static const cuda::CudaOps ops;
+  return ops;
+}
+}  // namespace ops
+
+}  // namespace attnlite
