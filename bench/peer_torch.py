@@ -3,10 +3,11 @@
     /usr/bin/python3 bench/peer_torch.py --threads N [--models DIR] [--base FILE]
                                          [--json OUT] [--quick]
 
-The nets are rebuilt from the same safetensors files with tools/d2l_ref.py (dropout 0,
-eval mode) and run under torch.inference_mode() with torch.set_num_threads(N).
+The nets are rebuilt from the same safetensors files with the d2l modules of
+tools/attnlite_tools/d2l (dropout 0, eval mode) and run under torch.inference_mode() with
+torch.set_num_threads(N).
 
-d2l models: d2l_ref.predict_seq2seq (the book's function) on "i'm home .", with the
+d2l models: d2l.predict_seq2seq (the book's function) on "i'm home .", with the
 Transformer decoder adding the positional encoding of step t (positions_from_cache, what
 attnlite does by default); the tokens of the book's four sentences are printed.
 
@@ -26,10 +27,9 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-import d2l_ref as d2l  # noqa: E402
-from export_onnx_peers import load_model, vocab  # noqa: E402
-
-BOOK = ["go .", "i lost .", "he's calm .", "i'm home ."]
+from attnlite_tools import d2l  # noqa: E402
+from attnlite_tools.export import load_model  # noqa: E402
+from attnlite_tools.search import greedy_decode  # noqa: E402
 
 
 def timeit(fn, min_runs, min_s):
@@ -51,12 +51,11 @@ def base_sentences(n):
 
 
 def d2l_model(path, quick):
-    net, src_tokens, tgt_tokens, kind, cfg = load_model(path, positions_from_cache=True)
-    sv, tv = vocab(src_tokens), vocab(tgt_tokens)
-    S = cfg["num_steps"]
+    net, sv, tv, info = load_model(path, positions_from_cache=True)
+    S = info["config"]["num_steps"]
     name = os.path.basename(path).replace(".safetensors", "")
     book = {}
-    for s in BOOK:
+    for s in d2l.BOOK_ENGS:
         with torch.inference_mode():
             text, _ = d2l.predict_seq2seq(net, s, sv, tv, S)
         book[s] = [tv.token_to_idx[t] for t in text.split(" ")] if text else []
@@ -75,9 +74,8 @@ def d2l_model(path, quick):
 
 
 def base_model(path, quick, batches, steps=20):
-    net, src_tokens, tgt_tokens, kind, cfg = load_model(path, positions_from_cache=True)
-    sv = vocab(src_tokens)
-    S = cfg["num_steps"]
+    net, sv, tv, info = load_model(path, positions_from_cache=True)
+    S = info["config"]["num_steps"]
     out = {"steps": steps, "encoder_ms": {}, "translate_ms": {}, "decode_tok_s": {},
            "cpu": {"encoder_ms": {}, "translate_ms": {}, "decode_tok_s": {}}}
     for B in batches:
@@ -93,14 +91,8 @@ def base_model(path, quick, batches, steps=20):
                 return net.encoder(src, vl)
 
         def translate():
-            with torch.inference_mode():
-                enc = net.encoder(src, vl)
-                state = net.decoder.init_state(enc, vl)
-                dec_X = torch.full((B, 1), tgt_tokens.index("<bos>"), dtype=torch.long)
-                for _ in range(steps):  # fixed steps: random weights, no early stop
-                    Y, state = net.decoder(dec_X, state)
-                    dec_X = Y.argmax(dim=2)
-                return dec_X
+            with torch.inference_mode():  # fixed steps: random weights, no early stop
+                return greedy_decode(net, src, vl, tv["<bos>"], steps)
 
         encode()
         translate()

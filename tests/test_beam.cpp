@@ -1,4 +1,5 @@
-// Beam search against tools/beam_ref.py (the same search on the book's PyTorch modules):
+// Beam search against tools/attnlite_tools/search.py (the same search on the book's PyTorch
+// modules):
 // identical n-best hypotheses, scores within 1e-4, the best hypothesis' attention within 1e-5
 // (fixtures from tools/make_beam_fixtures.py). Scores get 1e-4 rather than the 1e-5 of single
 // weights because they are sums of up to ten log-probabilities, each off by the ~1e-6 by

@@ -2,89 +2,9 @@
 
     /usr/bin/python3 tools/quantize.py IN.safetensors OUT.safetensors
 
-Every matrix that attnlite runs through a linear layer or looks rows up in (names ending
-in `.weight` with two dimensions: nn.Linear weights and nn.Embedding tables; not the GRU's
-weights, not LayerNorm) becomes
-
-    <name>.weight        I8  (rows, cols)   q = round(w / scale), in [-127, 127]
-    <name>.weight_scale  F32 (rows,)        scale = max |w[row]| / 127 (0 for a zero row)
-
-so that w ~ scale[:, None] * q, one scale per output feature of a linear layer (one per
-token of an embedding table).  Biases, LayerNorm parameters, GRU weights and the metadata
-stay as they are; `attnlite.quantization` records the scheme.  tools/export.py's
-load_model reads such a file back with the dequantized weights, which is the PyTorch
-reference the int8 kernels are tested against.
+Code: tools/attnlite_tools/quantize.py, main().
 """
-import os
-import sys
-from collections import OrderedDict
-
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import safetensors_io as st  # noqa: E402
-
-SCHEME = "int8 symmetric per output channel: <name>.weight I8, <name>.weight_scale F32"
-
-
-def quantizable(name, t):
-    return name.endswith(".weight") and t.dim() == 2 and ".rnn." not in name
-
-
-def quantize_matrix(w):
-    """(q int8, scale float32) with w ~ scale[:, None] * q."""
-    w = w.detach().float()
-    amax = w.abs().amax(dim=1)
-    scale = amax / 127.0
-    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
-    q = torch.round(w / safe[:, None]).clamp_(-127, 127).to(torch.int8)
-    return q, scale.float()
-
-
-def dequantize(tensors):
-    """The fp32 state dict of a (possibly) quantized file: scale * q for every pair."""
-    out = OrderedDict()
-    for name, t in tensors.items():
-        if name.endswith(".weight_scale"):
-            continue
-        if t.dtype == torch.int8:
-            scale = tensors[name + "_scale"]
-            out[name] = scale.float()[:, None] * t.float()
-        else:
-            out[name] = t
-    return out
-
-
-def quantize(tensors):
-    out = OrderedDict()
-    for name, t in tensors.items():
-        if quantizable(name, t):
-            q, scale = quantize_matrix(t)
-            out[name] = q
-            out[name + "_scale"] = scale
-        else:
-            out[name] = t
-    return out
-
-
-def main():
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    src, dst = sys.argv[1:]
-    tensors, meta = st.load(src)
-    if any(t.dtype == torch.int8 for t in tensors.values()):
-        sys.exit(f"{src} is already quantized")
-    qt = quantize(tensors)
-    meta = OrderedDict(meta)
-    meta["attnlite.quantization"] = SCHEME
-    n = st.save(dst, qt, meta)
-    nq = sum(1 for k in qt if k.endswith("_scale"))
-    err = max(float((dequantize(qt)[k] - tensors[k]).abs().max()) for k in tensors
-              if quantizable(k, tensors[k]))
-    print(f"{dst}: {n} bytes ({os.path.getsize(src)} before), {nq} matrices int8, "
-          f"largest absolute weight error {err:.3g}")
-
+from attnlite_tools.quantize import main
 
 if __name__ == "__main__":
     main()

@@ -5,8 +5,8 @@
 // Decoding follows d2l's predict_seq2seq: the source is tokenized, <eos> appended, padded or
 // truncated to num_steps; greedy argmax from <bos>, stopping at <eos> or after max steps.
 //
-// Beam search (DecodeOptions::beam_size K > 1; tools/beam_ref.py is the same algorithm on the
-// book's PyTorch modules, and the tests compare the two):
+// Beam search (DecodeOptions::beam_size K > 1; tools/attnlite_tools/search.py is the same
+// algorithm on the book's PyTorch modules, and the tests compare the two):
 //   - Per sentence, the K hypotheses are decoder batch rows (Transformer: their own KV-cache
 //     rows; Bahdanau: their own GRU hidden-state rows). Step 0 has one live hypothesis, <bos>
 //     with log-probability 0.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `attnlite eval`: corpus BLEU-4 over references grouped by English sentence, and the mean
 # of the book's bleu(k=2) over the pairs. The expected numbers are tools/splits.py's
-# corpus_bleu and tools/d2l_ref.py's bleu on the same translations (book Transformer).
+# corpus_bleu and tools/attnlite_tools/d2l's bleu on the same translations (book Transformer).
 set -uo pipefail
 bin=$1
 fail=0

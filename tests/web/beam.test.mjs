@@ -1,5 +1,6 @@
 // Beam search in the WASM module against PyTorch: tests/fixtures/beam_*.safetensors hold
-// tools/beam_ref.py's n-best lists for 20 sentences, beam sizes 2 and 4, alpha 0 and 0.75
+// the n-best lists of tools/attnlite_tools/search.py for 20 sentences, beam sizes 2 and 4,
+// alpha 0 and 0.75
 // (tools/make_beam_fixtures.py documents the layout). Every hypothesis must have the same
 // tokens, length and <eos>, its score and logp within 1e-4 relative; the best one's token
 // probabilities and attention weights within 1e-5. Also: the greedy default is unchanged,
@@ -30,7 +31,7 @@ for (const fx of FIXTURES) {
   const path = join(root, 'tests', 'fixtures', fx.file);
   const modelPath = join(root, 'models', fx.model);
   const present = existsSync(path) && existsSync(modelPath);
-  test(`${fx.file}: n-best lists of tools/beam_ref.py`, { skip: !present && `${fx.file} or models/${fx.model} is not here` }, (t) => {
+  test(`${fx.file}: n-best lists of tools/attnlite_tools/search.py`, { skip: !present && `${fx.file} or models/${fx.model} is not here` }, (t) => {
     const { tensors: T, meta } = readSafetensors(path);
     const sentences = JSON.parse(meta.sentences);
     const modes = JSON.parse(meta.modes), beams = JSON.parse(meta.beam_sizes);

@@ -1,6 +1,9 @@
-"""Beam search over the d2l reference modules: the definition attnlite's beam search follows.
+"""Greedy and beam search over the d2l reference modules: the definitions attnlite follows.
 
-    from beam_ref import beam_search
+greedy_decode is the batched greedy loop (the book's predict_seq2seq, d2l.train, is the
+one-sentence form); beam_search is the definition attnlite's beam search follows:
+
+    from attnlite_tools.search import beam_search
     res = beam_search(net, "i'm home .", src_vocab, tgt_vocab, num_steps, beam_size=4, alpha=0.75)
     res["nbest"][0]["tokens"]   # the best hypothesis
 
@@ -30,13 +33,43 @@ Semantics (attnlite/translate.h states the same):
     n-best list, the first of them is the translation.
 With beam_size 1 this is greedy decoding: the tokens of predict_seq2seq.
 """
-import os
-import sys
-
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import d2l_ref as d2l  # noqa: E402
+from . import d2l
+
+
+def greedy_decode(net, src, src_valid_len, bos, steps, eos=None, on_step=None):
+    """Batched greedy decoding: the encoder once, then one decoder call per step on the
+    previous step's argmax (the book's state: TransformerDecoder.positions_from_cache
+    decides the positions).  src (B, S) int64, src_valid_len (B,).  Runs `steps` steps,
+    or fewer when eos is given and every row has produced it.  on_step(t, Y) sees each
+    step's decoder output Y (B, 1, V), after the call (the decoder's attention_weights
+    are that step's).  Returns the (B, steps run) int64 argmax tokens, <eos> included."""
+    B = src.shape[0]
+    enc_outputs = net.encoder(src, src_valid_len)
+    state = net.decoder.init_state(enc_outputs, src_valid_len)
+    dec_X = torch.full((B, 1), bos, dtype=torch.int64)
+    done = torch.zeros(B, dtype=torch.bool)
+    toks = []
+    for t in range(steps):
+        Y, state = net.decoder(dec_X, state)
+        dec_X = Y.argmax(dim=2)
+        toks.append(dec_X[:, 0])
+        if on_step is not None:
+            on_step(t, Y)
+        if eos is not None:
+            done |= dec_X[:, 0] == eos
+            if bool(done.all()):
+                break
+    return torch.stack(toks, 1)
+
+
+def strip_eos(tokens, eos):
+    """Each row of greedy_decode's tokens up to its first <eos> (excluded), as lists."""
+    out = []
+    for row in tokens.tolist():
+        out.append(row[:row.index(eos)] if eos in row else row)
+    return out
 
 
 def _encode(net, src_sentence, src_vocab, num_steps, K):

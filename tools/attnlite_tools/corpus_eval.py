@@ -1,0 +1,116 @@
+"""The whole-corpus model's evaluation: PyTorch's BLEU of an exported model on a split
+(tools/eval_corpus.py, main) and the shipped int8 file with its figures
+(tools/ship_corpus_model.py, main_ship); their command lines are EVAL_DOC and SHIP_DOC.
+"""
+import argparse
+import json
+import os
+import subprocess
+from collections import OrderedDict
+
+import torch
+
+from . import d2l
+from . import export
+from . import quantize
+from . import safetensors as st
+from . import splits
+from . import train_corpus
+from .paths import ROOT
+
+EVAL_DOC = """PyTorch's BLEU of an exported model on a split, to check `attnlite eval` against.
+
+    /usr/bin/python3 tools/eval_corpus.py MODEL.safetensors SPLIT.tsv [--compare HYP.tsv]
+
+Greedy decoding in PyTorch (the d2l model rebuilt by tools/export.py, int8 files with
+their dequantized weights; decoder positions as attnlite's default), corpus BLEU-4 against
+all the references of each English sentence (tools/splits.py) and the mean of the book's
+bleu(k=2) over the pairs. --compare reads `attnlite eval --out` and counts the sentences
+whose translations are identical.
+"""
+
+SHIP_DOC = """Quantize the whole-corpus Transformer and record its BLEU in the shipped file.
+
+    /usr/bin/python3 tools/ship_corpus_model.py ATTNLITE_CLI [--beam 4]
+
+Reads models/transformer-fra.f32.safetensors (tools/train_corpus.py), writes
+models/transformer-fra.safetensors with int8 weights (tools/quantize.py), then scores both
+files with `attnlite eval` on models/transformer-fra.{dev,test}.tsv, greedy and with beam
+search (beam size --beam, length penalty alpha chosen among 0, 0.5, 1 by fp32 dev BLEU),
+and stores the figures in the int8 file's metadata under `attnlite.evaluation`
+(JSON: split -> decoding -> {f32, int8} -> corpus BLEU-4 and book bleu(k=2) mean). The
+test `tests/cli/corpus_model.sh` re-scores the shipped int8 file against these figures.
+"""
+
+
+def main():
+    """tools/eval_corpus.py"""
+    ap = argparse.ArgumentParser(description=EVAL_DOC,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("split")
+    ap.add_argument("--compare")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    net, src_vocab, tgt_vocab, info = export.load_model(args.model)
+    pairs = []
+    with open(args.split, encoding="utf-8") as f:
+        for line in f:
+            en, fr = line.rstrip("\n").split("\t")
+            pairs.append((en.split(" "), fr.split(" ")))
+    engs, refs = splits.grouped(pairs)
+    ids = train_corpus.encode([e.split(" ") for e in engs], src_vocab)
+    hyps = train_corpus.greedy_batch(net, ids, src_vocab, tgt_vocab)
+    b4 = 100 * splits.corpus_bleu(hyps, refs)
+    book = sum(d2l.bleu(h, r, 2) for h, rs in zip(hyps, refs) for r in rs) / len(pairs)
+    print(f"{len(engs)} sentences ({len(pairs)} pairs): corpus BLEU-4 {b4:.2f}, "
+          f"book bleu(k=2) mean {book:.4f}")
+    if args.compare:
+        with open(args.compare, encoding="utf-8") as f:
+            theirs = dict(line.rstrip("\n").split("\t") for line in f)
+        same = sum(1 for e, h in zip(engs, hyps) if theirs.get(e) == h)
+        print(f"identical to {args.compare}: {same} of {len(engs)}")
+        for e, h in zip(engs, hyps):
+            if theirs.get(e) != h:
+                print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
+
+
+def evaluate(cli, model, split, beam, alpha):
+    out = subprocess.run([cli, "eval", "--json", "--model", model, "--beam", str(beam),
+                          "--alpha", str(alpha), split], check=True, capture_output=True,
+                         text=True).stdout
+    j = json.loads(out)
+    return OrderedDict(bleu4=round(j["corpus_bleu4"], 2), bleu2=round(j["book_bleu2_mean"], 4))
+
+
+def main_ship():
+    """tools/ship_corpus_model.py"""
+    ap = argparse.ArgumentParser(description=SHIP_DOC,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cli")
+    ap.add_argument("--beam", type=int, default=4)
+    args = ap.parse_args()
+    f32 = os.path.join(ROOT, "models", "transformer-fra.f32.safetensors")
+    i8 = os.path.join(ROOT, "models", "transformer-fra.safetensors")
+    qt, meta = quantize.quantize_model(*st.load(f32))
+    st.save(i8, qt, meta)
+    dev = os.path.join(ROOT, "models", "transformer-fra.dev.tsv")
+    alphas = {a: evaluate(args.cli, f32, dev, args.beam, a)["bleu4"] for a in (0.0, 0.5, 1.0)}
+    args.alpha = max(alphas, key=lambda a: (alphas[a], -a))
+    print("dev BLEU-4 by alpha (fp32, beam", args.beam, "):", alphas, "-> alpha", args.alpha)
+    ev = OrderedDict()
+    for split in ("dev", "test"):
+        path = os.path.join(ROOT, "models", f"transformer-fra.{split}.tsv")
+        ev[split] = OrderedDict()
+        for name, beam, alpha in (("greedy", 1, 0.0), (f"beam{args.beam}", args.beam, args.alpha)):
+            ev[split][name] = OrderedDict(
+                f32=evaluate(args.cli, f32, path, beam, alpha),
+                int8=evaluate(args.cli, i8, path, beam, alpha))
+            print(split, name, json.dumps(ev[split][name]))
+    ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
+                             dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
+    ev["tool"] = "attnlite eval (corpus BLEU-4 x 100, book bleu(k=2) mean over the pairs)"
+    meta["attnlite.evaluation"] = json.dumps(ev)
+    n = st.save(i8, qt, meta)
+    print(f"{os.path.relpath(i8, ROOT)}: {n} bytes")
