@@ -24,7 +24,7 @@
 //     first; the first K are the n-best list (Translator::nbest) and the first of them is the
 //     Translation, with its tokens, probabilities and attention weights of every step.
 // The search itself uses raw scores; alpha only changes the final choice. With K = 1 this
-// is greedy decoding. Beam search runs on the CPU only.
+// is greedy decoding. Both searches run for every model family on every device.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -36,8 +36,8 @@
 
 namespace attnlite {
 
-// Where the encoder and decoder run. CUDA needs a build with -DATTNLITE_CUDA=ON and a
-// Transformer model; tokenizing, the greedy bookkeeping and the results stay on the host.
+// Where the model runs (its op set, ops/ops.h). CUDA needs a build with -DATTNLITE_CUDA=ON
+// and a device; tokenizing, the search bookkeeping and the results stay on the host.
 enum class Device { CPU, CUDA };
 
 struct Limits {

@@ -38,7 +38,7 @@ const char* kHelp =
     "                     lists the K best, --verbose prints them\n"
     "  --alpha A          length penalty: hypotheses are ranked by logp / length^A\n"
     "                     (default 0 = summed log-probabilities)\n"
-    "  --device cpu|cuda  where the Transformer's encoder and decoder run (default cpu; cuda\n"
+    "  --device cpu|cuda  where the model runs (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
     "  -h, --help         this text\n"
