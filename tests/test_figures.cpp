@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "attnlite/error.h"
-#include "attnlite/figures.h"
+#include "attnlite/viz/figures.h"
 #include "fixture.h"
 
 using namespace attnlite;

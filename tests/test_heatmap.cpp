@@ -1,7 +1,7 @@
 // Attention heatmaps: colours, layout and labels, checked on decoded PNG pixels.
 #include <catch2/catch.hpp>
 
-#include <attnlite/heatmap.h>
+#include <attnlite/viz/heatmap.h>
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Images, PNG encoding and bitmap text.
 #include <catch2/catch.hpp>
 
-#include <attnlite/image.h>
+#include <attnlite/viz/image.h>
 
 #include <cstdio>
 #include <random>

@@ -1,7 +1,7 @@
 // Line and scatter plots, checked on decoded PNG pixels.
 #include <catch2/catch.hpp>
 
-#include <attnlite/plot.h>
+#include <attnlite/viz/plot.h>
 
 #include <cmath>
 #include <stdexcept>

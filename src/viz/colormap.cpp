@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "attnlite/heatmap.h"
+#include "attnlite/viz/heatmap.h"
 
 namespace attnlite::viz {
 

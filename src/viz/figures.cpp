@@ -1,5 +1,5 @@
 // The chapter's figures, with the book's captions, labels and figure sizes.
-#include "attnlite/figures.h"
+#include "attnlite/viz/figures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "attnlite/error.h"
 #include "attnlite/translate.h"
 
-namespace attnlite::figures {
+namespace attnlite::viz::figures {
 
 namespace {
 
@@ -368,4 +368,4 @@ Figure make(const std::string& name, const Context& c) {
   throw Error("unknown figure '" + name + "'");
 }
 
-}  // namespace attnlite::figures
+}  // namespace attnlite::viz::figures

@@ -1,6 +1,6 @@
 // Attention heatmaps: a grid of panels sharing axes and one colorbar, laid out
 // like d2l's show_heatmaps (matplotlib subplots with sharex/sharey + colorbar).
-#include "attnlite/heatmap.h"
+#include "attnlite/viz/heatmap.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Line and scatter plots in the style of d2l.plot (matplotlib axes with a grid).
-#include "attnlite/plot.h"
+#include "attnlite/viz/plot.h"
 
 #include <algorithm>
 #include <cmath>

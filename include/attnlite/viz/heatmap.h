@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attnlite/image.h"
+#include "attnlite/viz/image.h"
 
 namespace attnlite::viz {
 
