@@ -91,7 +91,7 @@ int cmd_heatmap(int argc, char** argv) {
     try {
       o.cmap = viz::colormap_from_name(cmap);
       o.kind = viz::figures::map_kind_from_name(kind);
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {
       throw UsageError{e.what()};
     }
     pos = args.positionals();  // "translate" SENTENCE
