@@ -36,9 +36,9 @@ Figure heatmap(const std::string& name, const std::string& caption, std::vector<
   f.caption = caption;
   f.is_heatmap = true;
   f.rows = rows; f.cols = cols; f.queries = q; f.keys = k;
-  f.data = std::move(data);
-  f.layout = viz::heatmap_layout(rows, cols, q, k, o, f.data.data());
-  f.image = viz::render_heatmaps(f.data.data(), rows, cols, q, k, o);
+  f.matrices = std::move(data);
+  f.layout = viz::heatmap_layout(rows, cols, q, k, o, f.matrices.data());
+  f.image = viz::render_heatmaps(f.matrices.data(), rows, cols, q, k, o);
   return f;
 }
 

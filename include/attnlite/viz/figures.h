@@ -18,7 +18,7 @@ struct Figure {
   viz::Image image;
   bool is_heatmap = false;
   viz::HeatmapLayout layout;          // when is_heatmap
-  std::vector<float> data;            // the (rows, cols, queries, keys) matrices drawn
+  std::vector<float> matrices;        // the (rows, cols, queries, keys) matrices drawn
   int rows = 0, cols = 0, queries = 0, keys = 0;
 };
 
