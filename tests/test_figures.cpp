@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "attnlite/error.h"
-#include "attnlite/figures.h"
+#include "attnlite/viz/figures.h"
 #include "fixture.h"
 
 using namespace attnlite;
@@ -64,8 +64,8 @@ TEST_CASE("figure 3: additive and dot-product weights are uniform over valid len
     REQUIRE(f.queries == 2);
     REQUIRE(f.keys == 10);
     for (int k = 0; k < 10; ++k) {
-      CHECK(f.data[k] == Approx(k < 2 ? 0.5f : 0.f).margin(1e-6));
-      CHECK(f.data[10 + k] == Approx(k < 6 ? 1.f / 6 : 0.f).margin(1e-6));
+      CHECK(f.matrices[k] == Approx(k < 2 ? 0.5f : 0.f).margin(1e-6));
+      CHECK(f.matrices[10 + k] == Approx(k < 6 ? 1.f / 6 : 0.f).margin(1e-6));
     }
     const Image im = png_roundtrip(f.image);
     REQUIRE(cell_rgb(im, f.layout, 0, 0, 1, 9) == colormap_rgb(Colormap::Reds, 0.f));
@@ -91,7 +91,7 @@ TEST_CASE("figure 7: transformer maps have layers x heads panels and zero masked
       for (int q = 0; q < dec.queries; ++q) {
         float row = 0.f;
         for (int k = 0; k < dec.keys; ++k) {
-          const float v = dec.data[(((size_t)r * NH + h) * dec.queries + q) * dec.keys + k];
+          const float v = dec.matrices[(((size_t)r * NH + h) * dec.queries + q) * dec.keys + k];
           row += v;
           if (k > q) {  // the future: masked, exactly zero, drawn in the zero colour
             REQUIRE(v == 0.f);

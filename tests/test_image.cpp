@@ -1,7 +1,8 @@
 // Images, PNG encoding and bitmap text.
 #include <catch2/catch.hpp>
 
-#include <attnlite/image.h>
+#include <attnlite/error.h>
+#include <attnlite/viz/image.h>
 
 #include <cstdio>
 #include <random>
@@ -87,10 +88,10 @@ TEST_CASE("encode_png round-trips through stb_image with identical pixels", "[vi
 }
 
 TEST_CASE("encode_png rejects an empty or inconsistent image", "[viz][image][png]") {
-  CHECK_THROWS_AS(encode_png(Image{}), std::runtime_error);
+  CHECK_THROWS_AS(encode_png(Image{}), attnlite::Error);
   Image bad(4, 4);
   bad.rgba.resize(10);
-  CHECK_THROWS_AS(encode_png(bad), std::runtime_error);
+  CHECK_THROWS_AS(encode_png(bad), attnlite::Error);
 }
 
 TEST_CASE("write_png writes the encoded bytes and names the path on failure", "[viz][image][png]") {
@@ -109,7 +110,7 @@ TEST_CASE("write_png writes the encoded bytes and names the path on failure", "[
   try {
     write_png(bad, img);
     FAIL("write_png to an unwritable path did not throw");
-  } catch (const std::runtime_error& e) {
+  } catch (const attnlite::Error& e) {
     CHECK_THAT(e.what(), Catch::Contains(bad));
   }
 }

@@ -1,10 +1,10 @@
 // Line and scatter plots, checked on decoded PNG pixels.
 #include <catch2/catch.hpp>
 
-#include <attnlite/plot.h>
+#include <attnlite/error.h>
+#include <attnlite/viz/plot.h>
 
 #include <cmath>
-#include <stdexcept>
 #include <vector>
 
 using namespace attnlite::viz;
@@ -172,8 +172,8 @@ TEST_CASE("plot axes: labels, automatic limits and sizes", "[viz][plot]") {
   s.y[1] = std::nanf("");
   CHECK_NOTHROW(render_plot({s}, o));
   s.y.pop_back();
-  CHECK_THROWS_AS(render_plot({s}, o), std::invalid_argument);
-  CHECK_THROWS_AS(render_plot({}, PlotOptions{"", "", {}, {}, {}, {}, 0.f}), std::invalid_argument);
+  CHECK_THROWS_AS(render_plot({s}, o), attnlite::Error);
+  CHECK_THROWS_AS(render_plot({}, PlotOptions{"", "", {}, {}, {}, {}, 0.f}), attnlite::Error);
 }
 
 // Not run by default: `attnlite_tests "[.gallery]"` rewrites the sample images in docs/gallery.

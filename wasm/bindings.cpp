@@ -21,10 +21,10 @@
 
 #include "attnlite/attention/nadaraya_watson.h"
 #include "attnlite/error.h"
-#include "attnlite/heatmap.h"
+#include "attnlite/viz/heatmap.h"
 #include "attnlite/model.h"
 #include "attnlite/ops/kernels.h"
-#include "attnlite/plot.h"
+#include "attnlite/viz/plot.h"
 #include "attnlite/translate.h"
 #include "attnlite/vocab.h"
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
-#include "attnlite/heatmap.h"
+#include "attnlite/error.h"
+#include "attnlite/viz/heatmap.h"
 
 namespace attnlite::viz {
 
@@ -227,8 +227,8 @@ Colormap colormap_from_name(std::string_view name) {
   if (lower == "reds") return Colormap::Reds;
   if (lower == "blues") return Colormap::Blues;
   if (lower == "viridis") return Colormap::Viridis;
-  throw std::invalid_argument("unknown colormap '" + std::string(name) +
-                              "' (expected Reds, Blues or viridis)");
+  throw Error("unknown colormap '" + std::string(name) +
+              "' (expected Reds, Blues or viridis)");
 }
 
 const char* colormap_name(Colormap cmap) {

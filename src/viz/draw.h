@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlite/image.h"
+#include "attnlite/viz/image.h"
 
 namespace attnlite::viz::detail {
 

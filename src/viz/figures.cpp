@@ -1,5 +1,5 @@
 // The chapter's figures, with the book's captions, labels and figure sizes.
-#include "attnlite/figures.h"
+#include "attnlite/viz/figures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "attnlite/error.h"
 #include "attnlite/translate.h"
 
-namespace attnlite::figures {
+namespace attnlite::viz::figures {
 
 namespace {
 
@@ -36,9 +36,9 @@ Figure heatmap(const std::string& name, const std::string& caption, std::vector<
   f.caption = caption;
   f.is_heatmap = true;
   f.rows = rows; f.cols = cols; f.queries = q; f.keys = k;
-  f.data = std::move(data);
-  f.layout = viz::heatmap_layout(rows, cols, q, k, o, f.data.data());
-  f.image = viz::render_heatmaps(f.data.data(), rows, cols, q, k, o);
+  f.matrices = std::move(data);
+  f.layout = viz::heatmap_layout(rows, cols, q, k, o, f.matrices.data());
+  f.image = viz::render_heatmaps(f.matrices.data(), rows, cols, q, k, o);
   return f;
 }
 
@@ -368,4 +368,4 @@ Figure make(const std::string& name, const Context& c) {
   throw Error("unknown figure '" + name + "'");
 }
 
-}  // namespace attnlite::figures
+}  // namespace attnlite::viz::figures

@@ -1,13 +1,13 @@
 // Attention heatmaps: a grid of panels sharing axes and one colorbar, laid out
 // like d2l's show_heatmaps (matplotlib subplots with sharex/sharey + colorbar).
-#include "attnlite/heatmap.h"
+#include "attnlite/viz/heatmap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
 
+#include "attnlite/error.h"
 #include "viz/draw.h"
 #include "viz/ticks.h"
 
@@ -101,17 +101,17 @@ int snap_to_cells(int len, int n) {
 
 Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& o, const float* data) {
   if (rows <= 0 || cols <= 0 || queries <= 0 || keys <= 0)
-    throw std::invalid_argument("heatmap: rows, cols, queries and keys must be positive");
+    throw Error("heatmap: rows, cols, queries and keys must be positive");
   if (!o.xticks.empty() && static_cast<int>(o.xticks.size()) != keys)
-    throw std::invalid_argument("heatmap: xticks needs one label per key");
+    throw Error("heatmap: xticks needs one label per key");
   if (!o.yticks.empty() && static_cast<int>(o.yticks.size()) != queries)
-    throw std::invalid_argument("heatmap: yticks needs one label per query");
+    throw Error("heatmap: yticks needs one label per query");
   if (o.dpi <= 0 || !(o.fig_width_in > 0.f) || !(o.fig_height_in > 0.f))
-    throw std::invalid_argument("heatmap: figure size and dpi must be positive");
+    throw Error("heatmap: figure size and dpi must be positive");
   const double wpx = std::round(static_cast<double>(o.fig_width_in) * o.dpi);
   const double hpx = std::round(static_cast<double>(o.fig_height_in) * o.dpi);
   if (wpx < 16 || hpx < 16 || wpx * hpx > 64e6)
-    throw std::invalid_argument("heatmap: figure must be between 16x16 and 64 megapixels");
+    throw Error("heatmap: figure must be between 16x16 and 64 megapixels");
 
   Plan p;
   HeatmapLayout& L = p.layout;
@@ -136,7 +136,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   L.vmin = o.vmin.value_or(lo);
   L.vmax = o.vmax.value_or(hi);
   if (!std::isfinite(L.vmin) || !std::isfinite(L.vmax))
-    throw std::invalid_argument("heatmap: vmin and vmax must be finite");
+    throw Error("heatmap: vmin and vmax must be finite");
   if (L.vmax < L.vmin) std::swap(L.vmin, L.vmax);
 
   const Metrics m = detail::figure_metrics(o.dpi);
@@ -247,7 +247,7 @@ bool format_fits(const Rect& cell, const std::string& text, int s) {
 
 Rect HeatmapLayout::cell(int r, int c, int q, int k) const {
   if (r < 0 || r >= rows || c < 0 || c >= cols || q < 0 || q >= queries || k < 0 || k >= keys)
-    throw std::out_of_range("HeatmapLayout::cell: index out of range");
+    throw Error("HeatmapLayout::cell: index out of range");
   const Rect& P = panels[static_cast<size_t>(r) * cols + c];
   const int x0 = cell_start(k, keys, P.w), x1 = cell_start(k + 1, keys, P.w);
   const int y0 = cell_start(q, queries, P.h), y1 = cell_start(q + 1, queries, P.h);
@@ -261,7 +261,7 @@ HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const He
 
 Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
                       const HeatmapOptions& o) {
-  if (!matrices) throw std::invalid_argument("render_heatmaps: matrices is null");
+  if (!matrices) throw Error("render_heatmaps: matrices is null");
   const Plan p = make_plan(rows, cols, queries, keys, o, matrices);
   const HeatmapLayout& L = p.layout;
   const Metrics& m = p.m;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
 
+#include "attnlite/error.h"
 #include "viz/draw.h"
 
 // The only stb_image_write implementation in the library; its functions stay
@@ -29,7 +29,7 @@
 namespace attnlite::viz {
 
 Image::Image(int w, int h, Rgb fill) : width(w), height(h) {
-  if (w < 0 || h < 0) throw std::invalid_argument("Image: negative size");
+  if (w < 0 || h < 0) throw Error("Image: negative size");
   rgba.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 4);
   for (size_t i = 0; i < rgba.size(); i += 4) {
     rgba[i] = fill[0];
@@ -51,13 +51,13 @@ void append_bytes(void* context, void* data, int size) {
 
 std::vector<uint8_t> encode_png(const Image& image) {
   if (image.width <= 0 || image.height <= 0)
-    throw std::runtime_error("encode_png: the image is empty");
+    throw Error("encode_png: the image is empty");
   if (image.rgba.size() != static_cast<size_t>(image.width) * image.height * 4)
-    throw std::runtime_error("encode_png: pixel buffer does not match width x height x 4");
+    throw Error("encode_png: pixel buffer does not match width x height x 4");
   std::vector<uint8_t> out;
   const int ok = stbi_write_png_to_func(append_bytes, &out, image.width, image.height, 4,
                                         image.rgba.data(), image.width * 4);
-  if (!ok || out.empty()) throw std::runtime_error("encode_png: PNG encoding failed");
+  if (!ok || out.empty()) throw Error("encode_png: PNG encoding failed");
   return out;
 }
 
@@ -65,13 +65,13 @@ void write_png(const std::string& path, const Image& image) {
   const std::vector<uint8_t> png = encode_png(image);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f)
-    throw std::runtime_error("cannot write PNG '" + path + "': " + std::strerror(errno));
+    throw Error("cannot write PNG '" + path + "': " + std::strerror(errno));
   const size_t written = std::fwrite(png.data(), 1, png.size(), f);
   const int write_errno = errno;
   const int closed = std::fclose(f);
   if (written != png.size() || closed != 0)
-    throw std::runtime_error("cannot write PNG '" + path + "': " +
-                             std::strerror(written != png.size() ? write_errno : errno));
+    throw Error("cannot write PNG '" + path + "': " +
+                std::strerror(written != png.size() ? write_errno : errno));
 }
 
 namespace detail {

@@ -1,12 +1,12 @@
 // Line and scatter plots in the style of d2l.plot (matplotlib axes with a grid).
-#include "attnlite/plot.h"
+#include "attnlite/viz/plot.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <stdexcept>
 
+#include "attnlite/error.h"
 #include "viz/draw.h"
 #include "viz/ticks.h"
 
@@ -59,7 +59,7 @@ void limits(std::optional<float> omin, std::optional<float> omax, float dlo, flo
   const float margin = 0.05f * (dhi - dlo);
   lo = omin.value_or(dlo - margin);
   hi = omax.value_or(dhi + margin);
-  if (!std::isfinite(lo) || !std::isfinite(hi)) throw std::invalid_argument("plot: axis limits must be finite");
+  if (!std::isfinite(lo) || !std::isfinite(hi)) throw Error("plot: axis limits must be finite");
   if (hi < lo) std::swap(lo, hi);
   if (hi == lo) hi = lo + 1.f;
 }
@@ -103,13 +103,13 @@ std::vector<float> dash_pattern(Series::Style style, float lw) {
 
 Plan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
   if (o.dpi <= 0 || !(o.fig_width_in > 0.f) || !(o.fig_height_in > 0.f))
-    throw std::invalid_argument("plot: figure size and dpi must be positive");
+    throw Error("plot: figure size and dpi must be positive");
   const double wpx = std::round(static_cast<double>(o.fig_width_in) * o.dpi);
   const double hpx = std::round(static_cast<double>(o.fig_height_in) * o.dpi);
   if (wpx < 32 || hpx < 32 || wpx * hpx > 64e6)
-    throw std::invalid_argument("plot: figure must be between 32x32 and 64 megapixels");
+    throw Error("plot: figure must be between 32x32 and 64 megapixels");
   for (const Series& s : series)
-    if (s.x.size() != s.y.size()) throw std::invalid_argument("plot: series '" + s.label + "' has x and y of different lengths");
+    if (s.x.size() != s.y.size()) throw Error("plot: series '" + s.label + "' has x and y of different lengths");
 
   Plan p;
   PlotLayout& L = p.layout;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
-#include "attnlite/figures.h"
+#include "attnlite/viz/figures.h"
 #include "common.h"
 
 namespace attnlite::cli {
@@ -66,7 +66,7 @@ int cmd_heatmap(int argc, char** argv) {
     return kOk;
   }
   if (args.flag("--list")) {
-    for (const auto& n : figures::names()) std::printf("%s\n", n.c_str());
+    for (const auto& n : viz::figures::names()) std::printf("%s\n", n.c_str());
     return kOk;
   }
   std::string out;
@@ -81,7 +81,7 @@ int cmd_heatmap(int argc, char** argv) {
     args.value("--model", &model_arg);
     args.value("--cmap", &cmap);
     args.value("--kind", &kind);
-    figures::MapOptions o;
+    viz::figures::MapOptions o;
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
     o.annotate = args.flag("--annotate");
@@ -90,21 +90,21 @@ int cmd_heatmap(int argc, char** argv) {
     o.dpi = dpi;
     try {
       o.cmap = viz::colormap_from_name(cmap);
-      o.kind = figures::map_kind_from_name(kind);
-    } catch (const std::exception& e) {
+      o.kind = viz::figures::map_kind_from_name(kind);
+    } catch (const Error& e) {
       throw UsageError{e.what()};
     }
     pos = args.positionals();  // "translate" SENTENCE
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
     auto model = Model::load(resolve_model(model_arg));
-    const figures::Figure f = figures::translation_map(model, pos[1], o);
+    const viz::figures::Figure f = viz::figures::translation_map(model, pos[1], o);
     if (out.empty()) out = "attention.png";
     viz::write_png(out, f.image);
     std::printf("%s: %s (%dx%d panels)\n", out.c_str(), f.caption.c_str(), f.rows, f.cols);
     return kOk;
   }
 
-  figures::Context ctx;
+  viz::figures::Context ctx;
   ctx.dpi = dpi;
   ctx.d2l_compat = compat;
   ctx.seed = (uint32_t)args.int_value("--seed", 0, 0, 1 << 30);
@@ -113,7 +113,7 @@ int cmd_heatmap(int argc, char** argv) {
   args.value("--transformer", &tpath);
   args.value("--bahdanau", &bpath);
   pos = args.positionals();
-  std::vector<std::string> wanted = all ? figures::names() : pos;
+  std::vector<std::string> wanted = all ? viz::figures::names() : pos;
   if (all && !pos.empty()) throw UsageError{"--all takes no figure names"};
   if (wanted.empty()) throw UsageError{"name figures (see --list) or pass --all"};
   if (out.empty()) throw UsageError{"--out DIR is required"};
@@ -126,7 +126,7 @@ int cmd_heatmap(int argc, char** argv) {
   if (need_b) ctx.bahdanau = Model::load(resolve_model(bpath.empty() ? "bahdanau-d2l" : bpath));
   ensure_dir(out);
   for (const auto& n : wanted) {
-    const figures::Figure f = figures::make(n, ctx);
+    const viz::figures::Figure f = viz::figures::make(n, ctx);
     const std::string path = out + "/" + n + ".png";
     viz::write_png(path, f.image);
     std::printf("%s: %s\n", path.c_str(), f.caption.c_str());

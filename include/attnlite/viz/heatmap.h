@@ -8,13 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "attnlite/image.h"
+#include "attnlite/viz/image.h"
 
 namespace attnlite::viz {
 
 enum class Colormap { Reds, Blues, Viridis };
 
-// "Reds", "Blues" or "viridis", in any case; throws std::invalid_argument otherwise.
+// "Reds", "Blues" or "viridis", in any case; throws attnlite::Error otherwise.
 Colormap colormap_from_name(std::string_view name);
 const char* colormap_name(Colormap cmap);
 // The colour at t in [0, 1] (clamped; NaN counts as 0), from 256-entry tables
@@ -51,7 +51,7 @@ struct HeatmapLayout {
 };
 
 // The layout render_heatmaps uses; `matrices` may be null (then the colour scale
-// is the options' vmin/vmax, or [0, 1]). Throws std::invalid_argument on bad sizes.
+// is the options' vmin/vmax, or [0, 1]). Throws attnlite::Error on bad sizes.
 HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const HeatmapOptions& opts,
                              const float* matrices = nullptr);
 

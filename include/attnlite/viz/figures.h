@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "attnlite/heatmap.h"
+#include "attnlite/viz/heatmap.h"
 #include "attnlite/model.h"
-#include "attnlite/plot.h"
+#include "attnlite/viz/plot.h"
 
-namespace attnlite::figures {
+namespace attnlite::viz::figures {
 
 struct Figure {
   std::string name;         // file stem, e.g. "07-transformer-encoder"
@@ -18,7 +18,7 @@ struct Figure {
   viz::Image image;
   bool is_heatmap = false;
   viz::HeatmapLayout layout;          // when is_heatmap
-  std::vector<float> data;            // the (rows, cols, queries, keys) matrices drawn
+  std::vector<float> matrices;        // the (rows, cols, queries, keys) matrices drawn
   int rows = 0, cols = 0, queries = 0, keys = 0;
 };
 
@@ -52,4 +52,4 @@ struct MapOptions {
 Figure translation_map(const std::shared_ptr<const Model>& model, const std::string& sentence,
                        const MapOptions& opts);
 
-}  // namespace attnlite::figures
+}  // namespace attnlite::viz::figures

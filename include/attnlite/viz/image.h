@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlite/error.h"  // what every viz function throws
+
 namespace attnlite::viz {
 
 using Rgb = std::array<uint8_t, 3>;
@@ -45,9 +47,9 @@ struct Image {
   }
 };
 
-// PNG bytes of the image (stb_image_write); throws std::runtime_error on failure.
+// PNG bytes of the image (stb_image_write); throws attnlite::Error on failure.
 std::vector<uint8_t> encode_png(const Image& image);
-// Writes the image as a PNG file; throws std::runtime_error naming the path on failure.
+// Writes the image as a PNG file; throws attnlite::Error naming the path on failure.
 void write_png(const std::string& path, const Image& image);
 
 // ---- text ---------------------------------------------------------------------
