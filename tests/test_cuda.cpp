@@ -251,7 +251,8 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
     for (int pos : {-1, 0, 13}) {
       INFO("pos " << pos);
       std::vector<float> ref((size_t)R * H), got(ref.size());
-      embedding(ref.data(), table.data(), H, ids.data(), R, std::sqrt((float)H));
+      const Embedding e{table.data(), nullptr, nullptr, V, H};
+      embedding_rows(ref.data(), e, ids.data(), R, std::sqrt((float)H));
       if (pos < 0) {
         add_positional_encoding(ref.data(), P.data(), R / T, T, H);
       } else {
