@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlite/viz/heatmap.h"
 #include "attnlite/model.h"
+#include "attnlite/viz/heatmap.h"
 #include "attnlite/viz/plot.h"
 
 namespace attnlite::viz::figures {
