@@ -231,7 +231,7 @@ EMSCRIPTEN_KEEPALIVE const char* al_result_src_tokens(const Handle* h) { return 
 EMSCRIPTEN_KEEPALIVE const char* al_result_src_words(const Handle* h) { return h->src_words.c_str(); }
 EMSCRIPTEN_KEEPALIVE const char* al_result_unknown(const Handle* h) { return h->unknown.c_str(); }
 EMSCRIPTEN_KEEPALIVE const int* al_result_token_ids(const Handle* h) { return h->r->tokens; }
-EMSCRIPTEN_KEEPALIVE const float* al_result_scores(const Handle* h) { return h->r->scores; }
+EMSCRIPTEN_KEEPALIVE const float* al_result_scores(const Handle* h) { return h->r->probs; }
 EMSCRIPTEN_KEEPALIVE const int* al_result_src_ids(const Handle* h) { return h->r->src_ids; }
 // A target token's text (for the ids above).
 EMSCRIPTEN_KEEPALIVE const char* al_tgt_token(const Handle* h, int id) {

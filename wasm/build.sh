@@ -44,16 +44,16 @@ case $eh_mode in
 esac
 cxxflags=(-msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
   -Wall -Wextra -Wno-unused-parameter)
-# The compute of the translate path (kernels, attention, models) at -O3; code that runs once
-# per model load, sentence or figure (the safetensors/JSON loader, the tokenizer, the
-# decoding bookkeeping of translate.cpp and beam.cpp, the renderer, the bindings) at -Os,
-# which keeps the .wasm under its 300 KB budget.
+# The compute of the translate path (kernels, the CPU op set, attention, models) at -O3; code
+# that runs once per model load, sentence, step or figure (the safetensors/JSON loader, the
+# tokenizer, translate.cpp, the searches and the drivers' glue, the renderer, the bindings)
+# at -Os, which keeps the .wasm under its 300 KB budget.
 opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/beam.cpp) echo -Os ;;
+      src/translate.cpp | src/search/* | src/drivers/* | src/ops/device.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac
 }

@@ -30,7 +30,8 @@ class BahdanauDriver final : public Seq2SeqDriver {
   }
 
   void carve(Arena& host, Arena& mem) override {
-    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+    if constexpr (kDeviceOpSets)
+      if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
     const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
     row_valid_host_ = host.take<int>(R);
     src_ = mem.take<int>(B * S);

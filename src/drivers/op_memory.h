@@ -10,6 +10,14 @@
 
 namespace attnlite::drivers {
 
+// Whether this build has an op set outside host memory (chosen at build time). Without one,
+// drivers never copy weights, and the copying code is not compiled in (WASM, CPU builds).
+#if ATTNLITE_HAVE_CUDA
+constexpr bool kDeviceOpSets = true;
+#else
+constexpr bool kDeviceOpSets = false;
+#endif
+
 // One block of op memory, released with the owner.
 class OpBlock {
  public:

@@ -34,8 +34,17 @@ else
     *) check "--device cuda error message" "built without CUDA / no CUDA device" "$msg" ;;
   esac
 fi
-$bin translate --device cuda --model bahdanau-d2l "go ." 2>"$tmp/err" >/dev/null; st=$?
-check "--device cuda with the Bahdanau model fails" "1" "$st"
-check "--device cuda with the Bahdanau model: message" "1" \
-  "$(grep -c -e "only the Transformer runs on CUDA" -e "built without CUDA" "$tmp/err")"
+# Both families and beam search run on CUDA too: the same output as the CPU, or the same
+# clear error when there is no CUDA build or device.
+for args in "--model bahdanau-d2l" "--model transformer-d2l --beam 4"; do
+  cpu=$($bin translate $args "go ." "i lost .")
+  out=$($bin translate --device cuda $args "go ." "i lost ." 2>"$tmp/err"); st=$?
+  if [ $st = 0 ]; then
+    check "--device cuda $args gives the CPU's translations" "$cpu" "$out"
+  else
+    check "--device cuda $args without a GPU: exit status" "1" "$st"
+    check "--device cuda $args: message" "1" \
+      "$(grep -c -e "no CUDA device is available" -e "built without CUDA" "$tmp/err")"
+  fi
+done
 exit $fail
