@@ -102,6 +102,11 @@ extern "C" {
 // ---- errors ------------------------------------------------------------------------------
 const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
 void al_error_free(al_error* err) { delete err; }
+al_error* al_error_new(const char* message) {
+  al_error* err = nullptr;
+  set_error(&err, message ? message : "");
+  return err;
+}
 
 // ---- models ------------------------------------------------------------------------------
 al_model* al_model_load(const char* path, al_error** err) {

@@ -54,6 +54,9 @@ typedef enum al_status {
 /* ---- errors -------------------------------------------------------------------------- */
 const char* al_error_message(const al_error* err); /* "" for NULL */
 void al_error_free(al_error* err);                  /* NULL is fine */
+/* A new error with a copy of message (NULL when out of memory), for bindings that report
+ * their own failures the same way. */
+al_error* al_error_new(const char* message);
 
 /* ---- models -------------------------------------------------------------------------- */
 typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1 } al_kind;
