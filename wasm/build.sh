@@ -8,8 +8,8 @@
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
 # gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
 #
-# The same core sources as the native library (src/**/*.cpp without src/cuda) plus
-# wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
+# The same core sources as the native library (src/**/*.cpp without src/cuda, the C API
+# src/c_api.cpp included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
 # target. Objects are rebuilt when a source or one of the headers it includes changes.
 # JOBS (default 2) compiles in parallel.
 #
@@ -53,7 +53,7 @@ opt_for() {
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/beam.cpp) echo -Os ;;
+      src/translate.cpp | src/beam.cpp | src/c_api.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac
 }
@@ -114,9 +114,14 @@ compile() {
   fi
 }
 
+# Every function of the C API (include/attnlite/c_api.h) is exported, except al_model_load:
+# the module has no file system (models come as bytes, al_model_from_bytes). The web-only
+# functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
+c_api=$(grep -oE '\bal_[a-z0-9_]+\(' include/attnlite/c_api.h | tr -d '(' | sort -u |
+  grep -vx al_model_load | sed 's/^/_/' | paste -sd, -)
 ldflags=(-O3 -msimd128 "${eh[@]}" -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
-  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_FUNCTIONS=_malloc,_free,"$c_api"
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
 
 link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
