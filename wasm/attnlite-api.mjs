@@ -1,15 +1,19 @@
-// attnlite in JavaScript: a small API over the WASM module built by wasm/build.sh.
+// attnlite in JavaScript: a small API over the WASM module built by wasm/build.sh, which
+// exports the C API of include/attnlite/c_api.h (plus the figures of wasm/bindings.cpp).
+// Names follow the C API in camelCase: al_model_num_steps -> model.numSteps,
+// al_result_src_valid -> result.srcValid, al_nbest_logp -> result.nbest[k].logp; docs/web.md
+// has the whole table.
 //
 //   import { Attnlite } from './attnlite-api.mjs';
 //   const al = await Attnlite.create();          // loads ./attnlite.mjs + ./attnlite.wasm
 //   const m = al.loadModel(bytes);                // Uint8Array of a .safetensors file
 //   const r = m.translate("i'm home .", { d2lCompat: false });
-//   r.text, r.tokens, r.scores, r.srcTokens, r.attention.encoderSelf[l][h] ...
+//   r.text, r.tokens, r.probs (= r.scores), r.srcTokens, r.attention.encoderSelf[l][h] ...
 //   (Transformer: encoderSelf[l][h] S x S, decoderSelf[l][h] steps x steps, cross[l][h]
 //   steps x S, row-major Float32Arrays; Bahdanau: cross[0][0] only)
 //   const b = m.translate("i'm home .", { beam: 4, alpha: 0.75 });   // beam search
 //   b.nbest: [{ text, score, logp, length, eos, tokenIds, tokens }, ...] best first
-//   (b.text, b.tokens, b.scores and b.attention are those of b.nbest[0])
+//   (b.text, b.tokens, b.probs and b.attention are those of b.nbest[0])
 //   const img = al.renderHeatmap(r.attention.cross[0][0], { queries: r.steps, keys: r.S });
 //   m.free();
 //
@@ -24,14 +28,18 @@ export class AttnliteError extends Error {
 }
 
 const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
-// Fields of al_result_int.
-const F = { numTokens: 0, steps: 1, eos: 2, srcLen: 3, srcValid: 4, truncated: 5, numUnknown: 6,
-  layers: 7, heads: 8, S: 9, ld: 10 };
 
-// Fields of al_nbest_value.
-const NB = { score: 0, logp: 1, length: 2, eos: 3, numTokens: 4, textBytes: 5 };
+// The page's session limits (al_limits): decoding can go past the model's num_steps when
+// asked (maxSteps), up to 64 steps, which keeps the buffers small (the decoder
+// self-attention weights grow with its square); beams up to 8 hypotheses: for the book's
+// Transformer 3.1 MB of buffers instead of 0.2 MB, for its Bahdanau GRU 0.4 MB instead of
+// 27 KB, for a 3-layer, 128-wide Transformer with 24000 French tokens 7.2 MB, not 0.7 MB.
+const MAX_STEPS = 64, MAX_BEAM = 8, MAX_ALPHA = 2, MAX_INPUT_BYTES = 4096;
 
 const words = (s) => (s ? s.split(' ') : []);
+// printf's %g for the messages (the C library's wording of nan and inf).
+const g = (x) => (Number.isNaN(x) ? 'nan' : x === Infinity ? 'inf' : x === -Infinity ? '-inf'
+  : String(Number(x.toPrecision(6))));
 
 export class Attnlite {
   // options.factory: the Emscripten module factory (default: import ./attnlite.mjs next to
@@ -59,16 +67,29 @@ export class Attnlite {
   // 'scalar' or 'simd' (an AttnliteError when this build has no SIMD kernels).
   setBackend(name) {
     if (name !== 'scalar' && name !== 'simd') throw new AttnliteError(`unknown backend ${name}`);
-    if (!this.mod._al_set_backend(name === 'simd' ? 1 : 0)) throw this._error('cannot switch kernels');
+    this._check((e) => this.mod._al_set_backend(name === 'simd' ? 1 : 0, e), (ok) => !ok, 'cannot switch kernels');
   }
 
   // ---- memory helpers ----
   get heapSize() { return this.mod.HEAP8.length; }       // bytes of WASM memory
   heapUsed() { return this.mod._al_heap_used() >>> 0; }  // bytes the allocator has handed out
 
-  _error(fallback) {
-    const msg = this.mod.UTF8ToString(this.mod._al_last_error());
-    return new AttnliteError(msg || fallback);
+  // fn(errp) calls a C function with an al_error** out-parameter; a failure (the value
+  // `failed` returns true for) becomes an AttnliteError with the error's message.
+  _check(fn, failed, fallback) {
+    const m = this.mod;
+    const errp = m._malloc(4);
+    m.HEAP32[errp >> 2] = 0;
+    try {
+      const v = fn(errp);
+      if (!failed(v)) return v;
+      const e = m.HEAP32[errp >> 2];
+      const msg = e ? m.UTF8ToString(m._al_error_message(e)) : '';
+      m._al_error_free(e);
+      throw new AttnliteError(msg || fallback);
+    } finally {
+      m._free(errp);
+    }
   }
 
   _str(s) {  // a UTF-8 copy of s in WASM memory (free it with _free)
@@ -101,12 +122,17 @@ export class Attnlite {
     this.mod.HEAPU8.set(bytes, p);
     let h;
     try {
-      h = this.mod._al_model_load(p, bytes.length);
+      h = this._check((e) => this.mod._al_model_from_bytes(p, bytes.length, e), (v) => !v,
+        'cannot load the model');
     } finally {
       this.mod._free(p);  // the model keeps its own copy
     }
-    if (!h) throw this._error('cannot load the model');
-    return new Model(this, h);
+    try {
+      return new Model(this, h);
+    } catch (e) {
+      this.mod._al_model_free(h);
+      throw e;
+    }
   }
 
   // ---- figures ----
@@ -121,18 +147,17 @@ export class Attnlite {
     const m = this.mod;
     const pm = this._floats(matrices);
     try {
-      const px = this._withStrings(
+      const h = this._withStrings(
         [o.cmap ?? 'Reds', o.xlabel ?? 'Keys', o.ylabel ?? 'Queries', (o.titles ?? []).join('\n'),
           (o.xticks ?? []).join('\n'), (o.yticks ?? []).join('\n')],
-        (cm, xl, yl, ti, xt, yt) => m._al_render_heatmap(pm, rows, cols, queries, keys, cm, xl, yl, ti, xt, yt,
-          o.width ?? 2.5, o.height ?? 2.5, o.dpi ?? 100, o.vmin ?? NaN, o.vmax ?? NaN,
-          o.colorbar === false ? 0 : 1, o.annotate ? 1 : 0));
-      if (!px) throw this._error('cannot render the heatmap');
-      const img = this._image(px);
-      const n = m._al_layout_size();
-      const L = m.HEAP32.slice(m._al_layout() >> 2, (m._al_layout() >> 2) + n);
-      img.layout = new HeatmapLayout(L, m._al_layout_vmin(), m._al_layout_vmax());
-      return img;
+        (cm, xl, yl, ti, xt, yt) => this._check((e) => m._al_render_heatmap(pm, rows, cols, queries, keys,
+          cm, xl, yl, ti, xt, yt, o.width ?? 2.5, o.height ?? 2.5, o.dpi ?? 100, o.vmin ?? NaN,
+          o.vmax ?? NaN, o.colorbar === false ? 0 : 1, o.annotate ? 1 : 0, e), (v) => !v,
+        'cannot render the heatmap'));
+      return this._image(h, (img) => {
+        const p = m._al_image_layout(h) >> 2, n = m._al_image_layout_size(h);
+        img.layout = new HeatmapLayout(m.HEAP32.slice(p, p + n), m._al_image_vmin(h), m._al_image_vmax(h));
+      });
     } finally {
       m._free(pm);
     }
@@ -164,27 +189,34 @@ export class Attnlite {
       return p;
     });
     try {
-      const px = this._withStrings(
+      const h = this._withStrings(
         [series.map((s) => s.label ?? '').join('\n'), o.xlabel ?? '', o.ylabel ?? ''],
-        (lb, xl, yl) => m._al_render_plot(n, ptrs[0], ptrs[1], ints[0], ints[1], ints[2], lb, xl, yl, ptrs[2],
-          o.width ?? 3.5, o.height ?? 2.5, o.dpi ?? 100, o.legend === false ? 0 : 1));
-      if (!px) throw this._error('cannot render the plot');
-      return this._image(px);
+        (lb, xl, yl) => this._check((e) => m._al_render_plot(n, ptrs[0], ptrs[1], ints[0], ints[1], ints[2],
+          lb, xl, yl, ptrs[2], o.width ?? 3.5, o.height ?? 2.5, o.dpi ?? 100, o.legend === false ? 0 : 1, e),
+        (v) => !v, 'cannot render the plot'));
+      return this._image(h);
     } finally {
       [...ptrs, ...ints].forEach((p) => m._free(p));
     }
   }
 
-  _image(px) {
+  // A copy of an al_image (then freed): {width, height, data}, and what more(img) adds.
+  _image(h, more) {
     const m = this.mod;
-    const width = m._al_image_width(), height = m._al_image_height();
-    return { width, height, data: new Uint8ClampedArray(m.HEAPU8.slice(px, px + width * height * 4).buffer) };
+    try {
+      const width = m._al_image_width(h), height = m._al_image_height(h), px = m._al_image_pixels(h);
+      const img = { width, height, data: new Uint8ClampedArray(m.HEAPU8.slice(px, px + width * height * 4).buffer) };
+      if (more) more(img);
+      return img;
+    } finally {
+      m._al_image_free(h);
+    }
   }
 
   // [r, g, b] of a colormap ("Reds", "Blues", "viridis") at t in [0, 1].
   colormap(name, t) {
-    const v = this._withStrings([name], (p) => this.mod._al_colormap_rgb(p, t));
-    if (v < 0) throw this._error(`unknown colormap ${name}`);
+    const v = this._withStrings([name],
+      (p) => this._check((e) => this.mod._al_colormap_rgb(p, t, e), (x) => x < 0, `unknown colormap ${name}`));
     return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
   }
 
@@ -197,7 +229,8 @@ export class Attnlite {
     const pq = this._floats(queries), pk = this._floats(keys), pv = this._floats(values);
     const py = m._malloc(Math.max(4, nq * 4)), pw = m._malloc(Math.max(4, nq * nk * 4));
     try {
-      if (!m._al_nadaraya_watson(py, pw, pq, nq, pk, pv, nk, w)) throw this._error('nadaraya_watson failed');
+      this._check((e) => m._al_nadaraya_watson(py, pw, pq, nq, pk, pv, nk, w, e), (ok) => !ok,
+        'nadaraya_watson failed');
       return {
         y: m.HEAPF32.slice(py >> 2, (py >> 2) + nq),
         weights: m.HEAPF32.slice(pw >> 2, (pw >> 2) + nq * nk),
@@ -245,21 +278,36 @@ export class HeatmapLayout {
   }
 }
 
+// A model (al_model) and the page's translator on it (al_translator, limits above).
 export class Model {
   constructor(al, handle) {
     this.al = al;
     this.h = handle;
     const m = al.mod;
-    this.kind = m._al_model_kind(handle) ? 'bahdanau' : 'transformer';
-    this.layers = m._al_model_layers(handle);  // 0 for Bahdanau
-    this.heads = m._al_model_heads(handle);
+    this.kind = m._al_model_kind(handle) === 1 ? 'bahdanau' : 'transformer';  // al_model_kind
+    this.numLayers = m._al_model_num_layers(handle);
+    this.layers = this.kind === 'transformer' ? this.numLayers : 0;  // 0 for Bahdanau
+    this.heads = this.numHeads = m._al_model_num_heads(handle);
     this.numSteps = m._al_model_num_steps(handle);
-    this.maxSteps = m._al_model_max_steps(handle);
+    this.numHiddens = m._al_model_num_hiddens(handle);
+    this.maxTargetSteps = m._al_model_max_target_steps(handle);
     this.srcVocabSize = m._al_model_src_vocab_size(handle);
     this.tgtVocabSize = m._al_model_tgt_vocab_size(handle);
     this.weightBytes = m._al_model_weight_bytes(handle) >>> 0;
-    this.maxBeam = m._al_model_max_beam(handle);  // 8 (less for target vocabularies under 16)
-    this.workspaceBytes = m._al_model_workspace_bytes(handle) >>> 0;  // the Translator's buffers
+    this.isInt8 = !!m._al_model_is_int8(handle);
+    // The translator's limits: up to 64 steps, beams up to 8 (fewer for target vocabularies
+    // under 16 tokens: the Translator needs two target tokens per hypothesis).
+    this.maxSteps = Math.min(this.maxTargetSteps, Math.max(this.numSteps, MAX_STEPS));
+    this.maxBeam = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1));
+    const lim = m._malloc(20);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device
+    try {
+      m.HEAP32.set([1, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0], lim >> 2);
+      this.tr = al._check((e) => m._al_translator_new(handle, lim, e), (v) => !v, 'cannot make a translator');
+    } finally {
+      m._free(lim);
+    }
+    this.workspaceBytes = m._al_translator_workspace_bytes(this.tr) >>> 0;  // the Translator's buffers
+    this.opts = m._malloc(20);  // al_decode_options, rewritten by every translate()
   }
 
   _live() {
@@ -269,68 +317,102 @@ export class Model {
 
   // A metadata value of the file ('' when absent): attnlite.config, attnlite.license ...
   metadata(key) {
-    const h = this._live();
-    return this.al._withStrings([key], (p) => this.al.mod.UTF8ToString(this.al.mod._al_model_metadata(h, p)));
+    const h = this._live(), m = this.al.mod;
+    return this.al._withStrings([String(key)], (p) => {
+      const v = m._al_model_metadata(h, p);
+      return v ? m.UTF8ToString(v) : '';
+    });
+  }
+
+  // The words of a sentence as the book's preprocessing splits them (al_tokenize).
+  tokenize(sentence) {
+    const m = this.al.mod;
+    return words(this.al._withStrings([String(sentence)], (p) => {
+      const n = this.al._check((e) => m._al_tokenize(p, 0, 0, e), (v) => v < 0, 'cannot tokenize');
+      const out = m._malloc(n + 1);
+      try {
+        m._al_tokenize(p, out, n + 1, 0);
+        return m.UTF8ToString(out, n);
+      } finally {
+        m._free(out);
+      }
+    }));
   }
 
   // Greedy translation as the book's predict_seq2seq, or beam search. options.d2lCompat:
   // the book's position-0-at-every-step decoding; options.maxSteps: 0 = the model's
-  // num_steps; options.attention: false skips the attention weights (result.attention is
-  // then null); options.beam: beam size, 1 (greedy, the default) to model.maxBeam (8);
-  // options.alpha: length penalty in [0, 2] (default 0), hypotheses are ranked by
-  // logp / length^alpha. result.nbest lists the hypotheses best first (one for greedy);
-  // the rest of the result (text, tokens, scores, steps, eos, attention) is the best one.
+  // num_steps, up to model.maxSteps; options.attention: false skips the attention weights
+  // (result.attention is then null); options.beam: beam size, 1 (greedy, the default) to
+  // model.maxBeam (8); options.alpha: length penalty in [0, 2] (default 0), hypotheses are
+  // ranked by logp / length^alpha. result.nbest lists the hypotheses best first (one for
+  // greedy); the rest of the result (text, tokens, probs, steps, eos, attention) is the
+  // best one. result.scores is the same array as result.probs (its name before the C API).
   translate(sentence, options = {}) {
     const h = this._live();
     const m = this.al.mod;
     const withAttention = options.attention !== false;
-    const beam = options.beam ?? 1, alpha = options.alpha ?? 0;
+    const beam = options.beam ?? 1, alpha = options.alpha ?? 0, maxSteps = options.maxSteps ?? 0;
     if (!Number.isInteger(beam))
       throw new AttnliteError(`beam size must be an integer in [1, ${this.maxBeam}], got ${beam}`);
     if (typeof alpha !== 'number')
       throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${alpha}`);
-    const ok = this.al._withStrings([String(sentence)],
-      (p) => m._al_translate(h, p, options.d2lCompat ? 1 : 0, options.maxSteps ?? 0, withAttention ? 1 : 0,
-        beam, alpha));
-    if (!ok) throw this.al._error('translation failed');
-    const I = (f) => m._al_result_int(h, f);
-    const n = I(F.numTokens), steps = I(F.steps), S = I(F.S), ld = I(F.ld);
-    const L = I(F.layers), NH = I(F.heads);
-    const ids = m._al_result_token_ids(h) >> 2, sc = m._al_result_scores(h) >> 2;
-    const sids = m._al_result_src_ids(h) >> 2;
+    if (!(maxSteps >= 0 && maxSteps <= this.maxSteps))
+      throw new AttnliteError(`max steps must be in [0, ${this.maxSteps}], got ${maxSteps}`);
+    if (beam < 1 || beam > this.maxBeam)
+      throw new AttnliteError(`beam size must be in [1, ${this.maxBeam}], got ${beam}`);
+    if (!(alpha >= 0 && alpha <= MAX_ALPHA))  // NaN fails too
+      throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${g(alpha)}`);
+    // al_decode_options: d2l_compat, max_steps (0 would be the translator's 64), attention,
+    // beam_size, length_penalty.
+    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, withAttention ? 1 : 0, beam],
+      this.opts >> 2);
+    m.HEAPF32[(this.opts >> 2) + 4] = alpha;
+    const tr = this.tr;
+    const status = this.al._withStrings([String(sentence)], (p) => m._al_translate(tr, p, this.opts));
+    if (status !== 0) throw new AttnliteError(m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed');
+    const res = m._al_translator_result(tr, 0);
+    const n = m._al_result_num_tokens(res), steps = m._al_result_steps(res);
+    const S = m._al_result_src_size(res), ld = m._al_result_ld(res);
+    const L = m._al_result_layers(res), NH = m._al_result_heads(res);
+    const ids = m._al_result_tokens(res) >> 2, pr = m._al_result_probs(res) >> 2;
+    const sids = m._al_result_src_ids(res) >> 2;
     const r = {
-      text: m.UTF8ToString(m._al_result_text(h)),
+      text: m.UTF8ToString(m._al_result_text(res)),
       tokenIds: m.HEAP32.slice(ids, ids + n),
-      scores: m.HEAPF32.slice(sc, sc + n),
+      probs: m.HEAPF32.slice(pr, pr + n),
       srcIds: m.HEAP32.slice(sids, sids + S),
-      srcTokens: words(m.UTF8ToString(m._al_result_src_tokens(h))),
-      srcWords: words(m.UTF8ToString(m._al_result_src_words(h))),
-      unknown: words(m.UTF8ToString(m._al_result_unknown(h))),
-      steps, eos: !!I(F.eos), srcLen: I(F.srcLen), srcValid: I(F.srcValid),
-      truncated: !!I(F.truncated), layers: L, heads: NH, S,
+      steps, eos: !!m._al_result_eos(res), srcLen: m._al_result_src_len(res),
+      srcValid: m._al_result_src_valid(res), truncated: !!m._al_result_truncated(res),
+      numUnknown: m._al_result_num_unknown(res), layers: L, heads: NH, S,
       model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step', beam, alpha,
     };
-    const token = (id) => m.UTF8ToString(m._al_tgt_token(h, id));
+    r.scores = r.probs;
+    const token = (id) => m.UTF8ToString(m._al_model_tgt_token(h, id));
     r.tokens = Array.from(r.tokenIds, token);
+    r.srcTokens = Array.from(r.srcIds, (id) => m.UTF8ToString(m._al_model_src_token(h, id)));
+    // The words as the book's preprocessing splits them, and those the model lacks (<unk> = 0).
+    r.srcWords = this.tokenize(sentence);
+    r.unknown = r.srcWords.filter((w) => this.al._withStrings([w], (p) => m._al_model_src_id(h, p)) === 0);
     r.nbest = [];
-    for (let k = 0, nb = m._al_nbest_size(h); k < nb; ++k) {
-      const V = (f) => m._al_nbest_value(h, k, f);
-      const nt = V(NB.numTokens), tp = m._al_nbest_tokens(h, k) >> 2;
+    for (let k = 0, nb = m._al_nbest_size(res); k < nb; ++k) {
+      const nt = m._al_nbest_num_tokens(res, k), tp = m._al_nbest_tokens(res, k) >> 2;
+      const pp = m._al_nbest_probs(res, k) >> 2;
       const tokenIds = m.HEAP32.slice(tp, tp + nt);
       r.nbest.push({
-        text: m.UTF8ToString(m._al_nbest_text(h, k), V(NB.textBytes)),
-        score: V(NB.score), logp: V(NB.logp), length: V(NB.length), eos: !!V(NB.eos),
-        tokenIds, tokens: Array.from(tokenIds, token),
+        text: m.UTF8ToString(m._al_nbest_text(res, k)),
+        score: m._al_nbest_score(res, k), logp: m._al_nbest_logp(res, k),
+        length: m._al_nbest_length(res, k), eos: !!m._al_nbest_eos(res, k),
+        tokenIds, tokens: Array.from(tokenIds, token), probs: m.HEAPF32.slice(pp, pp + nt),
       });
     }
     if (!withAttention) {
       r.attention = null;
       return r;
     }
-    // Attention: copies out of the session's buffers (layouts of attnlite::Translation).
+    // Attention: copies out of the translator's buffers (layouts of al_result_enc_self etc.).
     const F32 = m.HEAPF32;
-    const enc = m._al_result_attention(h, 0) >> 2, dec = m._al_result_attention(h, 1) >> 2,
-      cr = m._al_result_attention(h, 2) >> 2;
+    const enc = m._al_result_enc_self(res) >> 2, dec = m._al_result_dec_self(res) >> 2,
+      cr = m._al_result_cross(res) >> 2;
     const att = { encoderSelf: [], decoderSelf: [], cross: [] };
     if (L > 0) {
       for (let l = 0; l < L; ++l) {
@@ -359,9 +441,14 @@ export class Model {
     return r;
   }
 
+  // al_translator_free + al_model_free.
   free() {
-    if (this.h) this.al.mod._al_model_free(this.h);
-    this.h = 0;
+    if (!this.h) return;
+    const m = this.al.mod;
+    m._al_translator_free(this.tr);
+    m._al_model_free(this.h);
+    m._free(this.opts);
+    this.h = this.tr = this.opts = 0;
   }
 }
 

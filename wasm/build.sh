@@ -8,8 +8,8 @@
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
 # gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
 #
-# The same core sources as the native library (src/**/*.cpp without src/cuda) plus
-# wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
+# The same core sources as the native library (src/**/*.cpp without src/cuda, the C API
+# src/c_api.cpp included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
 # target. Objects are rebuilt when a source or one of the headers it includes changes.
 # JOBS (default 2) compiles in parallel.
 #
@@ -17,7 +17,7 @@
 # them when present, SIMD=on insists, SIMD=off leaves them out; SIMD_WEB / SIMD_NODE set one
 # target. Defaults: node auto (the tests check them against the scalar kernels), web off:
 # under SIMD128 they are currently slower than the scalar kernels and push the .wasm over
-# its 300 KB budget (numbers in docs/web.md and bench/RESULTS-wasm.md).
+# its size budget (numbers in docs/web.md and bench/RESULTS-wasm.md).
 # EXCEPTIONS=js selects Emscripten's JavaScript-based exception handling instead of
 # native WebAssembly exceptions (see docs/web.md for the size and speed of each).
 set -euo pipefail
@@ -44,16 +44,18 @@ case $eh_mode in
 esac
 cxxflags=(-msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
   -Wall -Wextra -Wno-unused-parameter)
-# The compute of the translate path (kernels, the CPU op set, attention, models) at -O3; code
-# that runs once per model load, sentence, step or figure (the safetensors/JSON loader, the
-# tokenizer, translate.cpp, the searches and the drivers' glue, the renderer, the bindings)
-# at -Os, which keeps the .wasm under its 300 KB budget.
+# The compute of the translate path (the kernels, the CPU op set, masked softmax) at -O3; the
+# blocks, which only call ops, and code that runs once per model load, sentence, step or
+# figure (the safetensors/JSON loader, the tokenizer, translate.cpp, the searches and the
+# drivers, the C API, the renderer, the bindings) at -Os, which keeps the .wasm small
+# (docs/web.md).
 opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/search/* | src/drivers/* | src/ops/device.cpp) echo -Os ;;
+      src/translate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api.cpp | \
+      src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac
 }
@@ -114,9 +116,14 @@ compile() {
   fi
 }
 
+# Every function of the C API (include/attnlite/c_api.h) is exported, except al_model_load:
+# the module has no file system (models come as bytes, al_model_from_bytes). The web-only
+# functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
+c_api=$(grep -oE '\bal_[a-z0-9_]+\(' include/attnlite/c_api.h | tr -d '(' | sort -u |
+  grep -vx al_model_load | sed 's/^/_/' | paste -sd, -)
 ldflags=(-O3 -msimd128 "${eh[@]}" -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
-  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_FUNCTIONS=_malloc,_free,"$c_api"
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
 
 link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]

@@ -272,9 +272,9 @@ test('kernels: scalar unless the SIMD kernels are built in; SIMD agrees with sca
   }
 });
 
-test('size budget: web/attnlite.wasm is under 300 KB', () => {
+test('size budget: web/attnlite.wasm is under 400 KB', () => {
   const size = statSync(join(root, 'web', 'attnlite.wasm')).size;
-  assert.ok(size < 300_000, `web/attnlite.wasm is ${size} bytes (budget 300,000; see docs/web.md)`);
+  assert.ok(size < 400_000, `web/attnlite.wasm is ${size} bytes (budget 400,000; see docs/web.md)`);
 });
 
 test('the committed web build loads in node and agrees with the node build', async () => {

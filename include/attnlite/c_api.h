@@ -1,0 +1,177 @@
+/* attnlite — the C API: a plain C interface over the C++ runtime, for C programs and for
+ * bindings from other languages (wasm/bindings.cpp exports it to JavaScript as is; the
+ * JavaScript API in wasm/attnlite-api.mjs uses the same names, docs/web.md lists them).
+ *
+ *   al_error* err = NULL;
+ *   al_model* m = al_model_load("models/transformer-d2l.safetensors", &err);
+ *   if (!m) { fprintf(stderr, "%s\n", al_error_message(err)); al_error_free(err); return 1; }
+ *   al_translator* tr = al_translator_new(m, NULL, &err);    // NULL: default limits
+ *   if (al_translate(tr, "i'm home .", NULL) == AL_OK)        // NULL: default options
+ *     puts(al_result_text(al_translator_result(tr, 0)));
+ *   else
+ *     fprintf(stderr, "%s\n", al_translator_error(tr));
+ *   al_translator_free(tr);
+ *   al_model_free(m);
+ *
+ * Handles are opaque. Errors:
+ *   - Constructors (al_model_load, al_model_from_bytes, al_translator_new) return NULL on
+ *     failure and, when `err` is not NULL, store a new al_error in *err (free it with
+ *     al_error_free). Pass NULL to ignore the message.
+ *   - al_translate / al_translate_batch return an al_status; the message of the last call
+ *     is al_translator_error(tr) ("" after a success).
+ *   - There is no process-wide error state. No C++ exception crosses this interface.
+ * Threads: an al_model is immutable and may be shared by any number of translators on any
+ * number of threads (al_model_free only once no other thread uses it). An al_translator and
+ * the results it hands out belong to one thread at a time. A translator keeps its model
+ * alive: al_model_free may come before al_translator_free.
+ * Lifetimes: strings and arrays returned by getters are owned by their handle. A result
+ * (and everything read from it) stays valid until the next al_translate/al_translate_batch
+ * on the same translator, or al_translator_free. Getters given a NULL handle or an index
+ * out of range return 0, -1, NULL or "" (as documented) instead of crashing.
+ */
+#ifndef ATTNLITE_C_API_H
+#define ATTNLITE_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct al_error al_error;
+typedef struct al_model al_model;
+typedef struct al_translator al_translator;
+typedef struct al_result al_result;
+
+typedef enum al_status {
+  AL_OK = 0,
+  AL_ERR_ARGUMENT = 1,  /* a NULL handle or pointer, an index out of range */
+  AL_ERR_INPUT = 2,     /* refused by the library: bad model file, sentence, limits, options */
+  AL_ERR_INTERNAL = 3   /* out of memory or another failure */
+} al_status;
+
+/* ---- errors -------------------------------------------------------------------------- */
+const char* al_error_message(const al_error* err); /* "" for NULL */
+void al_error_free(al_error* err);                  /* NULL is fine */
+/* A new error with a copy of message (NULL when out of memory), for bindings that report
+ * their own failures the same way. */
+al_error* al_error_new(const char* message);
+
+/* ---- models -------------------------------------------------------------------------- */
+typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1 } al_kind;
+
+/* Validate the whole file (safetensors header, config, vocabularies, every tensor). */
+al_model* al_model_load(const char* path, al_error** err);
+/* The same from bytes in memory; the model keeps its own copy. */
+al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err);
+void al_model_free(al_model* model); /* NULL is fine */
+
+int al_model_kind(const al_model* model);            /* al_kind; -1 for NULL */
+const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" */
+int al_model_num_layers(const al_model* model);      /* encoder/decoder layers */
+int al_model_num_heads(const al_model* model);       /* 1 for Bahdanau */
+int al_model_num_steps(const al_model* model);       /* training length = source padding */
+int al_model_num_hiddens(const al_model* model);
+int al_model_max_target_steps(const al_model* model); /* largest al_limits.max_tgt_steps */
+int al_model_src_vocab_size(const al_model* model);
+int al_model_tgt_vocab_size(const al_model* model);
+size_t al_model_weight_bytes(const al_model* model);
+int al_model_is_int8(const al_model* model);         /* 1 when some weights are int8 */
+/* A metadata value of the file (attnlite.config, attnlite.license ...), NULL when absent. */
+const char* al_model_metadata(const al_model* model, const char* key);
+/* Vocabulary tokens by id ("" out of range), and a source token's id (0 = <unk> when the
+ * vocabulary lacks it; -1 for NULL arguments). */
+const char* al_model_src_token(const al_model* model, int id);
+const char* al_model_tgt_token(const al_model* model, int id);
+int al_model_src_id(const al_model* model, const char* token);
+
+/* The book's preprocessing (d2l preprocess_nmt) and split: the words of `sentence` joined by
+ * single spaces. Writes at most cap bytes including a NUL (like snprintf) and returns the
+ * full length without the NUL, or -1 (invalid UTF-8, NULL sentence) with *err set. */
+long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err);
+
+/* ---- translators --------------------------------------------------------------------- */
+typedef enum al_device { AL_DEVICE_CPU = 0, AL_DEVICE_CUDA = 1 } al_device;
+
+/* attnlite::Limits. al_limits_default fills in the defaults: 1, 1, 0, 4096, AL_DEVICE_CPU. */
+typedef struct al_limits {
+  int max_batch;          /* sentences per al_translate_batch */
+  int max_beam;           /* largest beam_size */
+  int max_tgt_steps;      /* 0: the model's num_steps */
+  size_t max_input_bytes; /* longer input is an error */
+  int device;             /* al_device (CUDA: a CUDA build and a Transformer model) */
+} al_limits;
+void al_limits_default(al_limits* limits);
+
+/* attnlite::DecodeOptions. al_decode_options_default: 0, 0, 1, 1, 0.0. */
+typedef struct al_decode_options {
+  int d2l_compat;       /* 1: the book's position 0 at every decoder step */
+  int max_steps;        /* 0: al_limits.max_tgt_steps */
+  int attention;        /* 1: record the attention weights */
+  int beam_size;        /* 1: greedy; K > 1: beam search, K <= max_beam */
+  float length_penalty; /* alpha: hypotheses ranked by logp / length^alpha */
+} al_decode_options;
+void al_decode_options_default(al_decode_options* options);
+
+/* A translator with buffers sized by the limits (NULL: al_limits_default). It holds a
+ * reference to the model. */
+al_translator* al_translator_new(const al_model* model, const al_limits* limits, al_error** err);
+void al_translator_free(al_translator* tr); /* NULL is fine */
+/* The message of the last al_translate/al_translate_batch: "" after a success. */
+const char* al_translator_error(const al_translator* tr);
+/* The limits it was made with (max_tgt_steps resolved); AL_ERR_ARGUMENT for NULLs. */
+al_status al_translator_limits(const al_translator* tr, al_limits* out);
+size_t al_translator_workspace_bytes(const al_translator* tr); /* its buffers */
+
+/* One sentence (UTF-8, NUL-terminated); options NULL: al_decode_options_default. */
+al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options);
+/* n <= max_batch sentences decoded together. */
+al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,
+                             const al_decode_options* options);
+/* Result i of the last successful call; NULL after a failure or for i out of range. */
+const al_result* al_translator_result(const al_translator* tr, int i);
+
+/* ---- results (attnlite::Translation) --------------------------------------------------- */
+const char* al_result_text(const al_result* r);        /* tokens joined by spaces */
+int al_result_num_tokens(const al_result* r);          /* without <eos> */
+int al_result_token(const al_result* r, int i);        /* -1 out of range */
+const int* al_result_tokens(const al_result* r);       /* (num_tokens) ids */
+const float* al_result_probs(const al_result* r);      /* (num_tokens) softmax probabilities */
+int al_result_steps(const al_result* r);               /* decoder calls */
+int al_result_eos(const al_result* r);                 /* 1: stopped at <eos> */
+int al_result_src_len(const al_result* r);             /* tokens + <eos>, before truncation */
+int al_result_src_valid(const al_result* r);           /* min(src_len, src_size) */
+int al_result_truncated(const al_result* r);
+int al_result_num_unknown(const al_result* r);         /* source words mapped to <unk> */
+int al_result_src_size(const al_result* r);            /* S: padded source positions */
+const int* al_result_src_ids(const al_result* r);      /* (S) padded source ids */
+/* Attention weights (NULL when not recorded or not in this model), row-major:
+ *   enc_self (L, NH, S, S)            Transformer
+ *   dec_self (L, ld, NH, ld)          Transformer: [l][t][h][k], k <= t
+ *   cross    (L, ld, NH, S)           Transformer: [l][t][h][s];  (ld, S) Bahdanau
+ * L = al_result_layers (0 for Bahdanau), NH = al_result_heads, ld = al_result_ld (the row
+ * stride of the decoder arrays: the translator's max target steps); rows t < steps hold data. */
+int al_result_layers(const al_result* r);
+int al_result_heads(const al_result* r);
+int al_result_ld(const al_result* r);
+const float* al_result_enc_self(const al_result* r);
+const float* al_result_dec_self(const al_result* r);
+const float* al_result_cross(const al_result* r);
+
+/* The n-best list, best first: beam_size hypotheses after beam search, one after greedy
+ * decoding; hypothesis 0 is the result above. Out of range k: 0, NULL or "". */
+int al_nbest_size(const al_result* r);
+const char* al_nbest_text(const al_result* r, int k);
+int al_nbest_num_tokens(const al_result* r, int k);
+const int* al_nbest_tokens(const al_result* r, int k);
+const float* al_nbest_probs(const al_result* r, int k);
+int al_nbest_length(const al_result* r, int k);   /* num_tokens, + 1 with <eos> */
+int al_nbest_eos(const al_result* r, int k);
+double al_nbest_logp(const al_result* r, int k);  /* summed log-probabilities */
+double al_nbest_score(const al_result* r, int k); /* logp / length^alpha */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTNLITE_C_API_H */
