@@ -15,15 +15,10 @@ namespace attnlite::drivers {
 
 namespace {
 
-class BahdanauDriver final : public Seq2SeqDriver {
+class BahdanauDriver final : public Seq2SeqRows {
  public:
   BahdanauDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : op_(op), c_(m.impl().bahdanau), w_(m.impl().bw) {
-    B_ = lim.B;
-    KM_ = lim.K;
-    R_ = B_ * KM_;
-    S_ = lim.S;
-    T_ = lim.T;
+      : Seq2SeqRows(op, lim), c_(m.impl().bahdanau), w_(m.impl().bw) {
     L_ = c_.num_layers;
     H_ = c_.num_hiddens;
     V_ = c_.tgt_vocab_size;
@@ -33,10 +28,7 @@ class BahdanauDriver final : public Seq2SeqDriver {
     if constexpr (kDeviceOpSets)
       if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
     const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
-    row_valid_host_ = host.take<int>(R);
-    src_ = mem.take<int>(B * S);
-    row_valid_ = mem.take<int>(R);
-    tokens_ = mem.take<int>(R);
+    carve_rows(host, mem);
     st_.enc_out = mem.floats(R * S * H);
     st_.enc_kp = mem.floats(R * S * H);
     st_.h = mem.floats(L * R * H);
@@ -53,12 +45,7 @@ class BahdanauDriver final : public Seq2SeqDriver {
   void encode(const int* src, const int* valid, int n, int K, bool attention,
               const ops::Ctx& cx) override {
     const ops::Ops& op = cx.op;
-    K_ = K;
-    rows_ = n * K;
-    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
-    if (valid)
-      for (int r = 0; r < rows_; ++r) row_valid_host_[r] = valid[r / K];
-    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows_);
+    begin(src, valid, n, K, op);
     if (attention) {
       op.zero(att_cross_, sizeof(float) * n * cross_len());
       if (K > 1) op.zero(hist_cross_, sizeof(float) * rows_ * cross_len());
@@ -78,8 +65,8 @@ class BahdanauDriver final : public Seq2SeqDriver {
 
   const float* step(const int* tokens, int rows, int t, int /*pos*/, bool attention,
                     const ops::Ctx& cx) override {
-    cx.op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
-    bahdanau_decode_step(logits_, att_step_, w_, st_, tokens_, rows, ValidLens::per_batch(row_valid_), cx);
+    const int* in = upload_tokens(tokens, rows, cx.op);
+    bahdanau_decode_step(logits_, att_step_, w_, st_, in, rows, row_lens(), cx);
     if (attention) {  // rows are sentences when K = 1
       float* dst = (K_ > 1 ? hist_cross_ : att_cross_) + (long)t * S_;
       const size_t row = sizeof(float) * S_;
@@ -126,17 +113,11 @@ class BahdanauDriver final : public Seq2SeqDriver {
     weights_ = m.upload(op);
   }
 
-  const ops::Ops& op_;
   const BahdanauConfig& c_;
   BahdanauWeights w_;  // the model's, or their copy in op memory
   OpBlock weights_;
-  int B_ = 1, KM_ = 1, R_ = 1, S_ = 0, T_ = 0, L_ = 0, H_ = 0, V_ = 0;
-  int K_ = 1, rows_ = 0;  // the current search
+  int L_ = 0, H_ = 0, V_ = 0;
 
-  int* row_valid_host_ = nullptr;  // (R)
-  int* src_ = nullptr;             // (B, S)
-  int* row_valid_ = nullptr;       // (R)
-  int* tokens_ = nullptr;          // (R)
   BahdanauState st_;               // enc_out, enc_kp (R, S, Hh); h, c (L, R, Hh)
   float* logits_ = nullptr;        // (R, V)
   float* att_step_ = nullptr;      // (R, S) this step's weights

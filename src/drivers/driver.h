@@ -55,4 +55,45 @@ class Seq2SeqDriver {
   virtual AttentionSlot attention(int b) const = 0;
 };
 
+// What every seq2seq driver keeps the same way: the sizes, the current search's rows, the
+// source ids, each row's source valid length and the step's input tokens in op memory.
+class Seq2SeqRows : public Seq2SeqDriver {
+ protected:
+  Seq2SeqRows(const ops::Ops& op, const Limits& lim)
+      : op_(op), B_(lim.B), KM_(lim.K), R_(lim.B * lim.K), S_(lim.S), T_(lim.T) {}
+
+  void carve_rows(Arena& host, Arena& mem) {
+    row_valid_host_ = host.take<int>((size_t)R_);
+    src_ = mem.take<int>((size_t)B_ * S_);
+    valid_ = mem.take<int>((size_t)B_);
+    row_valid_ = mem.take<int>((size_t)R_);
+    tokens_ = mem.take<int>((size_t)R_);
+  }
+  // A new search of n sentences with K rows each: uploads the sources, their valid lengths
+  // and every row's (host arrays; null in the dry run).
+  void begin(const int* src, const int* valid, int n, int K, const ops::Ops& op) {
+    K_ = K;
+    rows_ = n * K;
+    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
+    op.upload(valid_, valid, sizeof(int) * (size_t)n);
+    if (valid)
+      for (int r = 0; r < rows_; ++r) row_valid_host_[r] = valid[r / K];
+    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows_);
+  }
+  const int* upload_tokens(const int* tokens, int rows, const ops::Ops& op) {
+    op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
+    return tokens_;
+  }
+  ValidLens row_lens() const { return ValidLens::per_batch(row_valid_); }
+
+  const ops::Ops& op_;
+  int B_, KM_, R_, S_, T_;
+  int K_ = 1, rows_ = 0;           // the current search: hypotheses per sentence, rows
+  int* row_valid_host_ = nullptr;  // (R)
+  int* src_ = nullptr;             // (B, S)
+  int* valid_ = nullptr;           // (B) source valid length of each sentence
+  int* row_valid_ = nullptr;       // (R) source valid length of each row
+  int* tokens_ = nullptr;          // (R) this step's inputs
+};
+
 }  // namespace attnlite::drivers

@@ -15,15 +15,10 @@ namespace attnlite::drivers {
 
 namespace {
 
-class TransformerDriver final : public Seq2SeqDriver {
+class TransformerDriver final : public Seq2SeqRows {
  public:
   TransformerDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : op_(op), c_(m.impl().transformer), w_(m.impl().tw), P_(m.impl().P.data()), lim_(lim) {
-    B_ = lim.B;
-    KM_ = lim.K;
-    R_ = B_ * KM_;
-    S_ = lim.S;
-    T_ = lim.T;
+      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().tw), P_(m.impl().P.data()) {
     L_ = c_.num_layers;
     NH_ = c_.num_heads;
     H_ = c_.num_hiddens;
@@ -34,11 +29,7 @@ class TransformerDriver final : public Seq2SeqDriver {
     if constexpr (kDeviceOpSets)
       if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
     const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
-    row_valid_host_ = host.take<int>(R);
-    src_ = mem.take<int>(B * S);
-    valid_ = mem.take<int>(B);
-    row_valid_ = mem.take<int>(R);
-    tokens_ = mem.take<int>(R);
+    carve_rows(host, mem);
     enc_out_ = mem.floats(B * S * H);
     cross_k_ = mem.floats(L * R * S * H);   // layer l's rows at l * R * S * H
     cross_v_ = mem.floats(L * R * S * H);
@@ -58,13 +49,8 @@ class TransformerDriver final : public Seq2SeqDriver {
   void encode(const int* src, const int* valid, int n, int K, bool attention,
               const ops::Ctx& cx) override {
     const ops::Ops& op = cx.op;
-    K_ = K;
-    const int rows = n * K;
-    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
-    op.upload(valid_, valid, sizeof(int) * (size_t)n);
-    if (valid)
-      for (int r = 0; r < rows; ++r) row_valid_host_[r] = valid[r / K];
-    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows);
+    begin(src, valid, n, K, op);
+    const int rows = rows_;
     if (attention) {
       op.zero(att_enc_, sizeof(float) * n * enc_len());
       op.zero(att_self_, sizeof(float) * n * self_len());
@@ -90,7 +76,7 @@ class TransformerDriver final : public Seq2SeqDriver {
 
   const float* step(const int* tokens, int rows, int t, int pos, bool attention,
                     const ops::Ctx& cx) override {
-    cx.op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
+    const int* in = upload_tokens(tokens, rows, cx.op);
     KVCache caches[kMaxLayers];
     CrossKV cross[kMaxLayers];
     DecoderAttnOut attn[kMaxLayers];
@@ -102,8 +88,8 @@ class TransformerDriver final : public Seq2SeqDriver {
       attn[l].self = {self + ((long)l * T_ + t) * NH_ * T_, self_len(), T_, T_};
       attn[l].cross = {crs + ((long)l * T_ + t) * NH_ * S_, cross_len(), S_, S_};
     }
-    transformer_decode(logits_, attention ? attn : nullptr, w_, c_, P_, tokens_, rows, 1, t, &pos,
-                       /*causal=*/false, caches, cross, ValidLens::per_batch(row_valid_), cx);
+    transformer_decode(logits_, attention ? attn : nullptr, w_, c_, P_, in, rows, 1, t, &pos,
+                       /*causal=*/false, caches, cross, row_lens(), cx);
     return logits_;
   }
 
@@ -163,20 +149,12 @@ class TransformerDriver final : public Seq2SeqDriver {
     m.add(a.beta, (size_t)a.n);
   }
 
-  const ops::Ops& op_;
   const TransformerConfig& c_;
   TransformerWeights w_;  // the model's, or their copy in op memory
   const float* P_;
   OpBlock weights_;
-  Limits lim_;
-  int B_ = 1, KM_ = 1, R_ = 1, S_ = 0, T_ = 0, L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
-  int K_ = 1;  // hypotheses per sentence in the current search
+  int L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
 
-  int* row_valid_host_ = nullptr;  // (R)
-  int* src_ = nullptr;             // (B, S)
-  int* valid_ = nullptr;           // (B)
-  int* row_valid_ = nullptr;       // (R) source valid length of each row
-  int* tokens_ = nullptr;          // (R) this step's inputs
   float* enc_out_ = nullptr;       // (B, S, H)
   float *cross_k_ = nullptr, *cross_v_ = nullptr;  // (L, R, S, H)
   float *cache_k_ = nullptr, *cache_v_ = nullptr;  // (L, R, T, H)
