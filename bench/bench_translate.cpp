@@ -30,6 +30,7 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
+#include "model_impl.h"  // the bound weights, for the block-level benchmarks
 
 using namespace attnlite;
 
@@ -117,7 +118,8 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
     state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
     return;
   }
-  const TransformerConfig& c = model->transformer;
+  const TransformerConfig& c = model->impl().transformer;
+  const TransformerWeights& w = model->impl().tw;
   const int S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
   // The sources as the Translator sees base_sentences(B): 19 word ids, then <eos>.
   std::vector<int> src((size_t)B * S);
@@ -132,13 +134,14 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
   float* kv = enc_out + (size_t)B * S * H;  // (L, 2, B, S, H)
   float* scratch = kv + (size_t)2 * L * B * S * H;
   Arena arena(scratch, scratch_floats * sizeof(float));
+  const ops::Ctx cx{ops::cpu(), arena};
   const ValidLens vl = ValidLens::per_batch(valid.data());
   for (auto _ : state) {
-    transformer_encode(enc_out, nullptr, model->tw, c, model->P.data(), src.data(), B, S, vl, arena);
+    transformer_encode(enc_out, nullptr, w, c, model->impl().P.data(), src.data(), B, S, vl, cx);
     if (cross_kv)
       for (int l = 0; l < L; ++l)
         project_cross_kv(kv + (size_t)(2 * l) * B * S * H, kv + (size_t)(2 * l + 1) * B * S * H,
-                         model->tw.dec[(size_t)l], enc_out, B, S);
+                         w.dec[(size_t)l], enc_out, B, S, cx);
     benchmark::DoNotOptimize(enc_out);
     benchmark::ClobberMemory();
   }

@@ -5,6 +5,7 @@ target_link_libraries(attnlite_bench_translate PRIVATE attnlite benchmark::bench
 target_compile_definitions(attnlite_bench_translate PRIVATE
   ATTNLITE_MODELS_DIR="${CMAKE_SOURCE_DIR}/models"
   ATTNLITE_BASE_MODEL="${CMAKE_BINARY_DIR}/bench/base-transformer.safetensors")
+target_include_directories(attnlite_bench_translate PRIVATE ${CMAKE_SOURCE_DIR}/src)  # model_impl.h
 attnlite_warnings(attnlite_bench_translate)
 
 # The command line again, linked with static libstdc++/libgcc, to measure how much of the
