@@ -17,13 +17,26 @@ std::vector<std::string> meta_list(const Fixture& fx, const std::string& key) {
   return nlohmann::json::parse(fx.st.meta(key)).get<std::vector<std::string>>();
 }
 
-// fixture: translate_<...>; model: the file the fixture was made from.
+// fixture: translate_<...>; model: the file the fixture was made from. Runs on every CPU
+// kernel table and, where a GPU is present in a CUDA build, on Device::CUDA.
 void check_model(const std::string& fixture, const std::string& model_file) {
   FOR_EACH_BACKEND();
+  const Device device = GENERATE(Device::CPU, Device::CUDA);
+  if (device == Device::CUDA) {
+    if (backend_ == ops::Backend::Simd) return;  // the CPU kernel table plays no part there
+    if (!cuda_available()) {
+#if ATTNLITE_HAVE_CUDA
+      WARN("no CUDA device: " << fixture << " checked on the CPU only");
+#endif
+      return;
+    }
+  }
   Fixture fx(fixture);
-  const std::string name = fixture;
+  const std::string name = fixture + (device == Device::CUDA ? " (cuda)" : "");
   auto model = Model::load(model_file);
-  Translator tr(model);
+  Limits lim;
+  lim.device = device;
+  Translator tr(model, lim);
   const auto sentences = meta_list(fx, "sentences");
   const auto modes = meta_list(fx, "modes");
   REQUIRE(sentences.size() == 54);

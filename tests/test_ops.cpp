@@ -1,0 +1,251 @@
+// Every op of ops::Ops on every op set against the scalar CPU set: the CPU with the SIMD
+// kernel table, and CUDA where a CUDA build finds a device (skipped cleanly otherwise).
+// Inputs go through the op set's own memory (alloc, upload, download), at sizes below, at
+// and above the vector widths.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnlite/ops/ops.h"
+#include "attnlite/translate.h"
+#include "fixture.h"
+
+using namespace attnlite;
+
+namespace {
+
+using Floats = std::vector<float>;
+
+Floats rnd(size_t n, uint32_t seed, float scale = 1.f) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.f, scale);
+  Floats v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+// Host data in an op set's memory, released at the end of the scope.
+class Mem {
+ public:
+  explicit Mem(const ops::Ops& op) : op_(op) {}
+  ~Mem() {
+    for (void* p : blocks_) op_.release(p);
+  }
+  template <class T>
+  T* put(const std::vector<T>& h) {
+    void* p = op_.alloc(sizeof(T) * std::max<size_t>(1, h.size()));
+    blocks_.push_back(p);
+    op_.upload(p, h.data(), sizeof(T) * h.size());
+    return static_cast<T*>(p);
+  }
+  Floats get(const float* p, size_t n) const {
+    Floats h(n);
+    op_.download(h.data(), p, sizeof(float) * n);
+    return h;
+  }
+
+ private:
+  const ops::Ops& op_;
+  std::vector<void*> blocks_;
+};
+
+struct OpSet {
+  std::string name;
+  const ops::Ops* op;
+  double tol;
+};
+
+// The op sets to hold against the scalar reference.
+std::vector<OpSet> op_sets() {
+  std::vector<OpSet> sets;
+  if (ops::simd_kernels()) sets.push_back({"cpu-simd", &ops::cpu(), 1e-5});
+  if (cuda_available()) sets.push_back({"cuda", &ops::cuda(), 1e-4});
+#if ATTNLITE_HAVE_CUDA
+  else WARN("no CUDA device: the CUDA op set is not checked (" << cuda_device_name() << ")");
+#endif
+  return sets;
+}
+
+// Runs f(op, mem) -> outputs on the scalar CPU set and on every other set; compares.
+void each_set(const std::function<std::vector<Floats>(const ops::Ops&, Mem&, bool simd)>& f) {
+  ops::set_backend(ops::Backend::Scalar);
+  std::vector<Floats> ref;
+  {
+    Mem mem(ops::cpu());
+    ref = f(ops::cpu(), mem, false);
+  }
+  for (const OpSet& s : op_sets()) {
+    INFO("op set " << s.name);
+    if (s.name == "cpu-simd") ops::set_backend(ops::Backend::Simd);
+    std::vector<Floats> got;
+    {
+      Mem mem(*s.op);
+      got = f(*s.op, mem, s.name == "cpu-simd");
+      s.op->sync();
+    }
+    ops::set_backend(ops::Backend::Scalar);
+    REQUIRE(got.size() == ref.size());
+    for (size_t i = 0; i < ref.size(); ++i) {
+      INFO("output " << i);
+      REQUIRE_CLOSE(got[i], ref[i], s.tol);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ops: linear (bias, ReLU, int8 on the CPU) on every op set", "[ops]") {
+  for (int M : {1, 3, 9})
+    for (int N : {1, 7, 8, 17, 33})
+      for (int K : {1, 5, 8, 31, 64}) {
+        INFO("M " << M << " N " << N << " K " << K);
+        const Floats x = rnd((size_t)M * K, 1), w = rnd((size_t)N * K, 2), b = rnd(N, 3);
+        each_set([&](const ops::Ops& op, Mem& mem, bool) {
+          Linear l{mem.put(w), mem.put(b), N, K};
+          float* y = mem.put(Floats((size_t)M * N));
+          float* yr = mem.put(Floats((size_t)M * N));
+          const float* dx = mem.put(x);
+          op.linear(y, dx, l, M);
+          op.linear(yr, dx, l, M, ops::Act::Relu);
+          return std::vector<Floats>{mem.get(y, (size_t)M * N), mem.get(yr, (size_t)M * N)};
+        });
+      }
+  // int8 weights: the CPU op sets (the device sets receive dequantized copies)
+  const int M = 5, N = 19, K = 37;
+  std::vector<int8_t> q((size_t)N * K);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = (int8_t)((int)(i * 37 % 255) - 127);
+  const Floats x = rnd((size_t)M * K, 4), scale = rnd(N, 5, 0.01f), b = rnd(N, 6);
+  ops::set_backend(ops::Backend::Scalar);
+  Floats ref((size_t)M * N), got(ref.size());
+  ops::cpu().linear(ref.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
+  if (ops::simd_kernels()) {
+    ops::set_backend(ops::Backend::Simd);
+    ops::cpu().linear(got.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
+    ops::set_backend(ops::Backend::Scalar);
+    REQUIRE_CLOSE(got, ref, 1e-4);
+  }
+}
+
+TEST_CASE("ops: add_layer_norm, embed, add_positions on every op set", "[ops]") {
+  for (int n : {1, 7, 8, 24, 33}) {
+    INFO("n " << n);
+    const int R = 5;
+    const Floats x = rnd((size_t)R * n, 7), y = rnd((size_t)R * n, 8), g = rnd(n, 9), b = rnd(n, 10);
+    each_set([&](const ops::Ops& op, Mem& mem, bool) {
+      AlignedBuffer buf(1 << 16);
+      Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+      float* out = mem.put(Floats((size_t)R * n));
+      op.add_layer_norm(out, mem.put(x), mem.put(y), mem.put(g), mem.put(b), R, n, 1e-5f, scratch);
+      return std::vector<Floats>{mem.get(out, (size_t)R * n)};
+    });
+  }
+  const int V = 11, dim = 6, R = 8, ldx = 9, B = 2, Tn = 4;
+  const Floats table = rnd((size_t)V * dim, 11), P = rnd((size_t)20 * dim, 12);
+  const std::vector<int> ids = {0, 3, 10, 2, 2, 5, 9, 1};
+  each_set([&](const ops::Ops& op, Mem& mem, bool) {
+    Embedding e{mem.put(table), nullptr, nullptr, V, dim};
+    float* wide = mem.put(Floats((size_t)R * ldx, 0.f));
+    op.embed(wide, ldx, e, mem.put(ids), R, 2.5f);  // rows inside wider rows
+    float* x = mem.put(Floats((size_t)R * dim));
+    const int* dids = mem.put(ids);
+    op.embed(x, dim, e, dids, R, 1.f);
+    op.add_positions(x, mem.put(P), B, Tn, dim, nullptr);  // positions 0..Tn-1
+    float* one = mem.put(Floats((size_t)B * dim));
+    op.embed(one, dim, e, dids, B, 1.f);
+    const int pos13 = 13, several[Tn] = {3, 0, 7, 19};
+    op.add_positions(one, mem.put(P), B, 1, dim, &pos13);  // one decoding step at position 13
+    float* many = mem.put(Floats((size_t)R * dim));
+    op.embed(many, dim, e, dids, R, 1.f);
+    op.add_positions(many, mem.put(P), B, Tn, dim, several);
+    return std::vector<Floats>{mem.get(wide, (size_t)R * ldx), mem.get(x, (size_t)R * dim),
+                               mem.get(one, (size_t)B * dim), mem.get(many, (size_t)R * dim)};
+  });
+}
+
+TEST_CASE("ops: attend with every kind of valid length on every op set", "[ops]") {
+  const int B = 2, H = 12, NH = 3;
+  for (int Tq : {1, 4})
+    for (int Tk : {1, 5, 9}) {
+      const int kv_stride = Tk + 2;
+      const Floats q = rnd((size_t)B * Tq * H, 13), k = rnd((size_t)B * kv_stride * H, 14),
+                   v = rnd((size_t)B * kv_stride * H, 15);
+      const std::vector<int> per_batch = {std::min(2, Tk), Tk}, per_query = [&] {
+        std::vector<int> p((size_t)B * Tq);
+        for (size_t i = 0; i < p.size(); ++i) p[i] = 1 + (int)(i % (size_t)Tk);
+        return p;
+      }();
+      for (int kind = 0; kind < 4; ++kind)
+        for (bool record : {false, true}) {
+          INFO("Tq " << Tq << " Tk " << Tk << " valid-length kind " << kind << " record " << record);
+          each_set([&](const ops::Ops& op, Mem& mem, bool) {
+            AlignedBuffer buf(1 << 16);
+            Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+            const ValidLens vl = kind == 0   ? ValidLens::none()
+                                 : kind == 1 ? ValidLens::per_batch(mem.put(per_batch))
+                                 : kind == 2 ? ValidLens::per_query(mem.put(per_query))
+                                             : ValidLens::causal(Tk - Tq > 0 ? Tk - Tq : 0);
+            float* ctx = mem.put(Floats((size_t)B * Tq * H));
+            float* att = mem.put(Floats((size_t)B * NH * Tq * Tk, 0.f));
+            op.attend(ctx, record ? ops::AttnOut::dense(att, NH, Tq, Tk) : ops::AttnOut{}, mem.put(q),
+                      mem.put(k), mem.put(v), kv_stride, B, Tq, Tk, H, NH, vl, scratch);
+            return std::vector<Floats>{mem.get(ctx, (size_t)B * Tq * H), mem.get(att, (size_t)B * NH * Tq * Tk)};
+          });
+        }
+    }
+}
+
+TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every op set", "[ops]") {
+  const int B = 3, Tk = 7, Hh = 10, Dv = 6, ldc = 9;
+  const Floats qp = rnd((size_t)B * Hh, 16), kp = rnd((size_t)B * Tk * Hh, 17), v = rnd((size_t)B * Tk * Dv, 18),
+               wv = rnd(Hh, 19);
+  const std::vector<int> lens = {Tk, 3, 1};
+  each_set([&](const ops::Ops& op, Mem& mem, bool) {
+    AlignedBuffer buf(1 << 16);
+    Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+    float* ctx = mem.put(Floats((size_t)B * ldc, 0.f));
+    float* att = mem.put(Floats((size_t)B * Tk));
+    op.additive_attend(ctx, ldc, att, mem.put(qp), mem.put(kp), mem.put(v), Linear{mem.put(wv), nullptr, 1, Hh}, B,
+                       Tk, Hh, Dv, ValidLens::per_batch(mem.put(lens)), scratch);
+    return std::vector<Floats>{mem.get(ctx, (size_t)B * ldc), mem.get(att, (size_t)B * Tk)};
+  });
+  for (ops::Cell cell : {ops::Cell::GRU, ops::Cell::LSTM}) {
+    const int G = (cell == ops::Cell::GRU ? 3 : 4) * Hh;
+    const Floats gi = rnd((size_t)B * G, 20, 2.f), gh = rnd((size_t)B * G, 21, 2.f), h = rnd((size_t)B * Hh, 22),
+                 c = rnd((size_t)B * Hh, 23);
+    each_set([&](const ops::Ops& op, Mem& mem, bool) {
+      float* dh = mem.put(h);
+      float* dc = mem.put(c);
+      op.rnn_cell(dh, cell == ops::Cell::LSTM ? dc : nullptr, mem.put(gi), mem.put(gh), cell, B, Hh);
+      return std::vector<Floats>{mem.get(dh, (size_t)B * Hh), mem.get(dc, (size_t)B * Hh)};
+    });
+  }
+  for (int V : {1, 7, 300, 1025}) {
+    INFO("V " << V);
+    Floats logits = rnd((size_t)4 * V, 24, 3.f);
+    if (V > 1) logits[(size_t)V + 1] = logits[(size_t)V] = 50.f;  // a tie: the lower id wins
+    each_set([&](const ops::Ops& op, Mem& mem, bool) {
+      AlignedBuffer buf(1 << 16);
+      Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena(mem.put(Floats(1 << 12)), 1 << 14);
+      int ids[4];
+      float probs[4];
+      double logp[4];
+      op.argmax_rows(ids, probs, logp, mem.put(logits), 4, V, scratch);
+      Floats out;
+      for (int r = 0; r < 4; ++r) out.insert(out.end(), {(float)ids[r], probs[r], (float)logp[r]});
+      return std::vector<Floats>{out};
+    });
+  }
+  const Floats src = rnd(64, 25);
+  each_set([&](const ops::Ops& op, Mem& mem, bool) {
+    const float* s = mem.put(src);
+    float* a = mem.put(Floats(64, 1.f));
+    float* b = mem.put(Floats(64, 1.f));
+    op.copy(a + 3, s + 5, sizeof(float) * 20);
+    op.copy_2d(b, sizeof(float) * 8, s, sizeof(float) * 5, sizeof(float) * 3, 6);  // 6 rows of 3
+    op.zero(a + 40, sizeof(float) * 10);
+    return std::vector<Floats>{mem.get(a, 64), mem.get(b, 64)};
+  });
+}
