@@ -51,21 +51,29 @@ def encode(lines, vocab):
     return [vocab[l][:NUM_STEPS - 1] + [eos] for l in lines]
 
 
-def make_batches(src, tgt, max_tokens, rng):
-    """Lists of indices whose sentences have similar lengths, shuffled."""
-    order = sorted(range(len(src)), key=lambda i: (len(src[i]), len(tgt[i]), rng.random()))
+def length_batches(lengths, max_tokens, rng):
+    """Lists of indices of examples of similar lengths, shuffled.  lengths[i] is a tuple
+    of example i's padded lengths (one per side); examples are sorted by it (ties at
+    random) and a batch is closed before its longest length times its size would pass
+    max_tokens."""
+    order = sorted(range(len(lengths)), key=lambda i: (*lengths[i], rng.random()))
     batches, cur, cur_max = [], [], 0
     for i in order:
-        m = max(cur_max, len(src[i]), len(tgt[i]))
+        m = max(cur_max, *lengths[i])
         if cur and m * (len(cur) + 1) > max_tokens:
             batches.append(cur)
-            cur, m = [], max(len(src[i]), len(tgt[i]))
+            cur, m = [], max(lengths[i])
         cur.append(i)
         cur_max = m
     if cur:
         batches.append(cur)
     rng.shuffle(batches)
     return batches
+
+
+def make_batches(src, tgt, max_tokens, rng):
+    """Lists of indices whose sentence pairs have similar lengths, shuffled."""
+    return length_batches([(len(s), len(t)) for s, t in zip(src, tgt)], max_tokens, rng)
 
 
 def pad(seqs, pad_id):
