@@ -3,11 +3,15 @@
     /usr/bin/python3 tools/quantize.py IN.safetensors OUT.safetensors
 
 Every matrix that attnlite runs through a linear layer or looks rows up in (names ending
-in `.weight` with two dimensions: nn.Linear weights and nn.Embedding tables; not the GRU's
-weights, not LayerNorm) becomes
+in `.weight` with two dimensions: nn.Linear weights and nn.Embedding tables; also
+nn.MultiheadAttention's packed `.in_proj_weight` (3D, D) of the language model
+(tools/train_lm.py); not the GRU's weights, not LayerNorm) becomes
 
     <name>.weight        I8  (rows, cols)   q = round(w / scale), in [-127, 127]
     <name>.weight_scale  F32 (rows,)        scale = max |w[row]| / 127 (0 for a zero row)
+
+(for `<name>.in_proj_weight`: `<name>.in_proj_weight` I8 and `<name>.in_proj_weight_scale`
+F32, the same rule: the scale's name is the weight's name + "_scale")
 
 so that w ~ scale[:, None] * q, one scale per output feature of a linear layer (one per
 token of an embedding table).  Biases, LayerNorm parameters, GRU weights and the metadata
@@ -27,7 +31,8 @@ SCHEME = "int8 symmetric per output channel: <name>.weight I8, <name>.weight_sca
 
 
 def quantizable(name, t):
-    return name.endswith(".weight") and t.dim() == 2 and ".rnn." not in name
+    return ((name.endswith(".weight") or name.endswith(".in_proj_weight"))
+            and t.dim() == 2 and ".rnn." not in name)
 
 
 def quantize_matrix(w):
@@ -44,7 +49,8 @@ def dequantize(tensors):
     """The fp32 state dict of a (possibly) quantized file: scale * q for every pair."""
     out = OrderedDict()
     for name, t in tensors.items():
-        if name.endswith(".weight_scale"):
+        base = name[:-len("_scale")]
+        if name.endswith("_scale") and base in tensors and tensors[base].dtype == torch.int8:
             continue
         if t.dtype == torch.int8:
             scale = tensors[name + "_scale"]

@@ -51,21 +51,59 @@ def encode(lines, vocab):
     return [vocab[l][:NUM_STEPS - 1] + [eos] for l in lines]
 
 
-def make_batches(src, tgt, max_tokens, rng):
-    """Lists of indices whose sentences have similar lengths, shuffled."""
-    order = sorted(range(len(src)), key=lambda i: (len(src[i]), len(tgt[i]), rng.random()))
+def length_batches(lengths, max_tokens, rng):
+    """Lists of indices of examples of similar lengths, shuffled.  lengths[i] is a tuple
+    of example i's padded lengths (one per side); examples are sorted by it (ties at
+    random) and a batch is closed before its longest length times its size would pass
+    max_tokens."""
+    order = sorted(range(len(lengths)), key=lambda i: (*lengths[i], rng.random()))
     batches, cur, cur_max = [], [], 0
     for i in order:
-        m = max(cur_max, len(src[i]), len(tgt[i]))
+        m = max(cur_max, *lengths[i])
         if cur and m * (len(cur) + 1) > max_tokens:
             batches.append(cur)
-            cur, m = [], max(len(src[i]), len(tgt[i]))
+            cur, m = [], max(lengths[i])
         cur.append(i)
         cur_max = m
     if cur:
         batches.append(cur)
     rng.shuffle(batches)
     return batches
+
+
+def warmup_adam(net, lr, warmup):
+    """(Adam, its schedule): linear warm-up over `warmup` steps to lr, then
+    inverse-square-root decay; call the schedule's step() after every optimizer step."""
+    opt = torch.optim.Adam(net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warmup, math.sqrt(warmup / (s + 1))))
+    return opt, sched
+
+
+def optimizer_step(net, opt, sched, loss, ntokens):
+    """One step on the per-token loss (loss: summed over ntokens), gradients clipped at 1."""
+    opt.zero_grad()
+    (loss / ntokens).backward()
+    nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+    opt.step()
+    sched.step()
+
+
+def add_run_args(ap, epochs, minutes, minutes_help, threads, name):
+    """The options of a training run after the model's and the optimizer's: --epochs,
+    --minutes, --threads, --seed, --name, --out, --bench."""
+    ap.add_argument("--epochs", type=int, default=epochs)
+    ap.add_argument("--minutes", type=float, default=minutes, help=minutes_help)
+    ap.add_argument("--threads", type=int, default=threads)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--name", default=name)
+    ap.add_argument("--out", default=MODELS_DIR)
+    ap.add_argument("--bench", action="store_true", help="time 20 batches and exit")
+
+
+def make_batches(src, tgt, max_tokens, rng):
+    """Lists of indices whose sentence pairs have similar lengths, shuffled."""
+    return length_batches([(len(s), len(t)) for s, t in zip(src, tgt)], max_tokens, rng)
 
 
 def pad(seqs, pad_id):
@@ -105,13 +143,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--max-tokens", type=int, default=2000,
                     help="padded tokens per side per batch")
-    ap.add_argument("--epochs", type=int, default=30)
-    ap.add_argument("--minutes", type=float, default=70.0, help="stop after this much training")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--name", default="transformer-fra")
-    ap.add_argument("--out", default=MODELS_DIR)
-    ap.add_argument("--bench", action="store_true", help="time 20 batches and exit")
+    add_run_args(ap, 30, 70.0, "stop after this much training", 2, "transformer-fra")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -145,9 +177,7 @@ def main():
     net.apply(d2l.xavier_init_weights)
     nparams = sum(p.numel() for p in net.parameters())
     log(f"# parameters {nparams}")
-    opt = torch.optim.Adam(net.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / args.warmup, math.sqrt(args.warmup / (s + 1))))
+    opt, sched = warmup_adam(net, args.lr, args.warmup)
     loss_fn = nn.CrossEntropyLoss(ignore_index=tgt_vocab['<pad>'], label_smoothing=0.1,
                                   reduction='sum')
     bos = tgt_vocab['<bos>']
@@ -166,11 +196,7 @@ def main():
             Y_hat, _ = net(X, dec_in, X_vl)
             n = int((Y != tgt_vocab['<pad>']).sum())
             l = loss_fn(Y_hat.reshape(-1, Y_hat.shape[-1]), Y.reshape(-1))
-            opt.zero_grad()
-            (l / n).backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            opt.step()
-            sched.step()
+            optimizer_step(net, opt, sched, l, n)
             step += 1
             tot += float(l)
             ntok += n
