@@ -39,6 +39,11 @@ class TransformerDriver final : public Seq2SeqRows {
     att_enc_ = mem.floats(B * enc_len());
     att_self_ = mem.floats(B * self_len());
     att_cross_ = mem.floats(B * cross_len());
+    for (int l = 0; l < L_; ++l) {  // each layer's views into the buffers, fixed per session
+      caches_[l] = {cache_k_ + (long)l * R_ * T_ * H_, cache_v_ + (long)l * R_ * T_ * H_, T_};
+      cross_[l] = {cross_k_ + (long)l * R_ * S_ * H_, cross_v_ + (long)l * R_ * S_ * H_, S_};
+      enc_attn_[l] = {att_enc_ + (long)l * NH_ * S_ * S_, enc_len(), (long)S_ * S_, S_};
+    }
     if (KM_ > 1) {
       hist_self_ = mem.floats(R * self_len());
       hist_cross_ = mem.floats(R * cross_len());
@@ -60,10 +65,7 @@ class TransformerDriver final : public Seq2SeqRows {
         op.zero(hist_cross_, sizeof(float) * rows * cross_len());
       }
     }
-    AttnOut enc_attn[kMaxLayers];
-    for (int l = 0; l < L_ && attention; ++l)
-      enc_attn[l] = {att_enc_ + (long)l * NH_ * S_ * S_, enc_len(), (long)S_ * S_, S_};
-    transformer_encode(enc_out_, attention ? enc_attn : nullptr, w_, c_, P_, src_, n, S_,
+    transformer_encode(enc_out_, attention ? enc_attn_ : nullptr, w_, c_, P_, src_, n, S_,
                        ValidLens::per_batch(valid_), cx);
     for (int l = 0; l < L_; ++l) {
       float* k = cross_k_ + (long)l * R_ * S_ * H_;
@@ -77,19 +79,16 @@ class TransformerDriver final : public Seq2SeqRows {
   const float* step(const int* tokens, int rows, int t, int pos, bool attention,
                     const ops::Ctx& cx) override {
     const int* in = upload_tokens(tokens, rows, cx.op);
-    KVCache caches[kMaxLayers];
-    CrossKV cross[kMaxLayers];
-    DecoderAttnOut attn[kMaxLayers];
-    float* self = K_ > 1 ? hist_self_ : att_self_;  // rows are sentences when K = 1
-    float* crs = K_ > 1 ? hist_cross_ : att_cross_;
-    for (int l = 0; l < L_; ++l) {
-      caches[l] = {cache_k_ + (long)l * R_ * T_ * H_, cache_v_ + (long)l * R_ * T_ * H_, T_};
-      cross[l] = {cross_k_ + (long)l * R_ * S_ * H_, cross_v_ + (long)l * R_ * S_ * H_, S_};
-      attn[l].self = {self + ((long)l * T_ + t) * NH_ * T_, self_len(), T_, T_};
-      attn[l].cross = {crs + ((long)l * T_ + t) * NH_ * S_, cross_len(), S_, S_};
+    if (attention) {
+      float* self = K_ > 1 ? hist_self_ : att_self_;  // rows are sentences when K = 1
+      float* crs = K_ > 1 ? hist_cross_ : att_cross_;
+      for (int l = 0; l < L_; ++l) {
+        dec_attn_[l].self = {self + ((long)l * T_ + t) * NH_ * T_, self_len(), T_, T_};
+        dec_attn_[l].cross = {crs + ((long)l * T_ + t) * NH_ * S_, cross_len(), S_, S_};
+      }
     }
-    transformer_decode(logits_, attention ? attn : nullptr, w_, c_, P_, in, rows, 1, t, &pos,
-                       /*causal=*/false, caches, cross, row_lens(), cx);
+    transformer_decode(logits_, attention ? dec_attn_ : nullptr, w_, c_, P_, in, rows, 1, t,
+                       &pos, /*causal=*/false, caches_, cross_, row_lens(), cx);
     return logits_;
   }
 
@@ -117,7 +116,6 @@ class TransformerDriver final : public Seq2SeqRows {
   }
 
  private:
-  static constexpr int kMaxLayers = 64;  // the loader's bound on num_layers
   long enc_len() const { return (long)L_ * NH_ * S_ * S_; }
   long self_len() const { return (long)L_ * T_ * NH_ * T_; }
   long cross_len() const { return (long)L_ * T_ * NH_ * S_; }
@@ -165,6 +163,12 @@ class TransformerDriver final : public Seq2SeqRows {
   float* hist_self_ = nullptr;     // (R, L, T, NH, T) K > 1
   float* hist_cross_ = nullptr;    // (R, L, T, NH, S) K > 1
   float* tmp_ = nullptr;           // row gathers
+  // Per-layer views, set when the buffers are carved; only the attention rows move per step.
+  static constexpr int kMaxLayers = 64;  // the loader's bound on num_layers
+  KVCache caches_[kMaxLayers];
+  CrossKV cross_[kMaxLayers];
+  AttnOut enc_attn_[kMaxLayers];
+  DecoderAttnOut dec_attn_[kMaxLayers];
 };
 
 }  // namespace
