@@ -65,7 +65,8 @@ struct Translator::Impl {
 
   // op memory: the driver's buffers and the scratch, one block (the host block on the CPU)
   size_t scratch_bytes = 0;
-  size_t need = 0;  // bytes of the host block
+  size_t need = 0;      // bytes of the host block
+  size_t mem_need = 0;  // bytes of the op-memory block (0 when it is the host block)
   AlignedBuffer owned;
   drivers::OpBlock mem_block;
   Arena scratch;
@@ -98,6 +99,7 @@ struct Translator::Impl {
     Arena host, mem;
     carve(host, mem);
     need = host.peak() + (op.host_memory() ? mem.peak() : 0);
+    mem_need = op.host_memory() ? 0 : mem.peak();
   }
 
   // The scratch one search takes at the limits: encode() and the last step() run with the
@@ -143,9 +145,7 @@ struct Translator::Impl {
     if (op.host_memory()) {
       carve(host, host);
     } else {
-      Arena h0, m0;
-      carve(h0, m0);
-      mem_block = drivers::OpBlock(op, m0.peak());
+      mem_block = drivers::OpBlock(op, mem_need);
       Arena mem(mem_block.data(), mem_block.size());
       carve(host, mem);
     }
@@ -222,13 +222,15 @@ struct Translator::Impl {
     drivers::AttentionSlot a = driver->attention(b);
     if (host_att) {  // the slots live in op memory: bring sentence b's to the host
       float* h = host_att + (long)b * slot_floats;
-      for (const float** p : {&a.enc_self, &a.dec_self, &a.cross}) {
-        const long len = p == &a.enc_self ? a.enc_self_len : p == &a.dec_self ? a.dec_self_len : a.cross_len;
-        if (!*p) continue;
-        op.download(h, *p, sizeof(float) * (size_t)len);
-        *p = h;
+      auto bring = [&](const float*& p, long len) {
+        if (!p) return;
+        op.download(h, p, sizeof(float) * (size_t)len);
+        p = h;
         h += len;
-      }
+      };
+      bring(a.enc_self, a.enc_self_len);
+      bring(a.dec_self, a.dec_self_len);
+      bring(a.cross, a.cross_len);
     }
     r.enc_self = a.enc_self;
     r.dec_self = a.dec_self;
