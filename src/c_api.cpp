@@ -126,7 +126,7 @@ al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err)
 void al_model_free(al_model* model) { delete model; }
 
 int al_model_kind(const al_model* m) {
-  return m ? (m->model->kind() == ModelKind::Bahdanau ? AL_BAHDANAU : AL_TRANSFORMER) : -1;
+  return m ? (int)m->model->kind() : -1;  // al_kind follows ModelKind
 }
 const char* al_model_kind_name(const al_model* m) { return m ? m->model->kind_name() : ""; }
 int al_model_num_layers(const al_model* m) { return m ? m->model->num_layers() : 0; }

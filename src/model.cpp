@@ -9,7 +9,12 @@
 namespace attnlite {
 
 const char* model_kind_name(ModelKind k) {
-  return k == ModelKind::Transformer ? "transformer" : "bahdanau";
+  switch (k) {
+    case ModelKind::Transformer: return "transformer";
+    case ModelKind::Bahdanau: return "bahdanau";
+    case ModelKind::LM: return "lm";
+  }
+  return "?";
 }
 
 namespace {
@@ -54,6 +59,52 @@ Vocab read_vocab(const SafeTensors& st, const std::string& key, int expected_siz
   } catch (const Error& e) {
     throw Error(key + ": " + e.what());
   }
+}
+
+bool cfg_bool(const json& c, const char* key, bool def) {
+  auto it = c.find(key);
+  if (it == c.end()) return def;
+  if (!it->is_boolean()) throw Error(std::string("model config '") + key + "' is not a boolean");
+  return it->get<bool>();
+}
+
+void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
+  m.kind = ModelKind::LM;
+  LanguageModelConfig& l = m.lm;
+  EncoderLayerConfig& e = l.layer;
+  l.vocab_size = cfg_int(c, "vocab_size", 4, 1 << 20);
+  e.d_model = cfg_int(c, "d_model", 2, 8192);
+  e.num_heads = cfg_int(c, "num_heads", 1, 256);
+  l.num_layers = cfg_int(c, "num_layers", 1, 64);
+  e.dim_feedforward = cfg_int(c, "dim_feedforward", 1, 65536);
+  l.max_len = cfg_int(c, "max_len", 1, 4096);
+  l.pos_max_len = c.contains("pos_max_len") ? cfg_int(c, "pos_max_len", 1, 100000) : 5000;
+  const std::string act = c.contains("activation") && c["activation"].is_string()
+                              ? c["activation"].get<std::string>()
+                              : (c.contains("activation") ? "" : "relu");
+  if (act == "relu") e.activation = ops::Act::Relu;
+  else if (act == "gelu") e.activation = ops::Act::Gelu;
+  else throw Error("model config 'activation' must be \"relu\" or \"gelu\"");
+  e.norm_first = cfg_bool(c, "norm_first", false);
+  e.bias = cfg_bool(c, "bias", true);
+  if (c.contains("layer_norm_eps")) {
+    const json& v = c["layer_norm_eps"];
+    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1))
+      throw Error("model config 'layer_norm_eps' must be a number in (0, 1)");
+    e.layer_norm_eps = (float)v.get<double>();
+  }
+  if (e.d_model % e.num_heads) throw Error("model config: d_model is not a multiple of num_heads");
+  if (e.d_model % 2) throw Error("model config: d_model must be even for the positional encoding");
+  if (l.max_len > l.pos_max_len) throw Error("model config: max_len exceeds pos_max_len");
+  l.head_bias = m.store.has("head.bias");
+  m.zeros.assign((size_t)e.d_model, 0.f);
+  m.lw = bind_language_model(m.store, l, m.zeros.data());
+  // Positions beyond the context are never read: the table stops at max_len rows (its rows do
+  // not depend on its length).
+  m.P.resize((size_t)l.max_len * e.d_model);
+  positional_encoding_table(m.P.data(), l.max_len, e.d_model);
+  m.tgt_vocab = read_vocab(st, "attnlite.vocab", l.vocab_size);
+  m.src_vocab = m.tgt_vocab;
 }
 
 }  // namespace
@@ -110,8 +161,10 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     m->bw = bind_bahdanau(m->store, b);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", b.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", b.tgt_vocab_size);
+  } else if (kind_it->second == "lm") {
+    load_lm(*m, st, c);
   } else {
-    throw Error("unknown model kind '" + kind_it->second + "' (expected transformer or bahdanau)");
+    throw Error("unknown model kind '" + kind_it->second + "' (expected transformer, bahdanau or lm)");
   }
   const auto extra = m->store.unused();
   if (!extra.empty())
@@ -153,17 +206,39 @@ size_t Model::weight_bytes() const { return impl_->store.bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
 
 int Model::num_steps() const {
-  return kind() == ModelKind::Transformer ? impl_->transformer.num_steps : impl_->bahdanau.num_steps;
+  switch (kind()) {
+    case ModelKind::Transformer: return impl_->transformer.num_steps;
+    case ModelKind::Bahdanau: return impl_->bahdanau.num_steps;
+    default: return impl_->lm.max_len;
+  }
 }
 int Model::num_layers() const {
-  return kind() == ModelKind::Transformer ? impl_->transformer.num_layers : impl_->bahdanau.num_layers;
+  switch (kind()) {
+    case ModelKind::Transformer: return impl_->transformer.num_layers;
+    case ModelKind::Bahdanau: return impl_->bahdanau.num_layers;
+    default: return impl_->lm.num_layers;
+  }
 }
-int Model::num_heads() const { return kind() == ModelKind::Transformer ? impl_->transformer.num_heads : 1; }
+int Model::num_heads() const {
+  switch (kind()) {
+    case ModelKind::Transformer: return impl_->transformer.num_heads;
+    case ModelKind::Bahdanau: return 1;
+    default: return impl_->lm.layer.num_heads;
+  }
+}
 int Model::num_hiddens() const {
-  return kind() == ModelKind::Transformer ? impl_->transformer.num_hiddens : impl_->bahdanau.num_hiddens;
+  switch (kind()) {
+    case ModelKind::Transformer: return impl_->transformer.num_hiddens;
+    case ModelKind::Bahdanau: return impl_->bahdanau.num_hiddens;
+    default: return impl_->lm.layer.d_model;
+  }
 }
 int Model::max_target_steps() const {
-  return kind() == ModelKind::Transformer ? impl_->transformer.max_len : 1000;
+  switch (kind()) {
+    case ModelKind::Transformer: return impl_->transformer.max_len;
+    case ModelKind::Bahdanau: return 1000;
+    default: return impl_->lm.max_len;
+  }
 }
 
 }  // namespace attnlite

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attnlite/model.h"
+#include "attnlite/models/language_model.h"
 #include "attnlite/models/seq2seq_bahdanau.h"
 #include "attnlite/models/transformer.h"
 #include "attnlite/weights.h"
@@ -14,11 +15,14 @@ struct Model::Impl {
   ModelKind kind = ModelKind::Transformer;
   TransformerConfig transformer;   // kind == Transformer
   BahdanauConfig bahdanau;         // kind == Bahdanau
-  Vocab src_vocab, tgt_vocab;
+  LanguageModelConfig lm;          // kind == LM
+  Vocab src_vocab, tgt_vocab;      // LM: its vocabulary is both
   std::map<std::string, std::string> metadata;
   TransformerWeights tw;
   BahdanauWeights bw;
-  std::vector<float> P;            // positional encoding table (max_len, H), Transformer
+  LanguageModelWeights lw;
+  std::vector<float> P;            // positional encoding table (max_len, H): Transformer, LM
+  std::vector<float> zeros;        // (H) the bias of bias-free LayerNorms (LM)
   WeightStore store;
   bool int8 = false;
 };

@@ -72,6 +72,9 @@ struct Translator::Impl {
   Arena scratch;
 
   Impl(const Model& model, const Limits& lim) : m(model), op(ops_for(lim.device)) {
+    if (m.kind() == ModelKind::LM)
+      throw Error("this is a language model (kind lm): it generates text (Generator, `attnlite "
+                  "generate`), it does not translate");
     if (lim.max_batch < 1 || lim.max_batch > 4096)
       throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(lim.max_batch));
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))

@@ -87,18 +87,32 @@ std::vector<std::string> WeightStore::unused() const {
 }
 
 Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, bool bias) {
+  return bind_linear_named(ws, prefix + ".weight", bias ? prefix + ".bias" : "", in, out);
+}
+
+Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::string& bias,
+                         int in, int out) {
   Linear l;
   l.in = in;
   l.out = out;
-  const std::string name = prefix + ".weight";
-  if (ws.dtype(name) == DType::I8) {
-    l.q = ws.get_i8(name, {out, in});
-    l.scale = ws.get(name + "_scale", {out});
+  if (ws.dtype(weight) == DType::I8) {
+    l.q = ws.get_i8(weight, {out, in});
+    l.scale = ws.get(weight + "_scale", {out});
   } else {
-    l.w = ws.get(name, {out, in});
+    l.w = ws.get(weight, {out, in});
   }
-  l.b = bias ? ws.get(prefix + ".bias", {out}) : nullptr;
+  l.b = bias.empty() ? nullptr : ws.get(bias, {out});
   return l;
+}
+
+Linear linear_rows(const Linear& l, int first, int n) {
+  Linear r = l;
+  r.out = n;
+  if (l.w) r.w = l.w + (long)first * l.in;
+  if (l.q) r.q = l.q + (long)first * l.in;
+  if (l.scale) r.scale = l.scale + first;
+  if (l.b) r.b = l.b + first;
+  return r;
 }
 
 Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int dim) {

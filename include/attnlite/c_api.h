@@ -59,7 +59,7 @@ void al_error_free(al_error* err);                  /* NULL is fine */
 al_error* al_error_new(const char* message);
 
 /* ---- models -------------------------------------------------------------------------- */
-typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1 } al_kind;
+typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2 } al_kind;
 
 /* Validate the whole file (safetensors header, config, vocabularies, every tensor). */
 al_model* al_model_load(const char* path, al_error** err);
@@ -68,7 +68,7 @@ al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err)
 void al_model_free(al_model* model); /* NULL is fine */
 
 int al_model_kind(const al_model* model);            /* al_kind; -1 for NULL */
-const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" */
+const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" / "lm" */
 int al_model_num_layers(const al_model* model);      /* encoder/decoder layers */
 int al_model_num_heads(const al_model* model);       /* 1 for Bahdanau */
 int al_model_num_steps(const al_model* model);       /* training length = source padding */

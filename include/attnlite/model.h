@@ -14,7 +14,8 @@ namespace attnlite {
 
 class SafeTensors;
 
-enum class ModelKind { Transformer, Bahdanau };
+// Transformer and Bahdanau translate (Translator); LM generates (Generator, generate.h).
+enum class ModelKind { Transformer, Bahdanau, LM };
 const char* model_kind_name(ModelKind);
 
 class Model {
@@ -26,15 +27,17 @@ class Model {
 
   ModelKind kind() const;
   const char* kind_name() const { return model_kind_name(kind()); }
-  const Vocab& src_vocab() const;
-  const Vocab& tgt_vocab() const;
+  const Vocab& src_vocab() const;  // LM: its vocabulary
+  const Vocab& tgt_vocab() const;  // LM: its vocabulary
   const std::map<std::string, std::string>& metadata() const;
 
-  int num_steps() const;          // the training sequence length (source padding length)
+  int num_steps() const;          // the training sequence length (source padding length);
+                                  // LM: the context (max_len)
   int num_layers() const;
   int num_heads() const;          // 1 for Bahdanau
-  int num_hiddens() const;
+  int num_hiddens() const;        // LM: d_model
   int max_target_steps() const;   // the largest Limits::max_tgt_steps the model allows
+                                  // (LM: the context)
   size_t weight_bytes() const;
   // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
   bool is_int8() const;

@@ -57,6 +57,13 @@ struct Linear {
   bool int8() const { return q != nullptr; }
 };
 Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, bool bias);
+// The same by full tensor names (PyTorch's packed "in_proj_weight"); bias "" = none. An int8
+// weight's scale is the weight's name + "_scale".
+Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::string& bias,
+                         int in, int out);
+// Output features [first, first + n) of l: a view of its rows (the Q, K and V blocks of a
+// packed in_proj).
+Linear linear_rows(const Linear& l, int first, int n);
 // Threaded over the pool when it pays (threads.h); linear_serial never is.
 void linear(float* y, const Linear& l, const float* x, int M);
 void linear_serial(float* y, const Linear& l, const float* x, int M);

@@ -1,6 +1,7 @@
 // The CPU op set: every op over the active kernel table (ops::kernels(): the scalar reference
 // or the SIMD kernels), in host memory. Also the dry-run set, whose ops do nothing.
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string>
@@ -22,15 +23,25 @@ class CpuOps final : public Ops {
   void linear(float* y, const float* x, const Linear& w, int M, Act act) const override {
     attnlite::linear(y, w, x, M);
     if (act == Act::Relu) kernels().relu(y, M * w.out);
+    if (act == Act::Gelu) {
+      const long n = (long)M * w.out;
+      for (long i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.f + std::erf(y[i] * 0.70710678118654752f));
+    }
   }
 
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena& scratch) const override {
     ArenaScope scope(scratch);
     const auto& K = kernels();
+    if (!y) return K.layer_norm(out, x, gamma, beta, R, n, eps);
     float* sum = scratch.floats((size_t)R * n);
     K.add(sum, y, x, R * n);  // dropout(Y) + X, dropout being identity at inference
     K.layer_norm(out, sum, gamma, beta, R, n, eps);
+  }
+
+  void add(float* y, const float* a, const float* b, long n) const override {
+    const auto& K = kernels();
+    for (long i = 0; i < n; i += 1 << 30) K.add(y + i, a + i, b + i, (int)std::min(n - i, 1l << 30));
   }
 
   void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
@@ -172,8 +183,9 @@ class CountingOps final : public Ops {
   void add_layer_norm(float*, const float*, const float*, const float*, const float*, int R,
                       int n, float, Arena& scratch) const override {
     ArenaScope scope(scratch);
-    scratch.floats((size_t)R * n);  // what the CPU set takes
+    scratch.floats((size_t)R * n);  // what the CPU set takes (at most)
   }
+  void add(float*, const float*, const float*, long) const override {}
   void embed(float*, int, const Embedding&, const int*, int, float) const override {}
   void add_positions(float*, const float*, int, int, int, const int*) const override {}
   void attend(float*, const AttnOut& attn, const float*, const float*, const float*, int, int,

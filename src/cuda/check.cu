@@ -46,7 +46,7 @@ void linear(float* y, const float* x, const float* w, const float* b, int M, int
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
   cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
   const cublasStatus_t st =
-      cuda::linear(h, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K, relu, nullptr);
+      cuda::linear(h, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K, relu ? cuda::kActRelu : cuda::kActNone, nullptr);
   ok(cudaDeviceSynchronize(), "linear");
   cublasDestroy(h);
   if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");

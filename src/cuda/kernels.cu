@@ -49,13 +49,14 @@ __global__ void embed_positions_kernel(float* x, const float* table, const float
   x[i] = e + P[(long)p * H + c];                        // + P[:, :T]
 }
 
-__global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N, bool relu) {
+__global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N, int act) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long)R * N) return;
   const int r = (int)(i / N), c = (int)(i % N);
   float* p = y + (long)r * ldy + c;
   float v = b ? *p + b[c] : *p;
-  if (relu) v = v > 0.f ? v : 0.f;
+  if (act == kActRelu) v = v > 0.f ? v : 0.f;
+  if (act == kActGelu) v = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
   *p = v;
 }
 
@@ -65,10 +66,10 @@ __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y
   float* red = sum + n;
   const long row = blockIdx.x;
   const float* xr = x + row * n;
-  const float* yr = y + row * n;
+  const float* yr = y ? y + row * n : nullptr;
   float part = 0.f;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    sum[i] = yr[i] + xr[i];  // dropout(Y) + X
+    sum[i] = y ? yr[i] + xr[i] : xr[i];  // dropout(Y) + X, or X alone
     part += sum[i];
   }
   const float mean = block_reduce(part, Sum{}, 0.f, red) / (float)n;
@@ -182,13 +183,13 @@ void embed_positions(float* x, const float* table, const float* P, const int* id
       x, table, P, ids, R, T, H, pos, scale);
 }
 
-void bias_act(float* y, int ldy, const float* b, int R, int N, bool relu, cudaStream_t stream) {
+void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream) {
   const long n = (long)R * N;
-  bias_act_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(y, ldy, b, R, N, relu);
+  bias_act_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(y, ldy, b, R, N, act);
 }
 
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
-                      const float* W, const float* b, int M, int N, int K, bool relu,
+                      const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream) {
   // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
   // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
@@ -197,7 +198,7 @@ cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, 
       cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
                    CUDA_R_32F, ldx, &zero, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT);
-  if (st == CUBLAS_STATUS_SUCCESS && (b || relu)) bias_act(y, ldy, b, M, N, relu, stream);
+  if (st == CUBLAS_STATUS_SUCCESS && (b || act)) bias_act(y, ldy, b, M, N, act, stream);
   return st;
 }
 

@@ -17,17 +17,21 @@ namespace attnlite::cuda {
 void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
                      int T, int H, int pos, float scale, cudaStream_t stream);
 
-// y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then ReLU):
+// The activation after a linear layer (ops::Act): none, max(x, 0), exact (erf) gelu.
+constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
+
+// y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
 // nn.Linear with W (N, K) row-major. One SGEMM with CUBLAS_COMPUTE_32F (no TF32), then
-// bias_act when there is a bias or a ReLU. CPU: linear() / ffn().
+// bias_act when there is a bias or an activation. CPU: linear() / ffn().
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
-                      const float* W, const float* b, int M, int N, int K, bool relu,
+                      const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream);
 
-// y[r * ldy + n] += b[n] (b may be nullptr), then max(y, 0) when relu.
-void bias_act(float* y, int ldy, const float* b, int R, int N, bool relu, cudaStream_t stream);
+// y[r * ldy + n] += b[n] (b may be nullptr), then the activation act (kAct*).
+void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);
 
-// out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); out may alias x or y.
+// out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); y == nullptr: LayerNorm(x).
+// out may alias x or y.
 // CPU: add_norm() (src/ops/layers.cpp), the book's AddNorm at inference.
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n, float eps, cudaStream_t stream);

@@ -31,6 +31,11 @@ void ok(cudaError_t e, const char* what) {
 }
 
 // x[r * ldx + c] = table[ids[r]][c] * scale
+__global__ void add_kernel(float* y, const float* a, const float* b, long n) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a[i] + b[i];
+}
+
 __global__ void embed_kernel(float* x, int ldx, const float* table, const int* ids, int R, int dim,
                              float scale) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -115,7 +120,11 @@ class CudaOps final : public ops::Ops {
   bool host_memory() const override { return false; }
 
   void linear(float* y, const float* x, const Linear& w, int M, ops::Act act) const override {
-    cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, act == ops::Act::Relu, kStream);
+    const int a = act == ops::Act::Relu ? cuda::kActRelu : act == ops::Act::Gelu ? cuda::kActGelu : cuda::kActNone;
+    cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
+  }
+  void add(float* y, const float* a, const float* b, long n) const override {
+    if (n > 0) add_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(y, a, b, n);
   }
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena&) const override {

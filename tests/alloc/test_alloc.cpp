@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
@@ -163,4 +164,36 @@ TEST_CASE("a caller-supplied block is used as is", "[alloc]") {
     REQUIRE_THROWS_AS(Translator(model, Limits{}, block, need - 64), Error);
   }
   std::free(block);
+}
+
+TEST_CASE("generation and perplexity allocate nothing after the Generator is created", "[alloc][lm]") {
+  const int threads = GENERATE(1, 2);
+  set_num_threads(threads);
+  auto model = Model::load(model_path("lm-fra"));
+  Generator gen(model);
+  GenerateOptions greedy, sample;
+  sample.sample = true;
+  sample.temperature = 0.8f;
+  sample.top_k = 40;
+  sample.top_p = 0.95f;
+  gen.generate("je", greedy);
+
+  g_news = 0;
+  g_counting = true;
+  size_t chars = 0;
+  Perplexity ppl;
+  for (int rep = 0; rep < 5; ++rep) {
+    chars += gen.generate("je", greedy).text.size();
+    sample.seed = (uint64_t)rep;
+    chars += gen.generate("il est", sample).text.size();
+    const Generation* g = &gen.start("nous allons", sample);
+    while (!g->done) g = &gen.step();
+    chars += g->continuation.size();
+    gen.score("je suis content de te voir .", ppl);
+  }
+  g_counting = false;
+  REQUIRE(chars > 0);
+  REQUIRE(ppl.sentences == 5);
+  REQUIRE(g_news == 0);
+  set_num_threads(1);
 }

@@ -39,7 +39,8 @@ struct AttnOut {
   }
 };
 
-enum class Act { None, Relu };
+// Relu: max(x, 0); Gelu: PyTorch's exact gelu, x * (1 + erf(x / sqrt(2))) / 2.
+enum class Act { None, Relu, Gelu };
 enum class Cell { GRU, LSTM };
 
 class Ops {
@@ -55,9 +56,11 @@ class Ops {
   virtual void linear(float* y, const float* x, const Linear& w, int M,
                       Act act = Act::None) const = 0;
   // out (R, n) = LayerNorm(x + y) · gamma + beta, biased variance (the book's AddNorm);
-  // out may alias x or y.
+  // y == nullptr: LayerNorm(x) (nn.LayerNorm). out may alias x or y.
   virtual void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                               const float* beta, int R, int n, float eps, Arena& scratch) const = 0;
+  // y (n) = a + b elementwise (a residual connection); y may alias a or b.
+  virtual void add(float* y, const float* a, const float* b, long n) const = 0;
   // x (R, dim), rows of stride ldx, = table[ids[r]] · scale (ids: R, in op memory).
   virtual void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
                      float scale) const = 0;
