@@ -43,6 +43,7 @@ typedef struct al_error al_error;
 typedef struct al_model al_model;
 typedef struct al_translator al_translator;
 typedef struct al_result al_result;
+typedef struct al_generator al_generator;
 
 typedef enum al_status {
   AL_OK = 0,
@@ -170,6 +171,63 @@ int al_nbest_length(const al_result* r, int k);   /* num_tokens, + 1 with <eos> 
 int al_nbest_eos(const al_result* r, int k);
 double al_nbest_logp(const al_result* r, int k);  /* summed log-probabilities */
 double al_nbest_score(const al_result* r, int k); /* logp / length^alpha */
+
+/* ---- language models (attnlite::Generator, generate.h) -------------------------------- */
+/* A generator over a model of kind AL_LM; everything about the sampling rule, the context
+ * and the perplexity formula is in include/attnlite/generate.h. Errors as for translators:
+ * al_generator_new returns NULL with *err set, the others return an al_status with the
+ * message in al_generator_error. A generation (and everything read from it) stays valid
+ * until the next al_generate/al_generator_start/al_generator_step/al_generator_score. */
+
+/* attnlite::GenerateOptions. al_generate_options_default: 0, 0, 1.0, 0, 1.0, 0, 1. */
+typedef struct al_generate_options {
+  int max_tokens;      /* new tokens at most; 0: until <eos> or the context is full */
+  int sample;          /* 0: greedy; 1: sampling with the fields below */
+  float temperature;   /* > 0 */
+  int top_k;           /* 0: no cut; else >= 1 */
+  float top_p;         /* in (0, 1]; 1: no cut */
+  uint64_t seed;       /* SplitMix64 seed */
+  int attention;       /* 1: record the causal attention weights */
+} al_generate_options;
+void al_generate_options_default(al_generate_options* options);
+
+/* device: al_device. */
+al_generator* al_generator_new(const al_model* model, int device, al_error** err);
+void al_generator_free(al_generator* g); /* NULL is fine */
+const char* al_generator_error(const al_generator* g); /* "" after a success */
+int al_generator_context(const al_generator* g);      /* positions the model reads; -1 NULL */
+size_t al_generator_workspace_bytes(const al_generator* g);
+
+/* The whole generation; or start (reads the prompt, chooses the first token) and then one
+ * al_generator_step per further token until al_generation_done. options NULL: defaults. */
+al_status al_generate(al_generator* g, const char* prompt, const al_generate_options* options);
+al_status al_generator_start(al_generator* g, const char* prompt,
+                             const al_generate_options* options);
+al_status al_generator_step(al_generator* g);
+
+/* The generation so far (attnlite::Generation); 0, NULL or "" before any. */
+const char* al_generation_text(const al_generator* g);         /* prompt words + generated */
+const char* al_generation_continuation(const al_generator* g); /* the generated words */
+int al_generation_num_tokens(const al_generator* g);   /* <bos>, prompt, generated */
+const int* al_generation_tokens(const al_generator* g);
+int al_generation_num_prompt(const al_generator* g);   /* prompt words */
+int al_generation_num_generated(const al_generator* g);/* with <eos> when it came */
+int al_generation_num_unknown(const al_generator* g);  /* prompt words mapped to <unk> */
+const float* al_generation_probs(const al_generator* g); /* (num_generated) */
+int al_generation_eos(const al_generator* g);
+int al_generation_done(const al_generator* g);
+/* Causal self-attention (L, NH, ld, ld): [l][h][q][k]; rows q < positions hold data. NULL
+ * when not recorded. */
+int al_generation_layers(const al_generator* g);
+int al_generation_heads(const al_generator* g);
+int al_generation_ld(const al_generator* g);
+int al_generation_positions(const al_generator* g);
+const float* al_generation_attention(const al_generator* g);
+
+/* Perplexity: adds one sentence's -log p and predicted tokens to *nll and *tokens; *scored is
+ * 1, or 0 when the sentence was skipped (empty, too long for the context). */
+al_status al_generator_score(al_generator* g, const char* sentence, double* nll, long* tokens,
+                             int* scored);
 
 #ifdef __cplusplus
 }

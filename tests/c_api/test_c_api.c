@@ -303,6 +303,80 @@ static void test_errors(const al_model* m, al_translator* tr) {
   check_error(err, NULL);
 }
 
+/* The language model: generate, step by step, attention, perplexity and errors. */
+static void test_lm(void) {
+  al_error* err = NULL;
+  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/lm-fra.safetensors", &err);
+  CHECK(m != NULL);
+  if (!m) {
+    al_error_free(err);
+    return;
+  }
+  CHECK(al_model_kind(m) == AL_LM);
+  CHECK_STR(al_model_kind_name(m), "lm");
+  /* a translator refuses it */
+  CHECK(al_translator_new(m, NULL, &err) == NULL);
+  check_error(err, "language model");
+  al_generator* g = al_generator_new(m, AL_DEVICE_CPU, &err);
+  CHECK(g != NULL && err == NULL);
+  al_model_free(m); /* the generator keeps it alive */
+  if (!g) return;
+  CHECK(al_generator_context(g) == 32);
+  CHECK(al_generation_num_tokens(g) == 0);
+  CHECK_STR(al_generation_text(g), "");
+  al_generate_options o;
+  al_generate_options_default(&o);
+  CHECK(o.sample == 0 && o.top_k == 0 && o.top_p == 1.0f && o.temperature == 1.0f && o.attention == 1);
+  CHECK(al_generate(g, "je", &o) == AL_OK);
+  CHECK(al_generation_done(g) == 1);
+  CHECK(al_generation_num_prompt(g) == 1);
+  CHECK(al_generation_tokens(g)[0] == 2); /* <bos> */
+  CHECK(strncmp(al_generation_text(g), "je ", 3) == 0);
+  char whole[512];
+  snprintf(whole, sizeof whole, "%s", al_generation_text(g));
+  /* step by step gives the same text, and the attention grows by one row per step */
+  CHECK(al_generator_start(g, "je", &o) == AL_OK);
+  int steps = 0, last_positions = al_generation_positions(g);
+  CHECK(last_positions == 2);
+  while (!al_generation_done(g) && steps < 64) {
+    CHECK(al_generator_step(g) == AL_OK);
+    CHECK(al_generation_positions(g) == last_positions + 1);
+    last_positions = al_generation_positions(g);
+    ++steps;
+  }
+  CHECK_STR(al_generation_text(g), whole);
+  const float* a = al_generation_attention(g);
+  const int ld = al_generation_ld(g);
+  CHECK(a != NULL && ld == 32 && al_generation_layers(g) == 3 && al_generation_heads(g) == 4);
+  if (a) {
+    CHECK(a[0] > 0.999f && a[0] < 1.001f); /* <bos> attends only to itself */
+    CHECK(a[1] == 0.0f);                   /* above the diagonal: masked */
+  }
+  /* errors keep the session usable */
+  o.sample = 1;
+  o.temperature = 0.0f;
+  CHECK(al_generate(g, "je", &o) == AL_ERR_INPUT);
+  CHECK(strstr(al_generator_error(g), "temperature") != NULL);
+  CHECK(al_generation_num_tokens(g) == 0);
+  CHECK(al_generator_step(g) == AL_ERR_ARGUMENT);
+  CHECK(al_generate(g, "", NULL) == AL_ERR_INPUT);
+  CHECK(al_generate(g, NULL, NULL) == AL_ERR_ARGUMENT);
+  CHECK(al_generate(g, "il est", NULL) == AL_OK);
+  CHECK_STR(al_generator_error(g), "");
+  /* perplexity of two sentences, one skipped */
+  double nll = 0;
+  long tokens = 0;
+  int scored = -1;
+  CHECK(al_generator_score(g, "je suis content .", &nll, &tokens, &scored) == AL_OK);
+  CHECK(scored == 1 && tokens == 5 && nll > 0);
+  CHECK(al_generator_score(g, "", &nll, &tokens, &scored) == AL_OK);
+  CHECK(scored == 0 && tokens == 5);
+  al_generator_free(g);
+  al_generator_free(NULL);
+  CHECK(al_generator_context(NULL) == -1);
+  CHECK(al_generate(NULL, "je", NULL) == AL_ERR_ARGUMENT);
+}
+
 int main(void) {
   al_error* err = NULL;
   al_model* m = al_model_load(model_path(), &err);
@@ -326,6 +400,7 @@ int main(void) {
     CHECK_STR(al_result_text(al_translator_result(tr, 0)), "il est calme .");
     al_translator_free(tr);
   }
+  test_lm();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

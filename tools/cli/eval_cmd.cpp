@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
+#include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
 #include "attnlite/vocab.h"
@@ -20,6 +21,7 @@ namespace {
 
 const char* kHelp =
     "usage: attnlite eval [options] FILE.tsv     (- reads standard input)\n"
+    "       attnlite eval --perplexity FILE [--model M] [--json]\n"
     "\n"
     "Translates every English sentence of FILE ('english<TAB>french' per line, as\n"
     "tools/splits.py writes the dev and test splits) and scores the translations against\n"
@@ -33,7 +35,48 @@ const char* kHelp =
     "  --alpha A          length penalty of beam search (default 0)\n"
     "  --d2l-compat       the book's decoder positions (Transformer)\n"
     "  --out FILE         write 'english<TAB>translation' per sentence\n"
-    "  --json             one JSON object instead of the text summary\n";
+    "  --json             one JSON object instead of the text summary\n"
+    "\n"
+    "--perplexity FILE: a language model (default lm-fra) reads each line of FILE (one\n"
+    "sentence per line) as <bos> w1 .. wn and predicts w1 .. wn <eos>; prints\n"
+    "'perplexity P' with P = exp(NLL / N), NLL the summed -log p (float64) of the N\n"
+    "predicted tokens. Empty lines and sentences longer than the context are skipped\n"
+    "(counted on stderr).\n";
+
+int eval_perplexity(const std::string& path, const std::string& model_arg, bool as_json) {
+  std::ifstream fin;
+  if (path != "-") {
+    fin.open(path);
+    if (!fin) throw Error("cannot open '" + path + "'");
+  }
+  std::istream& in = path == "-" ? std::cin : fin;
+  auto model = Model::load(resolve_model(model_arg.empty() ? "lm-fra" : model_arg));
+  Generator gen(model);
+  Perplexity p;
+  std::string line;
+  long lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    try {
+      gen.score(line, p);
+    } catch (const Error& e) {
+      throw Error(path + ":" + std::to_string(lineno) + ": " + e.what());
+    }
+  }
+  if (!p.sentences) throw Error("no sentence of '" + path + "' could be scored");
+  if (p.skipped)
+    std::fprintf(stderr, "attnlite eval: skipped %ld line%s (empty, or longer than the context of %d positions)\n",
+                 p.skipped, p.skipped > 1 ? "s" : "", gen.context());
+  if (as_json) {
+    nlohmann::json j = {{"perplexity", p.value()}, {"nll", p.nll}, {"tokens", p.tokens},
+                        {"sentences", p.sentences}, {"skipped", p.skipped}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("perplexity %.6f\n", p.value());
+  }
+  return kOk;
+}
 
 }  // namespace
 
@@ -43,10 +86,14 @@ int cmd_eval(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return kOk;
   }
-  std::string model_arg, out_path;
+  std::string model_arg, out_path, ppl_path;
   args.value("--model", &model_arg);
   args.value("--out", &out_path);
   const bool as_json = args.flag("--json");
+  if (args.value("--perplexity", &ppl_path)) {
+    if (!args.positionals().empty()) throw UsageError{"--perplexity takes its file; give no other"};
+    return eval_perplexity(ppl_path, model_arg, as_json);
+  }
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.beam_size = args.int_value("--beam", 1, 1, 64);

@@ -1,5 +1,5 @@
-// attnlite — command line: translate English to French with the book's models, and draw
-// the chapter's attention figures.
+// attnlite — command line: translate English to French with the book's models, continue
+// French text with the language model, and draw the chapter's attention figures.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -17,8 +17,10 @@ const char* kHelp =
     "\n"
     "commands:\n"
     "  translate   translate English sentences to French (arguments, or one per line on stdin)\n"
+    "  generate    continue a French prompt with the language model (greedy or sampled)\n"
     "  heatmap     render the chapter's attention figures to PNG\n"
-    "  eval        corpus BLEU-4 of a model on a test set (english<TAB>french lines)\n"
+    "  eval        corpus BLEU-4 of a translator on a test set, or --perplexity of a\n"
+    "              language model on a text file\n"
     "  info        describe a model file\n"
     "\n"
     "Run `attnlite <command> --help` for a command's options.\n";
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   try {
     if (cmd == "translate") return cmd_translate(argc, argv);
+    if (cmd == "generate") return cmd_generate(argc, argv);
     if (cmd == "heatmap") return cmd_heatmap(argc, argv);
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "eval") return cmd_eval(argc, argv);
