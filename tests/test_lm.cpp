@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -203,4 +205,131 @@ TEST_CASE("perplexity skips empty and over-long sentences", "[lm]") {
   REQUIRE(p.value() > 1.0);
   REQUIRE(std::isfinite(p.value()));
   REQUIRE(std::isnan(Perplexity{}.value()));
+}
+
+// ---- PyTorch fixtures (tools/make_lm_fixtures.py) ------------------------------------------
+
+namespace {
+struct LmCase {
+  std::vector<int> ids;
+  std::vector<float> logits, attn;
+  std::vector<int64_t> attn_shape;
+};
+LmCase lm_case(const std::string& name) {
+  const SafeTensors st = SafeTensors::load(test::fixture_path(name + ".expect"));
+  LmCase c;
+  for (int64_t v : st.i64("in.ids")) c.ids.push_back((int)v);
+  c.logits = st.f32("out.logits");
+  c.attn = st.f32("out.attn");
+  c.attn_shape = st.get("out.attn").shape;
+  return c;
+}
+const char* const kLmCases[] = {"lm_post_relu", "lm_pre_gelu_eps6", "lm_post_gelu_nobias",
+                                "lm_pre_relu_nobias", "lm_d512"};
+}  // namespace
+
+TEST_CASE("torch.nn.TransformerEncoderLayer stacks: logits and every attention weight", "[lm][fixtures]") {
+  for (const char* name : kLmCases) {
+    INFO("case " << name);
+    const LmCase c = lm_case(name);
+    auto m = Model::load(test::fixture_path(name));
+    REQUIRE(m->kind() == ModelKind::LM);
+    const int T = (int)c.ids.size(), V = m->tgt_vocab().size();
+    const int L = (int)c.attn_shape[0], NH = (int)c.attn_shape[1];
+    REQUIRE(L == m->num_layers());
+    REQUIRE(NH == m->num_heads());
+    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
+      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
+      INFO((backend == ops::Backend::Simd ? "simd" : "scalar"));
+      ops::set_backend(backend);
+      Generator gen(m);
+      const float* z = gen.forward(c.ids.data(), T, true);
+      REQUIRE_CLOSE(std::vector<float>(z, z + (size_t)T * V), c.logits, 1e-5);
+      const Generation& g = gen.result();
+      std::vector<float> attn;
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < NH; ++h)
+          for (int q = 0; q < T; ++q)
+            for (int k = 0; k < T; ++k) attn.push_back(g.attn_at(l, h, q, k));
+      REQUIRE_CLOSE(attn, c.attn, 1e-5);
+    }
+    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+  }
+}
+
+TEST_CASE("fixture models: cached step-by-step decoding equals the full causal pass", "[lm][fixtures]") {
+  for (const char* name : kLmCases) {
+    INFO("case " << name);
+    auto m = Model::load(test::fixture_path(name));
+    Generator gen(m);
+    const int V = m->tgt_vocab().size();
+    // greedy from a one-word prompt ("w4"), as far as the context allows
+    GenerateOptions o;
+    const Generation& g = gen.generate("w4", o);
+    const std::vector<int> ids(g.tokens, g.tokens + g.num_tokens);
+    const int P = g.positions;
+    std::vector<float> cached;
+    for (int l = 0; l < g.layers; ++l)
+      for (int h = 0; h < g.heads; ++h)
+        for (int q = 0; q < P; ++q)
+          for (int k = 0; k < P; ++k) cached.push_back(g.attn_at(l, h, q, k));
+    const float* z = gen.forward(ids.data(), P, true);
+    for (int pos = 1; pos < P; ++pos) REQUIRE(argmax(z + (long)pos * V, V) == ids[pos + 1]);
+    const Generation& f = gen.result();
+    std::vector<float> full;
+    for (int l = 0; l < f.layers; ++l)
+      for (int h = 0; h < f.heads; ++h)
+        for (int q = 0; q < P; ++q)
+          for (int k = 0; k < P; ++k) full.push_back(f.attn_at(l, h, q, k));
+    REQUIRE_CLOSE(cached, full, 1e-5);
+  }
+}
+
+TEST_CASE("lm-fra: generations equal the Python reference of the sampling rule", "[lm][sample]") {
+  std::ifstream in(std::string(ATTNLITE_FIXTURES_DIR) + "/lm_fra_samples.json");
+  REQUIRE(in.good());
+  const nlohmann::json j = nlohmann::json::parse(in);
+  auto m = lm_fra();
+  Generator gen(m);
+  int n = 0;
+  for (const auto& c : j["cases"]) {
+    const auto& o = c["options"];
+    GenerateOptions opts;
+    opts.sample = o["sample"].get<bool>();
+    opts.temperature = o["temperature"].get<float>();
+    opts.top_k = o["top_k"].get<int>();
+    opts.top_p = o["top_p"].get<float>();
+    opts.seed = o["seed"].get<uint64_t>();
+    opts.max_tokens = o["max_tokens"].get<int>();
+    const std::string prompt = c["prompt"].get<std::string>();
+    INFO("prompt '" << prompt << "' options " << o.dump());
+    const Generation& g = gen.generate(prompt, opts);
+    REQUIRE(std::string(g.text) == c["text"].get<std::string>());
+    REQUIRE(std::string(g.continuation) == c["continuation"].get<std::string>());
+    REQUIRE(std::vector<int>(g.tokens, g.tokens + g.num_tokens) == c["tokens"].get<std::vector<int>>());
+    REQUIRE(g.eos == c["eos"].get<bool>());
+    REQUIRE(g.num_unknown == c["num_unknown"].get<int>());
+    const auto probs = c["probs"].get<std::vector<double>>();
+    REQUIRE((int)probs.size() == g.num_generated);
+    for (int i = 0; i < g.num_generated; ++i) REQUIRE(g.probs[i] == Approx(probs[i]).epsilon(1e-4));
+    ++n;
+  }
+  REQUIRE(n >= 10);
+}
+
+TEST_CASE("lm-fra: perplexity of a text file equals PyTorch's", "[lm]") {
+  const std::string dir = ATTNLITE_FIXTURES_DIR;
+  std::ifstream jf(dir + "/lm_fra_ppl.json"), tf(dir + "/lm_fra_ppl.txt");
+  REQUIRE(jf.good());
+  REQUIRE(tf.good());
+  const nlohmann::json j = nlohmann::json::parse(jf);
+  Generator gen(lm_fra());
+  Perplexity p;
+  std::string line;
+  while (std::getline(tf, line)) gen.score(line, p);
+  REQUIRE(p.sentences == j["sentences"].get<long>());
+  REQUIRE(p.skipped == j["skipped"].get<long>());
+  REQUIRE(p.tokens == j["tokens"].get<long>());
+  REQUIRE(p.nll == Approx(j["nll"].get<double>()).epsilon(1e-5));
+  REQUIRE(p.value() == Approx(j["perplexity"].get<double>()).epsilon(1e-4));
 }

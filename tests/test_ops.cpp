@@ -165,6 +165,57 @@ TEST_CASE("ops: add_layer_norm, embed, add_positions on every op set", "[ops]") 
   });
 }
 
+TEST_CASE("ops: GELU linear, plain LayerNorm and add on every op set", "[ops][lm]") {
+  const int M = 3, N = 17, K = 9;
+  const Floats x = rnd((size_t)M * K, 31), w = rnd((size_t)N * K, 32), b = rnd(N, 33);
+  // the formulas themselves, in float64: gelu(z) = z (1 + erf(z / sqrt 2)) / 2
+  {
+    ops::set_backend(ops::Backend::Scalar);
+    Floats y((size_t)M * N), ref((size_t)M * N);
+    ops::cpu().linear(y.data(), x.data(), Linear{w.data(), b.data(), N, K}, M, ops::Act::Gelu);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double z = b[n];
+        for (int k = 0; k < K; ++k) z += (double)x[m * K + k] * w[n * K + k];
+        ref[m * N + n] = (float)(0.5 * z * (1 + std::erf(z / std::sqrt(2.0))));
+      }
+    REQUIRE_CLOSE(y, ref, 1e-5);
+    const int R = 4, n = 10;
+    const Floats a = rnd((size_t)R * n, 34), g = rnd(n, 35), be = rnd(n, 36);
+    AlignedBuffer buf(1 << 16);
+    Arena scratch(buf.data(), buf.size());
+    Floats out((size_t)R * n), lref((size_t)R * n);
+    ops::cpu().add_layer_norm(out.data(), a.data(), nullptr, g.data(), be.data(), R, n, 1e-6f, scratch);
+    for (int r = 0; r < R; ++r) {
+      double mu = 0, var = 0;
+      for (int i = 0; i < n; ++i) mu += a[r * n + i];
+      mu /= n;
+      for (int i = 0; i < n; ++i) var += (a[r * n + i] - mu) * (a[r * n + i] - mu);
+      var /= n;
+      for (int i = 0; i < n; ++i)
+        lref[r * n + i] = (float)((a[r * n + i] - mu) / std::sqrt(var + 1e-6) * g[i] + be[i]);
+    }
+    REQUIRE_CLOSE(out, lref, 1e-5);
+  }
+  each_set([&](const ops::Ops& op, Mem& mem, bool) {
+    Linear l{mem.put(w), mem.put(b), N, K};
+    float* y = mem.put(Floats((size_t)M * N));
+    op.linear(y, mem.put(x), l, M, ops::Act::Gelu);
+    AlignedBuffer buf(1 << 16);
+    Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+    const int n = 33;
+    const Floats a = rnd((size_t)M * n, 37), g = rnd(n, 38), be = rnd(n, 39);
+    float* ln = mem.put(Floats((size_t)M * n));
+    float* da = mem.put(a);
+    op.add_layer_norm(ln, da, nullptr, mem.put(g), mem.put(be), M, n, 1e-5f, scratch);
+    float* sum = mem.put(Floats((size_t)M * n));
+    op.add(sum, da, ln, (long)M * n);
+    op.add(sum, sum, da, (long)M * n);  // in place
+    return std::vector<Floats>{mem.get(y, (size_t)M * N), mem.get(ln, (size_t)M * n),
+                               mem.get(sum, (size_t)M * n)};
+  });
+}
+
 TEST_CASE("ops: attend with every kind of valid length on every op set", "[ops]") {
   const int B = 2, H = 12, NH = 3;
   for (int Tq : {1, 4})
