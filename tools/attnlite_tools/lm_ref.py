@@ -1,7 +1,7 @@
 """PyTorch reference for an attnlite language model file (tools/train_lm.py).
 
     /usr/bin/python3 tools/lm_ref.py MODEL.safetensors [CORPUS] [--prompts "je|il est|..."]
-        [--threads 1]
+        [--threads 1] [--write-split test=FILE]
 
 Loads MODEL (fp32, or int8 from tools/quantize.py: the dequantized weights scale * q)
 back into lm.DecoderOnlyLM (dropout 0, eval mode) and prints:
@@ -118,6 +118,9 @@ def main():
     ap.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
     ap.add_argument("--prompts", default="|".join(PROMPTS))
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--write-split", metavar="SPLIT=FILE",
+                    help="write the held-out split's unique French sentences, one per line "
+                         "(e.g. test=/tmp/fr-test.txt; for `attnlite eval --perplexity`)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -132,6 +135,12 @@ def main():
         print("stored eval", json.dumps(info["eval"]))
 
     fr = lm.french_splits(splits.load(args.corpus))
+    if args.write_split:
+        k, path = args.write_split.split("=", 1)
+        with open(path, "w", encoding="utf-8") as f:
+            for sent in fr[k]:
+                f.write(" ".join(sent) + "\n")
+        print(f"wrote {len(fr[k])} {k} sentences to {path}")
     pad_id = vocab['<pad>']
     for k in ('dev', 'test'):
         enc, skipped = lm.encode(fr[k], vocab)
