@@ -255,3 +255,62 @@ TEST_CASE("Model: damaged model files are rejected by name", "[loader]") {
     REQUIRE_THROWS_WITH(Model::load("/nonexistent/model.safetensors"), Contains("/nonexistent/model.safetensors"));
   }
 }
+
+TEST_CASE("Model: damaged language-model files are rejected by name", "[loader][lm]") {
+  StFile f = StFile::from(SafeTensors::load(attnlite::test::fixture_path("lm_post_relu")));
+  REQUIRE(load_model(f.bytes())->kind() == ModelKind::LM);
+  const std::string in = "layers.1.self_attn.in_proj_weight";
+  auto config = [&](const char* key, const nlohmann::json& value) {
+    StFile g = f;
+    auto c = nlohmann::json::parse(f.metadata["attnlite.config"]);
+    if (value.is_null()) c.erase(key); else c[key] = value;
+    g.metadata["attnlite.config"] = c.dump();
+    return g.bytes();
+  };
+  SECTION("in_proj of the wrong shape") {
+    auto* t = f.find(in);
+    t->shape = {t->shape[0] / 3, t->shape[1] * 3};  // (D, 3D): Q/K/V packed the wrong way
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains(in) && Contains("has shape [16, 48]") && Contains("expected [48, 16]"));
+  }
+  SECTION("in_proj of two blocks only") {
+    auto* t = f.find(in);
+    t->shape = {32, 16};
+    t->bytes.resize(32 * 16 * 4);
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains(in) && Contains("expected [48, 16]"));
+  }
+  SECTION("in_proj_bias missing while the config has biases") {
+    f.erase("layers.0.self_attn.in_proj_bias");
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("missing tensor 'layers.0.self_attn.in_proj_bias'"));
+  }
+  SECTION("biases present while the config says bias false") {
+    REQUIRE_THROWS_WITH(load_model(config("bias", false)), Contains("unexpected tensor"));
+  }
+  SECTION("a layer missing") {
+    REQUIRE_THROWS_WITH(load_model(config("num_layers", 3)), Contains("missing tensor 'layers.2."));
+  }
+  SECTION("bad config values") {
+    REQUIRE_THROWS_WITH(load_model(config("activation", "swish")), Contains("'activation' must be"));
+    REQUIRE_THROWS_WITH(load_model(config("activation", 3)), Contains("'activation' must be"));
+    REQUIRE_THROWS_WITH(load_model(config("norm_first", "yes")), Contains("'norm_first' is not a boolean"));
+    REQUIRE_THROWS_WITH(load_model(config("layer_norm_eps", 0)), Contains("'layer_norm_eps'"));
+    REQUIRE_THROWS_WITH(load_model(config("layer_norm_eps", "1e-5")), Contains("'layer_norm_eps'"));
+    REQUIRE_THROWS_WITH(load_model(config("num_heads", 3)), Contains("not a multiple of num_heads"));
+    REQUIRE_THROWS_WITH(load_model(config("max_len", 0)), Contains("'max_len'"));
+    REQUIRE_THROWS_WITH(load_model(config("max_len", 6000)), Contains("'max_len'"));
+    REQUIRE_THROWS_WITH(load_model(config("d_model", 17)), Contains("not a multiple of num_heads"));
+    REQUIRE_THROWS_WITH(load_model(config("d_model", 18)), Contains("has shape"));
+    REQUIRE_THROWS_WITH(load_model(config("vocab_size", 24)), Contains("expected ["));
+    REQUIRE_THROWS_WITH(load_model(config("dim_feedforward", nullptr)), Contains("lacks 'dim_feedforward'"));
+  }
+  SECTION("vocabulary") {
+    StFile g = f;
+    g.metadata.erase("attnlite.vocab");
+    REQUIRE_THROWS_WITH(load_model(g.bytes()), Contains("lacks 'attnlite.vocab'"));
+  }
+  SECTION("int8 in_proj without its scale") {
+    auto* t = f.find(in);
+    t->dtype = "I8";
+    t->bytes.resize(48 * 16);
+    REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("missing tensor '" + in + "_scale'"));
+  }
+}

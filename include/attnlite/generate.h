@@ -24,7 +24,8 @@
 //       state += 0x9E3779B97F4A7C15; z = state;
 //       z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
 //       next() = z ^ (z >> 31)                         (uint64 arithmetic, wrapping)
-//     one draw per sampled token. The same model, prompt, options and seed give the same
+//     one draw per sampled token (none when a logit is not finite: then the choice is greedy).
+//     The same model, prompt, options and seed give the same
 //     tokens on every platform (up to float rounding of the logits; the tests pin a sample).
 //
 // Perplexity (score / perplexity): each sentence becomes <bos> w1 .. wn <eos>; the model reads

@@ -22,7 +22,9 @@ double log_softmax_at(const float* z, int V, int id) {
 int Sampler::choose(const float* z, const GenerateOptions& o, SplitMix64& rng, float* prob) {
   const int V = V_;
   int id = 0;
-  if (!o.sample) {
+  bool finite = true;
+  for (int v = 0; v < V && finite; ++v) finite = std::isfinite(z[v]);
+  if (!o.sample || !finite) {  // logits that overflowed (hostile weights): greedy
     for (int v = 1; v < V; ++v)
       if (z[v] > z[id]) id = v;  // the lowest id on ties
   } else {

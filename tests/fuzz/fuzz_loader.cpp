@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as a model file. SafeTensors::parse and Model::from_bytes
 // must either accept the bytes or throw attnlite::Error; anything else (a crash, a sanitizer
 // report, another exception type, a leak) is a finding. A file that loads as a model is also
-// run through a Translator once, so hostile-but-valid weights reach the kernels.
+// run through a Translator (a language model: a Generator) once, so hostile-but-valid weights
+// reach the kernels.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "attnlite/error.h"
+#include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/safetensors.h"
 #include "attnlite/translate.h"
@@ -53,8 +55,29 @@ void walk_tensors(const SafeTensors& st) {
   for (const auto& [k, v] : st.metadata()) FUZZ_CHECK(st.meta(k) == v);
 }
 
+void run_lm(const std::shared_ptr<const Model>& m) {
+  Generator gen(m);
+  for (bool sample : {false, true}) {
+    GenerateOptions o;
+    o.sample = sample;
+    o.top_k = sample ? 3 : 0;
+    o.top_p = sample ? 0.9f : 1.f;
+    const Generation& g = gen.generate("go", o);
+    FUZZ_CHECK(g.done && g.num_tokens >= 2 && g.num_tokens <= gen.context() + 1);
+    FUZZ_CHECK(g.positions >= 1 && g.positions <= gen.context());
+    for (int k = 0; k < g.num_tokens; ++k)
+      FUZZ_CHECK(g.tokens[k] >= 0 && g.tokens[k] < m->tgt_vocab().size());
+    for (int k = 0; k < g.num_generated; ++k)
+      FUZZ_CHECK(!(g.probs[k] < 0.0f) && !(g.probs[k] > 1.0f));
+  }
+  Perplexity p;
+  gen.score("go home .", p);
+  FUZZ_CHECK(p.sentences + p.skipped == 1);
+}
+
 void run_model(const std::shared_ptr<const Model>& m) {
   FUZZ_CHECK(m->num_steps() >= 1 && m->num_layers() >= 1 && m->num_heads() >= 1);
+  if (m->kind() == ModelKind::LM) return run_lm(m);
   Translator tr(m);
   for (bool compat : {false, true}) {
     DecodeOptions o;

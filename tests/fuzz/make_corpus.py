@@ -94,11 +94,45 @@ def tiny_bahdanau(cell="gru", E=2, H=2, L=1, steps=4, quantized=False):
     return st_bytes(int8(t) if quantized else t, model_meta("bahdanau", cfg))
 
 
+def tiny_lm(D=4, F=4, L=1, NH=2, max_len=4, bias=True, norm_first=False, act="relu",
+            head_bias=True, quantized=False):
+    """A decoder-only language model under PyTorch's nn.TransformerEncoderLayer names."""
+    t = [f32("embedding.weight", len(TGT), D)]
+    for l in range(L):
+        p = "layers.%d." % l
+        t.append(f32(p + "self_attn.in_proj_weight", 3 * D, D))
+        if bias:
+            t.append(f32(p + "self_attn.in_proj_bias", 3 * D))
+        t.append(f32(p + "self_attn.out_proj.weight", D, D))
+        if bias:
+            t.append(f32(p + "self_attn.out_proj.bias", D))
+        t.append(f32(p + "linear1.weight", F, D))
+        if bias:
+            t.append(f32(p + "linear1.bias", F))
+        t.append(f32(p + "linear2.weight", D, F))
+        if bias:
+            t.append(f32(p + "linear2.bias", D))
+        for n in ("norm1", "norm2"):
+            t.append(f32(p + n + ".weight", D))
+            if bias:
+                t.append(f32(p + n + ".bias", D))
+    t.append(f32("head.weight", len(TGT), D))
+    if head_bias:
+        t.append(f32("head.bias", len(TGT)))
+    cfg = {"vocab_size": len(TGT), "d_model": D, "num_heads": NH, "num_layers": L,
+           "dim_feedforward": F, "activation": act, "norm_first": norm_first,
+           "layer_norm_eps": 1e-5, "bias": bias, "max_len": max_len, "pos_max_len": 5000}
+    meta = {"attnlite.format": "1", "attnlite.kind": "lm", "attnlite.config": json.dumps(cfg),
+            "attnlite.vocab": json.dumps(TGT)}
+    return st_bytes(int8(t) if quantized else t, meta)
+
+
 def int8(tensors):
     """tools/quantize.py's layout on a tensor list: 2-D .weight (not GRU) -> I8 + F32 scale."""
     out = []
     for name, dtype, shape, values in tensors:
-        if name.endswith(".weight") and len(shape) == 2 and ".rnn." not in name:
+        if ((name.endswith(".weight") or name.endswith(".in_proj_weight")) and len(shape) == 2
+                and ".rnn." not in name):
             rows, cols = shape
             q, scales = [], []
             for r in range(rows):
@@ -142,6 +176,15 @@ def loader():
     # int8 weights (tools/quantize.py's layout), drawn last so the seeds above stay as they were
     write("loader", "transformer_int8.safetensors", tiny_transformer(quantized=True))
     write("loader", "bahdanau_gru_int8.safetensors", tiny_bahdanau("gru", quantized=True))
+    # language models (kind lm): post/pre-LN, relu/gelu, with and without biases, int8, and
+    # an in_proj packed the wrong way round
+    write("loader", "lm_post_relu.safetensors", tiny_lm())
+    write("loader", "lm_pre_gelu_nobias.safetensors",
+          tiny_lm(L=2, NH=1, norm_first=True, act="gelu", bias=False, head_bias=False, max_len=6))
+    write("loader", "lm_int8.safetensors", tiny_lm(quantized=True))
+    bad = tiny_lm()
+    write("loader", "lm_in_proj_transposed.safetensors",
+          bad.replace(b'"shape":[12,4]', b'"shape":[4,12]', 1))
 
 
 BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "Run!", "Who?",
