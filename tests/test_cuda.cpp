@@ -17,6 +17,7 @@
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/model.h"
 #include "attnlite/ops/layers.h"
+#include "attnlite/generate.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
 #include "st_writer.h"
@@ -82,6 +83,9 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
   REQUIRE_THROWS_WITH(Translator(tr, lim), msg);
   REQUIRE_THROWS_WITH(Translator::required_bytes(*tr, lim), msg);
   REQUIRE_THROWS_WITH(Translator(bd, lim), msg);
+  GenerateLimits glim;
+  glim.device = Device::CUDA;
+  REQUIRE_THROWS_WITH(Generator(Model::load(attnlite::test::fixture_path("lm_post_relu")), glim), msg);
 #else
   if (!cuda_available()) {
     WARN("no CUDA device: checking the error only (" << cuda_device_name() << ")");
@@ -92,6 +96,10 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
     beam.max_beam = 4;
     REQUIRE_THROWS_WITH(Translator(tr, beam), Contains(msg));
     REQUIRE_THAT(cuda_device_name(), Contains("none ("));
+    GenerateLimits glim;
+    glim.device = Device::CUDA;
+    REQUIRE_THROWS_WITH(Generator(Model::load(attnlite::test::fixture_path("lm_post_relu")), glim),
+                        Contains(msg));
   } else {
     REQUIRE_NOTHROW(Translator(tr, lim));
     REQUIRE_NOTHROW(Translator(bd, lim));  // every family and search runs on every device
@@ -406,6 +414,48 @@ TEST_CASE("CUDA beam search and Bahdanau match the CPU", "[cuda]") {
       }
     }
   }
+}
+
+// The language model on the GPU: the fixtures' logits and attention, the shipped model's
+// greedy and sampled texts, and no device allocation after the Generator is made.
+TEST_CASE("CUDA language model matches PyTorch and the CPU", "[cuda][lm]") {
+  if (!have_gpu("the language model")) return;
+  GenerateLimits glim;
+  glim.device = Device::CUDA;
+  for (const char* name : {"lm_post_relu", "lm_pre_gelu_eps6", "lm_post_gelu_nobias", "lm_d512"}) {
+    INFO("case " << name);
+    auto m = Model::load(attnlite::test::fixture_path(name));
+    const SafeTensors st = SafeTensors::load(attnlite::test::fixture_path(std::string(name) + ".expect"));
+    std::vector<int> ids;
+    for (int64_t v : st.i64("in.ids")) ids.push_back((int)v);
+    const std::vector<float> logits = st.f32("out.logits"), attn = st.f32("out.attn");
+    Generator gpu(m, glim);
+    const int T = (int)ids.size(), V = m->tgt_vocab().size();
+    const float* z = gpu.forward(ids.data(), T, true);
+    REQUIRE_CLOSE(std::vector<float>(z, z + (size_t)T * V), logits, 1e-4);
+    const Generation& g = gpu.result();
+    std::vector<float> a;
+    for (int l = 0; l < g.layers; ++l)
+      for (int h = 0; h < g.heads; ++h)
+        for (int q = 0; q < T; ++q)
+          for (int k = 0; k < T; ++k) a.push_back(g.attn_at(l, h, q, k));
+    REQUIRE_CLOSE(a, attn, 1e-4);
+  }
+  auto lm = Model::load(attnlite::test::model_path("lm-fra"));
+  Generator cpu(lm);
+  const long before_ctor = cuda::malloc_count();
+  Generator gpu(lm, glim);
+  REQUIRE(cuda::malloc_count() - before_ctor == 2);  // weights and workspace
+  const long before = cuda::malloc_count();
+  for (uint64_t seed : {0, 1, 2}) {
+    GenerateOptions o;
+    o.sample = seed != 0;
+    o.seed = seed;
+    o.top_k = 40;
+    const std::string want(cpu.generate("nous allons", o).text);
+    REQUIRE(std::string(gpu.generate("nous allons", o).text) == want);
+  }
+  REQUIRE(cuda::malloc_count() == before);
 }
 
 #endif  // ATTNLITE_HAVE_CUDA
