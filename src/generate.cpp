@@ -35,6 +35,9 @@ const ops::Ops& ops_for(Device d) {
 
 const Model& lm_of(const std::shared_ptr<const Model>& m) {
   if (!m) throw Error("Generator needs a model");
+  if (m->kind() == ModelKind::ViT)
+    throw Error("this is a vision transformer (kind vit): it classifies images (Classifier, "
+                "`attnlite classify`); generating text needs a language model (kind lm)");
   if (m->kind() != ModelKind::LM)
     throw Error(std::string("this is a ") + m->kind_name() +
                 " model: it translates (Translator, `attnlite translate`); generating text "

@@ -1,5 +1,6 @@
 #include "attnlite/model.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "attnlite/attention/positional_encoding.h"
@@ -13,6 +14,7 @@ const char* model_kind_name(ModelKind k) {
     case ModelKind::Transformer: return "transformer";
     case ModelKind::Bahdanau: return "bahdanau";
     case ModelKind::LM: return "lm";
+    case ModelKind::ViT: return "vit";
   }
   return "?";
 }
@@ -68,6 +70,22 @@ bool cfg_bool(const json& c, const char* key, bool def) {
   return it->get<bool>();
 }
 
+ops::Act activation_of(const json& c) {
+  if (!c.contains("activation")) return ops::Act::Relu;
+  const json& a = c["activation"];
+  if (a.is_string() && a.get<std::string>() == "relu") return ops::Act::Relu;
+  if (a.is_string() && a.get<std::string>() == "gelu") return ops::Act::Gelu;
+  throw Error("model config 'activation' must be \"relu\" or \"gelu\"");
+}
+
+float layer_norm_eps_of(const json& c) {
+  if (!c.contains("layer_norm_eps")) return 1e-5f;
+  const json& v = c["layer_norm_eps"];
+  if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1))
+    throw Error("model config 'layer_norm_eps' must be a number in (0, 1)");
+  return (float)v.get<double>();
+}
+
 void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   m.kind = ModelKind::LM;
   LanguageModelConfig& l = m.lm;
@@ -79,20 +97,10 @@ void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   e.dim_feedforward = cfg_int(c, "dim_feedforward", 1, 65536);
   l.max_len = cfg_int(c, "max_len", 1, 4096);
   l.pos_max_len = c.contains("pos_max_len") ? cfg_int(c, "pos_max_len", 1, 100000) : 5000;
-  const std::string act = c.contains("activation") && c["activation"].is_string()
-                              ? c["activation"].get<std::string>()
-                              : (c.contains("activation") ? "" : "relu");
-  if (act == "relu") e.activation = ops::Act::Relu;
-  else if (act == "gelu") e.activation = ops::Act::Gelu;
-  else throw Error("model config 'activation' must be \"relu\" or \"gelu\"");
+  e.activation = activation_of(c);
   e.norm_first = cfg_bool(c, "norm_first", false);
   e.bias = cfg_bool(c, "bias", true);
-  if (c.contains("layer_norm_eps")) {
-    const json& v = c["layer_norm_eps"];
-    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() < 1))
-      throw Error("model config 'layer_norm_eps' must be a number in (0, 1)");
-    e.layer_norm_eps = (float)v.get<double>();
-  }
+  e.layer_norm_eps = layer_norm_eps_of(c);
   if (e.d_model % e.num_heads) throw Error("model config: d_model is not a multiple of num_heads");
   if (e.d_model % 2) throw Error("model config: d_model must be even for the positional encoding");
   if (l.max_len > l.pos_max_len) throw Error("model config: max_len exceeds pos_max_len");
@@ -105,6 +113,44 @@ void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   positional_encoding_table(m.P.data(), l.max_len, e.d_model);
   m.tgt_vocab = read_vocab(st, "attnlite.vocab", l.vocab_size);
   m.src_vocab = m.tgt_vocab;
+}
+
+void load_vit(Model::Impl& m, const SafeTensors& st, const json& c) {
+  m.kind = ModelKind::ViT;
+  VisionTransformerConfig& v = m.vit;
+  EncoderLayerConfig& e = v.layer;
+  v.image_size = cfg_int(c, "image_size", 1, 1024);
+  v.patch_size = cfg_int(c, "patch_size", 1, 1024);
+  v.in_channels = cfg_int(c, "in_channels", 1, 4);
+  v.num_classes = cfg_int(c, "num_classes", 1, 100000);
+  v.depth = cfg_int(c, "depth", 1, 64);
+  e.d_model = cfg_int(c, "embed_dim", 1, 8192);
+  e.num_heads = cfg_int(c, "num_heads", 1, 256);
+  e.dim_feedforward = cfg_int(c, "dim_feedforward", 1, 65536);
+  e.activation = c.contains("activation") ? activation_of(c) : ops::Act::Gelu;  // the lab's
+  e.norm_first = cfg_bool(c, "norm_first", false);
+  e.bias = cfg_bool(c, "bias", true);
+  e.layer_norm_eps = layer_norm_eps_of(c);
+  if (c.contains("input_scale")) {
+    const json& s = c["input_scale"];
+    if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0))
+      throw Error("model config 'input_scale' must be a number > 0");
+    v.input_scale = (float)s.get<double>();
+  }
+  if (v.patch_size > v.image_size) throw Error("model config: patch_size exceeds image_size");
+  if (v.num_patches() + 1 > 4097) throw Error("model config: more than 4096 patches");
+  if (e.d_model % e.num_heads) throw Error("model config: embed_dim is not a multiple of num_heads");
+  m.zeros.assign((size_t)e.d_model, 0.f);
+  m.vw = bind_vision_transformer(m.store, v, m.zeros.data());
+  const json labels = parse_meta_json(st, "attnlite.labels");
+  if (!labels.is_array()) throw Error("model metadata 'attnlite.labels' is not a JSON array");
+  for (const auto& l : labels) {
+    if (!l.is_string()) throw Error("model metadata 'attnlite.labels' holds a non-string label");
+    m.labels.push_back(l.get<std::string>());
+  }
+  if ((int)m.labels.size() != v.num_classes)
+    throw Error("'attnlite.labels' has " + std::to_string(m.labels.size()) +
+                " labels but the config says " + std::to_string(v.num_classes) + " classes");
 }
 
 }  // namespace
@@ -163,8 +209,10 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", b.tgt_vocab_size);
   } else if (kind_it->second == "lm") {
     load_lm(*m, st, c);
+  } else if (kind_it->second == "vit") {
+    load_vit(*m, st, c);
   } else {
-    throw Error("unknown model kind '" + kind_it->second + "' (expected transformer, bahdanau or lm)");
+    throw Error("unknown model kind '" + kind_it->second + "' (expected transformer, bahdanau, lm or vit)");
   }
   const auto extra = m->store.unused();
   if (!extra.empty())
@@ -204,11 +252,13 @@ const Vocab& Model::tgt_vocab() const { return impl_->tgt_vocab; }
 const std::map<std::string, std::string>& Model::metadata() const { return impl_->metadata; }
 size_t Model::weight_bytes() const { return impl_->store.bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
+const std::vector<std::string>& Model::labels() const { return impl_->labels; }
 
 int Model::num_steps() const {
   switch (kind()) {
     case ModelKind::Transformer: return impl_->transformer.num_steps;
     case ModelKind::Bahdanau: return impl_->bahdanau.num_steps;
+    case ModelKind::ViT: return impl_->vit.tokens();
     default: return impl_->lm.max_len;
   }
 }
@@ -216,6 +266,7 @@ int Model::num_layers() const {
   switch (kind()) {
     case ModelKind::Transformer: return impl_->transformer.num_layers;
     case ModelKind::Bahdanau: return impl_->bahdanau.num_layers;
+    case ModelKind::ViT: return impl_->vit.depth;
     default: return impl_->lm.num_layers;
   }
 }
@@ -223,6 +274,7 @@ int Model::num_heads() const {
   switch (kind()) {
     case ModelKind::Transformer: return impl_->transformer.num_heads;
     case ModelKind::Bahdanau: return 1;
+    case ModelKind::ViT: return impl_->vit.layer.num_heads;
     default: return impl_->lm.layer.num_heads;
   }
 }
@@ -230,6 +282,7 @@ int Model::num_hiddens() const {
   switch (kind()) {
     case ModelKind::Transformer: return impl_->transformer.num_hiddens;
     case ModelKind::Bahdanau: return impl_->bahdanau.num_hiddens;
+    case ModelKind::ViT: return impl_->vit.layer.d_model;
     default: return impl_->lm.layer.d_model;
   }
 }
@@ -237,6 +290,7 @@ int Model::max_target_steps() const {
   switch (kind()) {
     case ModelKind::Transformer: return impl_->transformer.max_len;
     case ModelKind::Bahdanau: return 1000;
+    case ModelKind::ViT: return 0;
     default: return impl_->lm.max_len;
   }
 }

@@ -6,6 +6,7 @@
 #include "attnlite/model.h"
 #include "attnlite/models/language_model.h"
 #include "attnlite/models/seq2seq_bahdanau.h"
+#include "attnlite/models/vision_transformer.h"
 #include "attnlite/models/transformer.h"
 #include "attnlite/weights.h"
 
@@ -16,13 +17,16 @@ struct Model::Impl {
   TransformerConfig transformer;   // kind == Transformer
   BahdanauConfig bahdanau;         // kind == Bahdanau
   LanguageModelConfig lm;          // kind == LM
+  VisionTransformerConfig vit;     // kind == ViT
+  std::vector<std::string> labels; // ViT: class names
   Vocab src_vocab, tgt_vocab;      // LM: its vocabulary is both
   std::map<std::string, std::string> metadata;
   TransformerWeights tw;
   BahdanauWeights bw;
   LanguageModelWeights lw;
+  VisionTransformerWeights vw;
   std::vector<float> P;            // positional encoding table (max_len, H): Transformer, LM
-  std::vector<float> zeros;        // (H) the bias of bias-free LayerNorms (LM)
+  std::vector<float> zeros;        // (H) the bias of bias-free LayerNorms (LM, ViT)
   WeightStore store;
   bool int8 = false;
 };

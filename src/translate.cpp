@@ -75,6 +75,9 @@ struct Translator::Impl {
     if (m.kind() == ModelKind::LM)
       throw Error("this is a language model (kind lm): it generates text (Generator, `attnlite "
                   "generate`), it does not translate");
+    if (m.kind() == ModelKind::ViT)
+      throw Error("this is a vision transformer (kind vit): it classifies images (Classifier, "
+                  "`attnlite classify`), it does not translate");
     if (lim.max_batch < 1 || lim.max_batch > 4096)
       throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(lim.max_batch));
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))

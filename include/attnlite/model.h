@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnlite/vocab.h"
 
@@ -14,8 +15,9 @@ namespace attnlite {
 
 class SafeTensors;
 
-// Transformer and Bahdanau translate (Translator); LM generates (Generator, generate.h).
-enum class ModelKind { Transformer, Bahdanau, LM };
+// Transformer and Bahdanau translate (Translator); LM generates (Generator, generate.h); ViT
+// classifies images (Classifier, classify.h).
+enum class ModelKind { Transformer, Bahdanau, LM, ViT };
 const char* model_kind_name(ModelKind);
 
 class Model {
@@ -35,7 +37,9 @@ class Model {
                                   // LM: the context (max_len)
   int num_layers() const;
   int num_heads() const;          // 1 for Bahdanau
-  int num_hiddens() const;        // LM: d_model
+  int num_hiddens() const;        // LM, ViT: d_model / embed_dim
+  // ViT: the class names (attnlite.labels); empty for the other kinds.
+  const std::vector<std::string>& labels() const;
   int max_target_steps() const;   // the largest Limits::max_tgt_steps the model allows
                                   // (LM: the context)
   size_t weight_bytes() const;

@@ -44,6 +44,19 @@ class CpuOps final : public Ops {
     for (long i = 0; i < n; i += 1 << 30) K.add(y + i, a + i, b + i, (int)std::min(n - i, 1l << 30));
   }
 
+  void patches(float* out, const float* img, int B, int C, int H, int W, int p,
+               float scale) const override {
+    const int Hp = H / p, Wp = W / p;
+    for (int b = 0; b < B; ++b)
+      for (int py = 0; py < Hp; ++py)
+        for (int px = 0; px < Wp; ++px)
+          for (int c = 0; c < C; ++c)
+            for (int i = 0; i < p; ++i) {
+              const float* row = img + (((long)b * C + c) * H + py * p + i) * W + px * p;
+              for (int j = 0; j < p; ++j) *out++ = row[j] * scale;
+            }
+  }
+
   void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
              float scale) const override {
     if (ldx == table.dim) return embedding_rows(x, table, ids, R, scale);
@@ -187,6 +200,7 @@ class CountingOps final : public Ops {
   }
   void add(float*, const float*, const float*, long) const override {}
   void embed(float*, int, const Embedding&, const int*, int, float) const override {}
+  void patches(float*, const float*, int, int, int, int, int, float) const override {}
   void add_positions(float*, const float*, int, int, int, const int*) const override {}
   void attend(float*, const AttnOut& attn, const float*, const float*, const float*, int, int,
               int Tq, int Tk, int, int, const ValidLens&, Arena& scratch) const override {

@@ -36,6 +36,19 @@ __global__ void add_kernel(float* y, const float* a, const float* b, long n) {
   if (i < n) y[i] = a[i] + b[i];
 }
 
+__global__ void patches_kernel(float* out, const float* img, int B, int C, int H, int W, int p,
+                               float scale) {
+  const int Hp = H / p, Wp = W / p, K = C * p * p;
+  const long n = (long)B * Hp * Wp * K;
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int k = (int)(i % K);
+  const long patch = i / K;
+  const int b = (int)(patch / ((long)Hp * Wp)), pi = (int)(patch % ((long)Hp * Wp));
+  const int py = pi / Wp, px = pi % Wp, c = k / (p * p), y = (k / p) % p, x = k % p;
+  out[i] = img[(((long)b * C + c) * H + py * p + y) * W + px * p + x] * scale;
+}
+
 __global__ void embed_kernel(float* x, int ldx, const float* table, const int* ids, int R, int dim,
                              float scale) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -129,6 +142,11 @@ class CudaOps final : public ops::Ops {
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena&) const override {
     cuda::add_layer_norm(out, x, y, gamma, beta, R, n, eps, kStream);
+  }
+  void patches(float* out, const float* img, int B, int C, int H, int W, int p,
+               float scale) const override {
+    const long n = (long)B * (H / p) * (W / p) * C * p * p;
+    if (n > 0) patches_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(out, img, B, C, H, W, p, scale);
   }
   void embed(float* x, int ldx, const Embedding& t, const int* ids, int R, float scale) const override {
     embed_kernel<<<blocks_for((long)R * t.dim), kThreads, 0, kStream>>>(x, ldx, t.w, ids, R, t.dim, scale);

@@ -43,5 +43,6 @@ int cmd_heatmap(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
+int cmd_classify(int argc, char** argv);
 
 }  // namespace attnlite::cli

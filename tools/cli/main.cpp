@@ -1,5 +1,6 @@
 // attnlite — command line: translate English to French with the book's models, continue
-// French text with the language model, and draw the chapter's attention figures.
+// French text with the language model, classify digits with the Vision Transformer, and draw
+// the chapter's attention figures.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,7 @@ const char* kHelp =
     "commands:\n"
     "  translate   translate English sentences to French (arguments, or one per line on stdin)\n"
     "  generate    continue a French prompt with the language model (greedy or sampled)\n"
+    "  classify    which digit is in an image (the Vision Transformer)\n"
     "  heatmap     render the chapter's attention figures to PNG\n"
     "  eval        corpus BLEU-4 of a translator on a test set, or --perplexity of a\n"
     "              language model on a text file\n"
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "translate") return cmd_translate(argc, argv);
     if (cmd == "generate") return cmd_generate(argc, argv);
+    if (cmd == "classify") return cmd_classify(argc, argv);
     if (cmd == "heatmap") return cmd_heatmap(argc, argv);
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "eval") return cmd_eval(argc, argv);

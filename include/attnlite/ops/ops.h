@@ -61,6 +61,11 @@ class Ops {
                               const float* beta, int R, int n, float eps, Arena& scratch) const = 0;
   // y (n) = a + b elementwise (a residual connection); y may alias a or b.
   virtual void add(float* y, const float* a, const float* b, long n) const = 0;
+  // Non-overlapping p x p patches of images (B, C, H, W): out (B, N, C·p·p), N = (H/p)·(W/p)
+  // in row-major patch order, each patch's values in (c, i, j) order (nn.Conv2d's weight
+  // layout, so a linear layer over them is Conv2d(kernel_size=p, stride=p)), times scale.
+  virtual void patches(float* out, const float* images, int B, int C, int H, int W, int p,
+                       float scale) const = 0;
   // x (R, dim), rows of stride ldx, = table[ids[r]] · scale (ids: R, in op memory).
   virtual void embed(float* x, int ldx, const Embedding& table, const int* ids, int R,
                      float scale) const = 0;

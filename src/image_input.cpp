@@ -1,0 +1,144 @@
+#include "attnlite/image_input.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "attnlite/error.h"
+
+// The only stb_image implementation in the library; its functions stay private to this file.
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_NO_STDIO
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_GIF
+#define STBI_MAX_DIMENSIONS 8192
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wdouble-promotion"
+#endif
+#include <stb_image.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace attnlite {
+
+GreyImage decode_image(const uint8_t* bytes, size_t size) {
+  if (!bytes || size == 0) throw Error("empty image file");
+  if (size > (size_t)1 << 30) throw Error("image file is over 1 GiB");
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &comp))
+    throw Error(std::string("not an image attnlite can read (PNG, JPEG, BMP, GIF): ") +
+                stbi_failure_reason());
+  if (w <= 0 || h <= 0) throw Error("the image has no pixels (" + std::to_string(w) + "x" + std::to_string(h) + ")");
+  if (w > kMaxImageSide || h > kMaxImageSide || (long)w * h > kMaxImagePixels)
+    throw Error("image of " + std::to_string(w) + "x" + std::to_string(h) + " pixels is over the limit (" +
+                std::to_string(kMaxImageSide) + " per side, " + std::to_string(kMaxImagePixels) + " pixels)");
+  stbi_uc* px = stbi_load_from_memory(bytes, (int)size, &w, &h, &comp, 4);
+  if (!px) throw Error(std::string("corrupt image: ") + stbi_failure_reason());
+  GreyImage g;
+  g.width = w;
+  g.height = h;
+  g.pixels.resize((size_t)w * h);
+  for (size_t i = 0; i < g.pixels.size(); ++i) {
+    const stbi_uc* p = px + i * 4;
+    const float a = p[3] / 255.f;
+    const float grey = (0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2]) / 255.f;
+    g.pixels[i] = grey * a + (1.f - a);  // on white paper
+  }
+  stbi_image_free(px);
+  return g;
+}
+
+GreyImage load_image(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open '" + path + "'");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  try {
+    return decode_image(bytes.data(), bytes.size());
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void digit_8x8(const GreyImage& im, float* out) {
+  std::fill(out, out + 64, 0.f);
+  const int W = im.width, H = im.height;
+  if (W <= 0 || H <= 0 || im.pixels.size() != (size_t)W * H) throw Error("digit_8x8: empty image");
+  // 1. the background: the median of the border pixels
+  std::vector<float> border;
+  for (int x = 0; x < W; ++x) {
+    border.push_back(im.at(x, 0));
+    if (H > 1) border.push_back(im.at(x, H - 1));
+  }
+  for (int y = 1; y < H - 1; ++y) {
+    border.push_back(im.at(0, y));
+    if (W > 1) border.push_back(im.at(W - 1, y));
+  }
+  std::nth_element(border.begin(), border.begin() + border.size() / 2, border.end());
+  const float bg = border[border.size() / 2];
+  const bool reversed = bg < 0.5f;
+  // 2. ink in [0, 1]
+  std::vector<float> ink((size_t)W * H);
+  int x0 = W, y0 = H, x1 = -1, y1 = -1;
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      const float g = im.at(x, y);
+      float v = reversed ? (g - bg) / std::max(1.f - bg, 1e-6f) : (bg - g) / std::max(bg, 1e-6f);
+      v = std::min(1.f, std::max(0.f, v));
+      ink[(size_t)y * W + x] = v;
+      if (v > 0.05f) {
+        x0 = std::min(x0, x);
+        x1 = std::max(x1, x);
+        y0 = std::min(y0, y);
+        y1 = std::max(y1, y);
+      }
+    }
+  if (x1 < 0) return;  // no ink
+  // 3. the bounding box scaled so that its longer side is 32 pixels
+  const int bw = x1 - x0 + 1, bh = y1 - y0 + 1;
+  const double s = 32.0 / std::max(bw, bh);
+  const int tw = std::max(1, (int)std::lround(bw * s)), th = std::max(1, (int)std::lround(bh * s));
+  // 4. centred, the offset rounded down to a multiple of 4
+  const int ox = (32 - tw) / 2 / 4 * 4, oy = (32 - th) / 2 / 4 * 4;
+  float canvas[32 * 32] = {};
+  for (int ty = 0; ty < th; ++ty) {
+    const double sy0 = y0 + ty / s, sy1 = y0 + (ty + 1) / s;
+    for (int tx = 0; tx < tw; ++tx) {
+      const double sx0 = x0 + tx / s, sx1 = x0 + (tx + 1) / s;
+      double sum = 0, area = 0;
+      for (int y = (int)std::floor(sy0); y < (int)std::ceil(sy1) && y < H; ++y) {
+        const double fy = std::min(sy1, y + 1.0) - std::max(sy0, (double)y);
+        if (fy <= 0) continue;
+        for (int x = (int)std::floor(sx0); x < (int)std::ceil(sx1) && x < W; ++x) {
+          const double fx = std::min(sx1, x + 1.0) - std::max(sx0, (double)x);
+          if (fx <= 0) continue;
+          sum += fx * fy * ink[(size_t)y * W + x];
+          area += fx * fy;
+        }
+      }
+      canvas[(oy + ty) * 32 + ox + tx] = area > 0 ? (float)(sum / area) : 0.f;
+    }
+  }
+  // 5. 4x4 blocks: mean ink x 16
+  for (int by = 0; by < 8; ++by)
+    for (int bx = 0; bx < 8; ++bx) {
+      float sum = 0;
+      for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 4; ++x) sum += canvas[(by * 4 + y) * 32 + bx * 4 + x];
+      out[by * 8 + bx] = sum;  // mean (sum / 16) x 16
+    }
+}
+
+}  // namespace attnlite

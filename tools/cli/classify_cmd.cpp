@@ -1,0 +1,130 @@
+// attnlite classify — which digit is in an image, with the Vision Transformer.
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attnlite/classify.h"
+#include "attnlite/error.h"
+#include "attnlite/image_input.h"
+#include "common.h"
+
+namespace attnlite::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: attnlite classify [options] IMAGE...\n"
+    "\n"
+    "Classifies each IMAGE (PNG, JPEG, BMP or GIF; any size, grey or colour, dark ink on\n"
+    "light paper or the reverse) with a Vision Transformer and prints one line per image:\n"
+    "PATH<TAB>LABEL<TAB>PROBABILITY. The image is preprocessed as the UCI digits were\n"
+    "(include/attnlite/image_input.h: the ink's bounding box scaled to 32 pixels, centred,\n"
+    "4x4 blocks counted into 8x8 values 0..16).\n"
+    "\n"
+    "options:\n"
+    "  --model PATH|NAME  model file or shipped name (default: vit-digits)\n"
+    "  --top K            with --json, the K most likely classes (default 3)\n"
+    "  --json             one JSON object per image: top K, every probability, the 8x8\n"
+    "                     input, attention shapes\n"
+    "  --weights          with --json, every attention weight and the rollout\n"
+    "  --device cpu|cuda  where the model runs (default cpu)\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "An image that cannot be read is reported on stderr and the others are still classified\n"
+    "(exit status 1).\n";
+
+using json = nlohmann::json;
+
+}  // namespace
+
+int cmd_classify(int argc, char** argv) {
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::fputs(kHelp, stdout);
+    return kOk;
+  }
+  std::string model_arg = "vit-digits", device_arg = "cpu";
+  args.value("--model", &model_arg);
+  args.value("--device", &device_arg);
+  if (device_arg != "cpu" && device_arg != "cuda")
+    throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
+  const bool as_json = args.flag("--json"), weights = args.flag("--weights");
+  if (weights && !as_json) throw UsageError{"--weights needs --json"};
+  const int top = args.int_value("--top", 3, 1, 100000);
+  const auto paths = args.positionals();
+  if (paths.empty()) throw UsageError{"give at least one image"};
+
+  auto model = Model::load(resolve_model(model_arg));
+  ClassifyLimits lim;
+  lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  Classifier cls(model, lim);
+  if (cls.channels() != 1 || cls.image_size() != 8)
+    throw Error("this model reads " + std::to_string(cls.image_size()) + "x" + std::to_string(cls.image_size()) +
+                " images of " + std::to_string(cls.channels()) +
+                " channels; the command line prepares images for 8x8 one-channel digit models");
+  const auto& labels = model->labels();
+  int status = kOk;
+  std::vector<float> rollout((size_t)cls.tokens() * cls.tokens());
+  for (const auto& path : paths) {
+    float px[64];
+    try {
+      digit_8x8(load_image(path), px);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "attnlite classify: %s\n", e.what());
+      status = kFailed;
+      continue;
+    }
+    cls.classify(px, 1, as_json);
+    const Classification& r = cls.result(0);
+    if (!as_json) {
+      std::printf("%s\t%s\t%.4f\n", path.c_str(), labels[(size_t)r.label].c_str(), r.prob);
+      continue;
+    }
+    std::vector<int> order((size_t)cls.num_classes());
+    for (int k = 0; k < cls.num_classes(); ++k) order[(size_t)k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.probs[a] > r.probs[b]; });
+    json tops = json::array(), probs = json::array(), input = json::array();
+    for (int k = 0; k < std::min(top, cls.num_classes()); ++k)
+      tops.push_back({{"label", labels[(size_t)order[(size_t)k]]}, {"index", order[(size_t)k]},
+                      {"prob", r.probs[order[(size_t)k]]}});
+    for (int k = 0; k < cls.num_classes(); ++k) probs.push_back(r.probs[k]);
+    for (int y = 0; y < 8; ++y) input.push_back(std::vector<float>(px + y * 8, px + y * 8 + 8));
+    json j = {{"path", path},
+              {"label", labels[(size_t)r.label]},
+              {"index", r.label},
+              {"prob", r.prob},
+              {"top", tops},
+              {"probs", probs},
+              {"input", input},
+              {"attention_shape", {r.layers, r.heads, r.tokens, r.tokens}}};
+    if (weights) {
+      json a = json::array();
+      for (int l = 0; l < r.layers; ++l) {
+        json hl = json::array();
+        for (int h = 0; h < r.heads; ++h) {
+          json m = json::array();
+          for (int q = 0; q < r.tokens; ++q) {
+            json row = json::array();
+            for (int k = 0; k < r.tokens; ++k) row.push_back(r.attn_at(l, h, q, k));
+            m.push_back(row);
+          }
+          hl.push_back(m);
+        }
+        a.push_back(hl);
+      }
+      j["attention"] = a;
+      cls.rollout(0, rollout.data());
+      json ro = json::array();
+      for (int q = 0; q < r.tokens; ++q)
+        ro.push_back(std::vector<float>(rollout.begin() + (long)q * r.tokens,
+                                        rollout.begin() + (long)(q + 1) * r.tokens));
+      j["rollout"] = ro;
+    }
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return status;
+}
+
+}  // namespace attnlite::cli
