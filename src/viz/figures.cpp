@@ -324,8 +324,8 @@ Figure generation_map(const std::shared_ptr<const Model>& model, const std::stri
   if (!model) throw Error("generation_map needs a model");
   if (model->kind() != ModelKind::LM)
     throw Error(std::string("this is a ") + model->kind_name() +
-                " model: generation maps need a language model (kind lm); translation maps are "
-                "translation_map / `attnlite heatmap translate`");
+                " model: generation maps need a language model (kind lm, e.g. lm-fra); a "
+                "translation's maps are translation_map (`attnlite heatmap translate`)");
   const Model& m = *model;
   const int L = m.num_layers(), NH = m.num_heads();
   if (o.layer < -1 || o.layer >= L)
