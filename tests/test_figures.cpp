@@ -303,3 +303,18 @@ TEST_CASE("generation map: the whole context, positions and bad input", "[figure
   const auto tr = Model::load(test::model_path("transformer-d2l"));
   REQUIRE_THROWS_WITH(figures::generation_map(tr, "je", o), Catch::Matchers::Contains("language model"));
 }
+
+// Not run by default: `attnlite_tests "[.gallery]"` rewrites the sample images in docs/gallery.
+TEST_CASE("gallery: generation maps", "[.gallery]") {
+  const std::string here = __FILE__;
+  const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
+  figures::GenerationMapOptions o;  // greedy "je", layer 2, head 4
+  o.layer = 1;
+  o.head = 3;
+  write_png(dir + "generation_je.png", figures::generation_map(lm_fra(), "je", o).image);
+  o.layer = o.head = -1;  // sampled "nous allons", every layer and head
+  o.generate.sample = true;
+  o.generate.temperature = 0.8f;
+  o.generate.seed = 3;
+  write_png(dir + "generation_nous_allons_grid.png", figures::generation_map(lm_fra(), "nous allons", o).image);
+}
