@@ -1,7 +1,10 @@
 // The chapter's figures: decoded PNG pixels checked against what each figure must show.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "attnlite/error.h"
+#include "attnlite/generate.h"
 #include "attnlite/viz/figures.h"
 #include "fixture.h"
 
@@ -152,4 +155,166 @@ TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   o.layer = 7;
   REQUIRE_THROWS_WITH(figures::translation_map(c.transformer, "go .", o), Catch::Matchers::Contains("out of range"));
   REQUIRE_THROWS_AS(figures::map_kind_from_name("sideways"), Error);
+}
+
+namespace {
+
+std::shared_ptr<const Model> lm_fra() {
+  static auto m = Model::load(test::model_path("lm-fra"));
+  return m;
+}
+bool masked_px(Rgb c) { return c == kMaskedGrey || c == kMaskedHatch; }
+
+// Checks one panel of a generation map against the generation's own weights, on decoded
+// pixels: the future in the masked colours only, the past in the colormap's colour of its
+// weight, <bos> -> <bos> (weight 1) in the top colour; and counts the positions from the
+// pixels alone (the distinct columns where the masked area starts, row by row).
+void check_causal_panel(const Image& im, const figures::Figure& f, int r, int c, const Generation& g, int layer,
+                        int head, Colormap cmap) {
+  const int P = f.queries;
+  for (int q = 0; q < P; ++q)
+    for (int k = 0; k < P; ++k) {
+      INFO("panel " << r << "," << c << " query " << q << " key " << k);
+      const float v = f.matrices[(((size_t)r * f.cols + c) * P + q) * P + k];
+      const Rect cell = f.layout.cell(r, c, q, k);
+      if (k > q) {
+        REQUIRE(std::isnan(v));
+        REQUIRE(g.attn_at(layer, head, q, k) == 0.f);  // the model's own zero, drawn as masked
+        for (int y = cell.y; y < cell.bottom(); ++y)
+          for (int x = cell.x; x < cell.right(); ++x) REQUIRE(masked_px(im.rgb(x, y)));
+      } else {
+        REQUIRE(v == g.attn_at(layer, head, q, k));
+        REQUIRE(cell_rgb(im, f.layout, r, c, q, k) == colormap_rgb(cmap, v));
+      }
+    }
+  REQUIRE(cell_rgb(im, f.layout, r, c, 0, 0) == colormap_rgb(cmap, 1.f));
+  const Rect& P0 = f.layout.panels[(size_t)r * f.cols + c];
+  std::vector<int> starts;
+  for (int y = P0.y; y < P0.bottom(); ++y) {
+    int x = P0.x;
+    while (x < P0.right() && !masked_px(im.rgb(x, y))) ++x;
+    if (starts.empty() || starts.back() != x) starts.push_back(x);
+  }
+  REQUIRE(starts.size() == (size_t)P);  // one step of the staircase per position
+  REQUIRE(starts.back() == P0.right());  // the last query sees every key
+}
+
+}  // namespace
+
+TEST_CASE("generation map: one layer and head of a greedy generation", "[figures][lm]") {
+  figures::GenerationMapOptions o;
+  o.layer = 0;
+  o.head = 0;
+  const auto f = figures::generation_map(lm_fra(), "je", o);
+
+  Generator gen(lm_fra());
+  const Generation& g = gen.generate("je");
+  REQUIRE(g.positions >= 3);
+  REQUIRE((f.rows == 1 && f.cols == 1));
+  REQUIRE(f.queries == g.positions);
+  REQUIRE(f.keys == g.positions);
+  REQUIRE(f.text == std::string(g.text));
+  // The tokens the model read, on both axes: <bos>, the prompt, the generated ones fed back.
+  REQUIRE(f.xticks.size() == (size_t)g.positions);
+  REQUIRE(f.yticks == f.xticks);
+  REQUIRE(f.xticks[0] == "<bos>");
+  REQUIRE(f.xticks[1] == "je");
+  for (int i = 0; i < g.positions; ++i) REQUIRE(f.xticks[i] == lm_fra()->tgt_vocab().token(g.tokens[i]));
+  REQUIRE(f.layout.vmin == 0.f);
+  REQUIRE(f.layout.vmax == 1.f);
+
+  const Image im = png_roundtrip(f.image);
+  check_causal_panel(im, f, 0, 0, g, 0, 0, Colormap::Reds);
+  REQUIRE(cell_rgb(im, f.layout, 0, 0, 0, 0) == Rgb{103, 0, 13});
+  // The masked swatch under the colorbar, labelled, and the title.
+  REQUIRE(!f.layout.masked_swatch.empty());
+  REQUIRE(masked_px(at(im, f.layout.masked_swatch.x + 1, f.layout.masked_swatch.y + 1)));
+  REQUIRE(ink(im, f.layout.masked_text) > 10);
+  REQUIRE(ink(im, f.layout.titles[0]) > 10);
+  REQUIRE(f.caption.find("masked") != std::string::npos);
+  REQUIRE(f.caption.find("greedy") != std::string::npos);
+  // Generated tokens fed back are labelled in blue, the prompt in black.
+  int blue = 0;
+  const Rect& P = f.layout.panels[0];
+  for (int y = 0; y < P.bottom(); ++y)
+    for (int x = 0; x < P.x; ++x) blue += at(im, x, y) == Rgb{31, 119, 180};
+  REQUIRE(blue > 10);
+}
+
+TEST_CASE("generation map: layers x heads grid of a sampled generation", "[figures][lm]") {
+  figures::GenerationMapOptions o;
+  o.generate.sample = true;
+  o.generate.temperature = 0.8f;
+  o.generate.top_p = 0.9f;
+  o.generate.seed = 3;
+  o.cmap = Colormap::Viridis;
+  const auto f = figures::generation_map(lm_fra(), "nous allons", o);
+  const int L = lm_fra()->num_layers(), NH = lm_fra()->num_heads();
+  REQUIRE((f.rows == L && f.cols == NH));
+  REQUIRE(f.layout.panels.size() == (size_t)(L * NH));
+
+  Generator gen(lm_fra());
+  GenerateOptions go = o.generate;
+  const Generation& g = gen.generate("nous allons", go);
+  REQUIRE(f.text == std::string(g.text));
+  REQUIRE(f.queries == g.positions);
+  REQUIRE(f.caption.find("seed 3") != std::string::npos);
+  const Image im = png_roundtrip(f.image);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < NH; ++h) check_causal_panel(im, f, l, h, g, l, h, Colormap::Viridis);
+  for (int h = 0; h < NH; ++h) REQUIRE(ink(im, f.layout.titles[h]) > 10);        // Head 1..4
+  for (int l = 0; l < L; ++l) REQUIRE(ink(im, f.layout.ylabels[(size_t)l * NH]) > 10);  // Layer 1..3
+  // The same options draw the same figure.
+  REQUIRE(figures::generation_map(lm_fra(), "nous allons", o).image.rgba == f.image.rgba);
+}
+
+TEST_CASE("generation map: the whole context, positions and bad input", "[figures][lm]") {
+  figures::GenerationMapOptions o;
+  o.layer = 2;
+  o.head = -1;
+  o.tokens = false;
+  o.generate.max_tokens = 2;
+  const auto f = figures::generation_map(lm_fra(), "il est", o);
+  REQUIRE((f.rows == 1 && f.cols == 4));
+  REQUIRE(f.queries == 1 + 2 + 1);  // <bos>, 2 words, 1 of the 2 generated tokens fed back
+
+  // 31 words fill the 32 positions: every label stays readable (one per cell).
+  std::string prompt;
+  for (int i = 0; i < 31; ++i) prompt += i ? " je" : "je";
+  o = figures::GenerationMapOptions{};
+  o.layer = 0;
+  o.head = 1;
+  const auto big = figures::generation_map(lm_fra(), prompt, o);
+  REQUIRE(big.queries == 32);
+  const Rect c = big.layout.cell(0, 0, 0, 0);
+  REQUIRE(c.w >= text_line_height());  // a cell per label line: none is thinned away
+  REQUIRE(c.h >= text_line_height());
+
+  o.layer = 3;
+  REQUIRE_THROWS_WITH(figures::generation_map(lm_fra(), "je", o), Catch::Matchers::Contains("out of range"));
+  o.layer = 0;
+  o.head = 4;
+  REQUIRE_THROWS_WITH(figures::generation_map(lm_fra(), "je", o), Catch::Matchers::Contains("out of range"));
+  o.head = 0;
+  o.generate.temperature = 0.f;
+  REQUIRE_THROWS_WITH(figures::generation_map(lm_fra(), "je", o), Catch::Matchers::Contains("temperature"));
+  o.generate = GenerateOptions{};
+  REQUIRE_THROWS_WITH(figures::generation_map(lm_fra(), "", o), Catch::Matchers::Contains("empty prompt"));
+  const auto tr = Model::load(test::model_path("transformer-d2l"));
+  REQUIRE_THROWS_WITH(figures::generation_map(tr, "je", o), Catch::Matchers::Contains("language model"));
+}
+
+// Not run by default: `attnlite_tests "[.gallery]"` rewrites the sample images in docs/gallery.
+TEST_CASE("gallery: generation maps", "[.gallery]") {
+  const std::string here = __FILE__;
+  const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
+  figures::GenerationMapOptions o;  // greedy "je", layer 2, head 4
+  o.layer = 1;
+  o.head = 3;
+  write_png(dir + "generation_je.png", figures::generation_map(lm_fra(), "je", o).image);
+  o.layer = o.head = -1;  // sampled "nous allons", every layer and head
+  o.generate.sample = true;
+  o.generate.temperature = 0.8f;
+  o.generate.seed = 3;
+  write_png(dir + "generation_nous_allons_grid.png", figures::generation_map(lm_fra(), "nous allons", o).image);
 }

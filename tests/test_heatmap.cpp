@@ -332,6 +332,168 @@ TEST_CASE("NaN cells stay background, explicit vmin/vmax clamp", "[viz][heatmap]
   CHECK(uniform(img, L.cell(0, 0, 1, 1), colormap_rgb(Colormap::Reds, 0.5f)));
 }
 
+TEST_CASE("masked (NaN) cells: a fill, hatch lines and a labelled swatch under the colorbar", "[viz][heatmap]") {
+  // A causal map: the future (k > q) is NaN, the past holds weights.
+  const int n = 6;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> m(static_cast<size_t>(n) * n);
+  for (int q = 0; q < n; ++q)
+    for (int k = 0; k < n; ++k) m[static_cast<size_t>(q) * n + k] = k > q ? nan : 1.f / (q + 1);
+  HeatmapOptions o;
+  o.vmin = 0.f;
+  o.vmax = 1.f;
+  o.masked_color = kMaskedGrey;
+  o.masked_hatch = kMaskedHatch;
+  o.masked_label = "masked";
+  o.fig_width_in = 3.5f;
+  const Image img = png_roundtrip(render_heatmaps(m.data(), 1, 1, n, n, o));
+  const HeatmapLayout L = heatmap_layout(1, 1, n, n, o, m.data());
+  int fill = 0, hatch = 0;
+  for (int q = 0; q < n; ++q)
+    for (int k = 0; k < n; ++k) {
+      const Rect c = L.cell(0, 0, q, k);
+      INFO("cell " << q << "," << k);
+      if (k <= q) {
+        CHECK(uniform(img, c, colormap_rgb(Colormap::Reds, 1.f / (q + 1))));
+        continue;
+      }
+      for (int y = c.y; y < c.bottom(); ++y)
+        for (int x = c.x; x < c.right(); ++x) {
+          const Rgb px = img.rgb(x, y);
+          REQUIRE((px == kMaskedGrey || px == kMaskedHatch));
+          (px == kMaskedGrey ? fill : hatch)++;
+        }
+    }
+  CHECK(fill > 4 * hatch);  // mostly the fill, crossed by thin lines
+  CHECK(hatch > 20);
+  // Neither colour is on the scale: masked cells never read as a weight of 0 (or 1).
+  for (Colormap cm : {Colormap::Reds, Colormap::Blues, Colormap::Viridis})
+    for (int i = 0; i < 256; ++i) {
+      CHECK(colormap_rgb(cm, i / 255.f) != kMaskedGrey);
+      CHECK(colormap_rgb(cm, i / 255.f) != kMaskedHatch);
+    }
+  // The swatch: under the colorbar, the same fill, framed, with its label beside it.
+  const Rect sw = L.masked_swatch;
+  REQUIRE(inside(img, sw));
+  CHECK(sw.x == L.colorbar.x);
+  CHECK(sw.y > L.colorbar.bottom());
+  CHECK(!overlap(sw, L.panels[0]));
+  bool grey = false, lines = false;
+  for (int y = sw.y; y < sw.bottom(); ++y)
+    for (int x = sw.x; x < sw.right(); ++x) {
+      const Rgb px = img.rgb(x, y);
+      REQUIRE((px == kMaskedGrey || px == kMaskedHatch));
+      grey |= px == kMaskedGrey;
+      lines |= px == kMaskedHatch;
+    }
+  CHECK((grey && lines));
+  CHECK(img.rgb(sw.x - 1, sw.cy()) == kBlack);  // the frame
+  REQUIRE(inside(img, L.masked_text));
+  CHECK(ink_in(img, L.masked_text) > 10);
+  CHECK(L.masked_text.x > sw.right());
+
+  // Without hatch lines: the plain fill.
+  o.masked_hatch.reset();
+  const Image plain = png_roundtrip(render_heatmaps(m.data(), 1, 1, n, n, o));
+  CHECK(uniform(plain, L.cell(0, 0, 0, n - 1), kMaskedGrey));
+  // The defaults: masked cells stay the background and there is no swatch.
+  const HeatmapOptions d;
+  const Image bg = png_roundtrip(render_heatmaps(m.data(), 1, 1, n, n, d));
+  const HeatmapLayout DL = heatmap_layout(1, 1, n, n, d, m.data());
+  CHECK(uniform(bg, DL.cell(0, 0, 0, n - 1), kWhite));
+  CHECK(DL.masked_swatch.empty());
+  CHECK(DL.masked_text.empty());
+}
+
+TEST_CASE("the masked options leave maps without NaN unchanged", "[viz][heatmap]") {
+  const auto m = eye(8);
+  HeatmapOptions o;
+  o.titles = {"Head 1"};
+  const Image before = render_heatmaps(m.data(), 1, 1, 8, 8, o);
+  o.masked_color = kMaskedGrey;
+  o.masked_hatch = kMaskedHatch;
+  const Image after = render_heatmaps(m.data(), 1, 1, 8, 8, o);
+  CHECK(before.rgba == after.rgba);
+}
+
+TEST_CASE("row labels replace the y label beside each row", "[viz][heatmap]") {
+  const int rows = 3, cols = 2, n = 5;
+  std::vector<float> m(static_cast<size_t>(rows * cols * n * n), 0.5f);
+  HeatmapOptions o;
+  o.row_labels = {"Layer 1", "Layer 2 is longer", ""};
+  o.fig_width_in = 4.f;
+  o.fig_height_in = 6.f;
+  const Image img = png_roundtrip(render_heatmaps(m.data(), rows, cols, n, n, o));
+  const HeatmapLayout L = heatmap_layout(rows, cols, n, n, o, m.data());
+  CHECK(L.ylabels[0].h == text_size("Layer 1").w);  // written vertically
+  CHECK(L.ylabels[2].h == text_size("Layer 2 is longer").w);
+  CHECK(L.ylabels[4].empty());  // an empty label draws nothing
+  for (int r = 0; r < 2; ++r) {
+    const Rect& y = L.ylabels[static_cast<size_t>(r * cols)];
+    REQUIRE(inside(img, y));
+    CHECK(ink_in(img, y) > 10);
+    CHECK(y.right() < L.panels[static_cast<size_t>(r * cols)].x);
+  }
+  CHECK(!overlap(L.ylabels[0], L.ylabels[2]));
+  o.row_labels = {"one"};
+  CHECK_THROWS_AS(heatmap_layout(rows, cols, n, n, o), attnlite::Error);
+}
+
+TEST_CASE("tick labels in their own colours", "[viz][heatmap]") {
+  const std::vector<std::string> t = {"<bos>", "je", "suis"};
+  const Rgb blue{31, 119, 180};
+  std::vector<float> m(9, 0.5f);
+  HeatmapOptions o;
+  o.xticks = o.yticks = t;
+  o.xtick_colors = o.ytick_colors = {kBlack, kBlack, blue};
+  const Image img = png_roundtrip(render_heatmaps(m.data(), 1, 1, 3, 3, o));
+  const HeatmapLayout L = heatmap_layout(1, 1, 3, 3, o, m.data());
+  const Rect& P = L.panels[0];
+  const auto count = [&](Rect r, Rgb c) {
+    int k = 0;
+    for (int y = r.y; y < r.bottom(); ++y)
+      for (int x = r.x; x < r.right(); ++x) k += img.rgb(x, y) == c;
+    return k;
+  };
+  for (int i = 0; i < 3; ++i) {
+    INFO("label " << i);
+    const Rect kc = L.cell(0, 0, 0, i), qc = L.cell(0, 0, i, 0);
+    const Rect below{kc.x, P.bottom() + 8, kc.w, L.xlabels[0].y - P.bottom() - 8};
+    const Rect left{0, qc.y, P.x - 8, qc.h};
+    CHECK((count(below, blue) > 0) == (i == 2));
+    CHECK((count(left, blue) > 0) == (i == 2));
+    CHECK((count(below, kBlack) > 0) == (i != 2));
+  }
+  o.xtick_colors = {blue};
+  CHECK_THROWS_AS(heatmap_layout(1, 1, 3, 3, o), attnlite::Error);
+}
+
+TEST_CASE("colorbar_max_ticks thins the ticks of a tall colorbar", "[viz][heatmap]") {
+  const auto m = eye(10);
+  HeatmapOptions o;
+  o.fig_width_in = 8.f;
+  o.fig_height_in = 8.f;
+  // Tick marks: black pixels just right of the bar's frame, one run per tick.
+  const auto ticks = [&](const HeatmapOptions& opts) {
+    const Image img = png_roundtrip(render_heatmaps(m.data(), 1, 1, 10, 10, opts));
+    const Rect cb = heatmap_layout(1, 1, 10, 10, opts, m.data()).colorbar;
+    int runs = 0;
+    bool prev = false;
+    for (int y = cb.y - 2; y < cb.bottom() + 2; ++y) {
+      const bool on = img.rgb(cb.right() + 2, y) == kBlack;
+      runs += on && !prev;
+      prev = on;
+    }
+    return runs;
+  };
+  const int all = ticks(o);
+  CHECK(all > 11);
+  o.colorbar_max_ticks = 6;
+  CHECK(ticks(o) == 6);  // 0, 0.2, ..., 1
+  o.colorbar_max_ticks = 11;
+  CHECK(ticks(o) == 11);
+}
+
 TEST_CASE("figure size follows figsize and dpi; text scales with dpi", "[viz][heatmap]") {
   const auto m = eye(10);
   HeatmapOptions o;

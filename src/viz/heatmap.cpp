@@ -24,6 +24,7 @@ struct Tick {
   int index = 0;     // cell index (axes) or unused (colorbar)
   double value = 0;  // colorbar value
   std::string text;
+  Rgb color = kTextColor;
 };
 
 // Everything render_heatmaps needs beyond the public layout.
@@ -43,7 +44,8 @@ int cell_start(int i, int n, int len) {
 
 int cell_centre(int i, int n, int len) { return (cell_start(i, n, len) + cell_start(i + 1, n, len)) / 2; }
 
-std::vector<Tick> index_ticks(int n, int len, int min_spacing_px, const std::vector<std::string>& tokens) {
+std::vector<Tick> index_ticks(int n, int len, int min_spacing_px, const std::vector<std::string>& tokens,
+                              const std::vector<Rgb>& colors) {
   std::vector<Tick> out;
   const double cell = static_cast<double>(len) / n;
   int step;
@@ -53,11 +55,12 @@ std::vector<Tick> index_ticks(int n, int len, int min_spacing_px, const std::vec
     step = std::max(1, static_cast<int>(std::ceil(min_spacing_px / std::max(cell, 1e-9) - 1e-9)));
   }
   for (int i = 0; i < n; i += step)
-    out.push_back({i, 0.0, tokens.empty() ? std::to_string(i) : tokens[static_cast<size_t>(i)]});
+    out.push_back({i, 0.0, tokens.empty() ? std::to_string(i) : tokens[static_cast<size_t>(i)],
+                   colors.empty() ? kTextColor : colors[static_cast<size_t>(i)]});
   return out;
 }
 
-std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacing_px) {
+std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacing_px, int max_ticks) {
   std::vector<Tick> out;
   if (!(vmax > vmin) || len_px < 2) {
     const double step = std::fabs(vmin) > 0 ? std::pow(10.0, std::floor(std::log10(std::fabs(vmin)))) : 1.0;
@@ -65,7 +68,9 @@ std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacin
     return out;
   }
   const double range = static_cast<double>(vmax) - vmin;
-  const double step = detail::nice_step(range * min_spacing_px / (len_px - 1), false);
+  double step = detail::nice_step(range * min_spacing_px / (len_px - 1), false);
+  if (max_ticks > 1 && detail::ticks_in(vmin, vmax, step).size() > static_cast<size_t>(max_ticks))
+    step = detail::nice_step(range / (max_ticks - 1), false);
   const int decimals = detail::decimals_for_step(step);
   for (double v : detail::ticks_in(vmin, vmax, step)) out.push_back({0, v, detail::format_tick(v, decimals)});
   if (out.empty()) {  // a short bar: one tick at a finer step rather than none
@@ -91,6 +96,25 @@ int max_text_width(const std::vector<std::string>& texts, int s) {
   return w;
 }
 
+// The y label beside row r: its own when row_labels are given, else the shared one.
+const std::string& row_ylabel(const HeatmapOptions& o, int r) {
+  return o.row_labels.empty() ? o.ylabel : o.row_labels[static_cast<size_t>(r)];
+}
+
+bool any_ylabel(const HeatmapOptions& o) {
+  if (o.row_labels.empty()) return !o.ylabel.empty();
+  for (const auto& l : o.row_labels)
+    if (!l.empty()) return true;
+  return false;
+}
+
+// Masked cells: the fill, and diagonal hatch lines 6 text pixels apart; (x, y) counts from the
+// panel's corner, so that neighbouring masked cells continue one pattern.
+Rgb masked_pixel(const HeatmapOptions& o, int s, int x, int y) {
+  if (!o.masked_hatch) return o.masked_color;
+  return (x + y) % (6 * s) < s ? *o.masked_hatch : o.masked_color;
+}
+
 // A panel side of `len` pixels for n cells: snapped down to a multiple of n when that
 // costs little, so that all cells get the same size.
 int snap_to_cells(int len, int n) {
@@ -106,6 +130,12 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
     throw Error("heatmap: xticks needs one label per key");
   if (!o.yticks.empty() && static_cast<int>(o.yticks.size()) != queries)
     throw Error("heatmap: yticks needs one label per query");
+  if (!o.xtick_colors.empty() && o.xtick_colors.size() != o.xticks.size())
+    throw Error("heatmap: xtick_colors needs one colour per key label");
+  if (!o.ytick_colors.empty() && o.ytick_colors.size() != o.yticks.size())
+    throw Error("heatmap: ytick_colors needs one colour per query label");
+  if (!o.row_labels.empty() && static_cast<int>(o.row_labels.size()) != rows)
+    throw Error("heatmap: row_labels needs one label per row");
   if (o.dpi <= 0 || !(o.fig_width_in > 0.f) || !(o.fig_height_in > 0.f))
     throw Error("heatmap: figure size and dpi must be positive");
   const double wpx = std::round(static_cast<double>(o.fig_width_in) * o.dpi);
@@ -150,7 +180,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   p.ylab_w = o.yticks.empty() ? text_size(std::to_string(queries - 1), m.s).w : max_text_width(o.yticks, m.s);
   const int last_label_half = o.xticks.empty() ? text_size(std::to_string(keys - 1), m.s).w / 2 : m.lh / 2;
 
-  const int left = m.pad + (o.ylabel.empty() ? 0 : m.lh + m.lgap) + p.ylab_w + m.tgap + m.tick + m.frame;
+  const int left = m.pad + (any_ylabel(o) ? m.lh + m.lgap : 0) + p.ylab_w + m.tgap + m.tick + m.frame;
   const int top = m.pad + std::max(title_h, m.lh / 2) + m.frame;
   const int bottom = m.frame + m.tick + m.tgap + p.xlab_h + (o.xlabel.empty() ? 0 : m.lgap + m.lh) + m.pad;
   int hgap = 2 * m.frame + m.tick + 6 * m.s;
@@ -161,7 +191,10 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
 
   // The colorbar's size and tick labels depend on the panel size and the other way
   // round: settle them in a few rounds.
-  int cbar_w = 8 * m.s, cbar_lab_w = text_size("0.00", m.s).w;
+  const bool key = o.colorbar && !o.masked_label.empty();
+  const int key_w = key ? text_size(o.masked_label, m.s).w : 0;
+  const int key_gap = m.lh, key_h = m.lh;  // the masked swatch: its gap below the bar, its height
+  int cbar_w = 8 * m.s, cbar_lab_w = std::max(text_size("0.00", m.s).w, key_w);
   int pw = 1, ph = 1, cbar_h = 0;
   for (int round = 0; round < 4; ++round) {
     if (round > 0 && cols > 1 && centred_w + 6 * m.s > pw + hgap) hgap = centred_w + 6 * m.s - pw;
@@ -189,9 +222,10 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
     if (!o.colorbar) continue;
     const int grid_h = rows * ph + (rows - 1) * vgap;
     cbar_h = std::max(std::min(grid_h, 3 * m.lh), static_cast<int>(std::lround(0.6 * grid_h)));
+    if (key) cbar_h = std::max(std::min(cbar_h, grid_h - key_gap - key_h - 2 * m.frame), 3 * m.lh);
     cbar_w = std::clamp(static_cast<int>(std::lround(cbar_h / 16.0)), 8 * m.s, 20 * m.s);
-    p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 6 * m.s);
-    cbar_lab_w = max_text_width(p.cticks, m.s);
+    p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 6 * m.s, o.colorbar_max_ticks);
+    cbar_lab_w = std::max(max_text_width(p.cticks, m.s), key_w);
   }
   const int right_used = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad
                                     : std::max(m.frame + m.pad, last_label_half + m.pad);
@@ -205,14 +239,22 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   const Rect& last = L.panels.back();
   if (o.colorbar) {
     const int grid_h = last.bottom() - first.y;
-    L.colorbar = {last.right() + m.frame + 10 * m.s + m.frame, first.y + (grid_h - cbar_h) / 2, cbar_w, cbar_h};
+    // The bar (and the masked swatch under it) centred on the grid.
+    const int group_h = cbar_h + (key ? 2 * m.frame + key_gap + key_h : 0);
+    L.colorbar = {last.right() + m.frame + 10 * m.s + m.frame, first.y + std::max(0, (grid_h - group_h) / 2), cbar_w,
+                  cbar_h};
+    if (key) {
+      L.masked_swatch = {L.colorbar.x, L.colorbar.bottom() + 2 * m.frame + key_gap, cbar_w, key_h};
+      const TextSize t = text_size(o.masked_label, m.s);
+      L.masked_text = {L.colorbar.right() + m.frame + m.tick + m.tgap, L.masked_swatch.cy() - t.h / 2, t.w, t.h};
+    }
   }
 
   // Ticks along the shared axes.
   // Numeric ticks about as far apart as matplotlib's MaxNLocator puts them.
   const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.s).w + 6 * m.s, 2 * m.lh);
-  p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks);
-  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks);
+  p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks, o.xtick_colors);
+  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks, o.ytick_colors);
 
   // Text boxes.
   L.titles.assign(L.panels.size(), Rect{});
@@ -230,8 +272,8 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
         const TextSize t = text_size(o.xlabel, m.s);
         L.xlabels[i] = {P.cx() - t.w / 2, P.bottom() + m.frame + m.tick + m.tgap + p.xlab_h + m.lgap, t.w, t.h};
       }
-      if (c == 0 && !o.ylabel.empty()) {
-        const TextSize t = text_size(o.ylabel, m.s);  // drawn rotated: t.h wide, t.w high
+      if (c == 0 && !row_ylabel(o, r).empty()) {
+        const TextSize t = text_size(row_ylabel(o, r), m.s);  // drawn rotated: t.h wide, t.w high
         L.ylabels[i] = {P.x - m.frame - m.tick - m.tgap - p.ylab_w - m.lgap - t.h, P.cy() - t.w / 2, t.h, t.w};
       }
     }
@@ -280,8 +322,8 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
         for (int x = 0; x < P.w; ++x) {
           const int k = static_cast<int>(static_cast<long long>(x) * keys / P.w);
           const float v = mat[static_cast<size_t>(q) * keys + k];
-          if (std::isnan(v)) continue;  // masked: background
-          detail::fill_rect(img, {P.x + x, P.y + y, 1, 1}, color_of(v));
+          const Rgb rgb = std::isnan(v) ? masked_pixel(o, m.s, x, y) : color_of(v);
+          if (rgb != kWhite) detail::fill_rect(img, {P.x + x, P.y + y, 1, 1}, rgb);
         }
       }
       if (o.annotate) {
@@ -314,21 +356,21 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
         const int y = P.bottom() + m.frame + m.tick + m.tgap;
         const TextSize ts = text_size(t.text, m.s);
         if (p.xrot)
-          draw_text(img, x + half - ts.h / 2, y, t.text, kTextColor, m.s, TextDirection::Up);
+          draw_text(img, x + half - ts.h / 2, y, t.text, t.color, m.s, TextDirection::Up);
         else
-          draw_text(img, x + half - ts.w / 2, y, t.text, kTextColor, m.s);
+          draw_text(img, x + half - ts.w / 2, y, t.text, t.color, m.s);
       }
       for (const Tick& t : p.yticks) {
         const int y = P.y + cell_centre(t.index, queries, P.h) - half;
         detail::fill_rect(img, {P.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
         if (c != 0) continue;
         const TextSize ts = text_size(t.text, m.s);
-        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.s);
+        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, t.color, m.s);
       }
       if (!L.titles[pi].empty()) draw_text(img, L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.s);
       if (!L.xlabels[pi].empty()) draw_text(img, L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.s);
       if (!L.ylabels[pi].empty())
-        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, o.ylabel, kTextColor, m.s, TextDirection::Up);
+        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, row_ylabel(o, r), kTextColor, m.s, TextDirection::Up);
     }
 
   if (o.colorbar && !L.colorbar.empty()) {
@@ -344,6 +386,13 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
       detail::fill_rect(img, {cb.right() + m.frame, y, m.tick, m.frame}, kFrameColor);
       const TextSize ts = text_size(t.text, m.s);
       draw_text(img, cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.s);
+    }
+    if (!L.masked_swatch.empty()) {
+      const Rect& sw = L.masked_swatch;
+      for (int y = 0; y < sw.h; ++y)
+        for (int x = 0; x < sw.w; ++x) detail::fill_rect(img, {sw.x + x, sw.y + y, 1, 1}, masked_pixel(o, m.s, x, y));
+      detail::frame_around(img, sw, m.frame, kFrameColor);
+      draw_text(img, L.masked_text.x, L.masked_text.y, o.masked_label, kTextColor, m.s);
     }
   }
   return img;

@@ -1,7 +1,11 @@
-// attnlite heatmap — the chapter's figures as PNG, and attention maps of any translation.
+// attnlite heatmap — the chapter's figures as PNG, attention maps of any translation, and the
+// causal self-attention of a language model's generation.
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,12 +23,19 @@ const char* kHelp =
     "       attnlite heatmap --list\n"
     "       attnlite heatmap translate [--model M] SENTENCE [--kind enc|dec-self|cross]\n"
     "                        [--layer L|all] [--head H|all] [--out FILE.png] [options]\n"
+    "       attnlite heatmap generate [--model M] PROMPT [--layer L|all] [--head H|all]\n"
+    "                        [--max-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
+    "                        [--seed S] [--out FILE.png] [options]\n"
     "\n"
-    "Draws the figures of d2l chapter 10 (show_heatmaps and d2l.plot) with fixed seeds, or\n"
-    "the attention weights of one translation with the words on the axes.\n"
+    "Draws the figures of d2l chapter 10 (show_heatmaps and d2l.plot) with fixed seeds, the\n"
+    "attention weights of one translation with the words on the axes, or the causal\n"
+    "self-attention of a language model continuing PROMPT: keys on x, queries on y, both the\n"
+    "tokens the model read (<bos>, the prompt, the generated tokens fed back); the future\n"
+    "(keys after the query) is masked and drawn hatched grey, not as a weight of 0.\n"
     "\n"
     "options:\n"
-    "  --out PATH         output folder (figures) or PNG file (translate; default attention.png)\n"
+    "  --out PATH         output folder (figures) or PNG file (translate, generate; default\n"
+    "                     attention.png)\n"
     "  --dpi N            pixels per inch (default 100)\n"
     "  --sentence TEXT    sentence of the translation figures (default \"i'm home .\")\n"
     "  --transformer M    Transformer model (default: shipped transformer-d2l)\n"
@@ -37,7 +48,18 @@ const char* kHelp =
     "  --layer L, --head H  1-based, or 'all' (default all: a layers x heads grid)\n"
     "  --cmap NAME        Reds (default), Blues or viridis\n"
     "  --annotate         print each weight in its cell\n"
-    "  --positions        numeric positions on the axes instead of tokens\n";
+    "  --positions        numeric positions on the axes instead of tokens\n"
+    "generate options (also --layer, --head, --cmap, --annotate, --positions, --out):\n"
+    "  --model M          language model path or shipped name (default lm-fra)\n"
+    "  --max-tokens N     generate at most N tokens (default: until <eos> or the context)\n"
+    "  --temperature T    sample from softmax(logits / T), T > 0\n"
+    "  --top-k K          sample among the K most likely tokens (K >= 1)\n"
+    "  --top-p P          nucleus sampling, 0 < P <= 1\n"
+    "  --seed S           seed of the sampler (default 0)\n"
+    "  --sample           sample with the defaults; implied by the four options above\n"
+    "  Without sampling options decoding is greedy, as in `attnlite generate`.\n"
+    "\n"
+    "example: attnlite heatmap generate \"nous allons\" --temperature 0.8 --seed 3 --out g.png\n";
 
 int parse_index(Args& a, const std::string& name) {
   std::string v;
@@ -46,6 +68,52 @@ int parse_index(Args& a, const std::string& name) {
   const long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end || n < 1 || n > 1024) throw UsageError{name + " must be a positive number or 'all', got '" + v + "'"};
   return (int)n - 1;
+}
+
+// The decoding options of `attnlite generate`, by the same rules and messages.
+GenerateOptions generate_options(Args& a) {
+  GenerateOptions o;
+  bool sampling = a.flag("--sample");
+  o.max_tokens = a.int_value("--max-tokens", 0, 1, 1 << 20);
+  std::string s;
+  if (a.value("--temperature", &s)) {
+    sampling = true;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end || errno || !(v > 0) || !std::isfinite(v))
+      throw UsageError{"--temperature must be a number > 0, got '" + s + "'"};
+    o.temperature = (float)v;
+  }
+  if (a.value("--top-k", &s)) {
+    sampling = true;
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end || errno || v < 1 || v > (1 << 20))
+      throw UsageError{"--top-k must be an integer >= 1, got '" + s + "'"};
+    o.top_k = (int)v;
+  }
+  if (a.value("--top-p", &s)) {
+    sampling = true;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end || errno || !(v > 0 && v <= 1))
+      throw UsageError{"--top-p must be a number in (0, 1], got '" + s + "'"};
+    o.top_p = (float)v;
+  }
+  if (a.value("--seed", &s)) {
+    sampling = true;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end || errno || s[0] == '-')
+      throw UsageError{"--seed must be a non-negative integer, got '" + s + "'"};
+    o.seed = v;
+  }
+  o.sample = sampling;
+  return o;
 }
 
 void ensure_dir(const std::string& d) {
@@ -76,6 +144,33 @@ int cmd_heatmap(int argc, char** argv) {
   const bool all = args.flag("--all");
 
   std::vector<std::string> pos;
+  if (argc > 2 && std::string(argv[2]) == "generate") {
+    std::string model_arg = "lm-fra", cmap = "Reds";
+    args.value("--model", &model_arg);
+    args.value("--cmap", &cmap);
+    if (compat) throw UsageError{"--d2l-compat is for Transformer translations, not generations"};
+    viz::figures::GenerationMapOptions o;
+    o.layer = parse_index(args, "--layer");
+    o.head = parse_index(args, "--head");
+    o.annotate = args.flag("--annotate");
+    o.tokens = !args.flag("--positions");
+    o.dpi = dpi;
+    o.generate = generate_options(args);
+    try {
+      o.cmap = viz::colormap_from_name(cmap);
+    } catch (const Error& e) {
+      throw UsageError{e.what()};
+    }
+    pos = args.positionals();  // "generate" PROMPT
+    if (pos.size() != 2) throw UsageError{"give exactly one prompt"};
+    auto model = Model::load(resolve_model(model_arg));
+    const viz::figures::Figure f = viz::figures::generation_map(model, pos[1], o);
+    if (out.empty()) out = "attention.png";
+    viz::write_png(out, f.image);
+    std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", out.c_str(), f.caption.c_str(), f.rows, f.cols,
+                f.image.width, f.image.height);
+    return kOk;
+  }
   if (argc > 2 && std::string(argv[2]) == "translate") {
     std::string model_arg, cmap = "Reds", kind = "cross";
     args.value("--model", &model_arg);

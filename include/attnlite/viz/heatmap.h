@@ -23,16 +23,35 @@ std::array<uint8_t, 3> colormap_rgb(Colormap cmap, float t);
 
 struct HeatmapOptions {
   std::string xlabel = "Keys", ylabel = "Queries";
+  std::vector<std::string> row_labels;      // one per row (or empty): replaces ylabel beside that
+                                            // row, e.g. "Layer 2" for a layers x heads grid
   std::vector<std::string> titles;          // one per column (or empty); drawn above every panel
   std::vector<std::string> xticks, yticks;  // token labels for the key / query axes (size == keys /
                                             // queries); empty: numeric ticks at "nice" steps
+  std::vector<Rgb> xtick_colors, ytick_colors;  // one colour per token label (or empty: black),
+                                                // e.g. to set generated tokens apart
   float fig_width_in = 2.5f, fig_height_in = 2.5f;
   int dpi = 100;  // the image is round(fig_width_in * dpi) x round(fig_height_in * dpi) pixels
   Colormap cmap = Colormap::Reds;
   bool annotate = false;     // print each value in its cell when it fits
   bool colorbar = true;      // one colorbar for the whole figure, on the right
+  int colorbar_max_ticks = 0;  // > 0: at most this many colorbar ticks (a coarser nice step
+                               // on a tall bar); 0: as many as fit
   std::optional<float> vmin, vmax;  // default: min / max over all panels (NaN ignored)
+
+  // NaN cells are masked (e.g. the future of a causal attention map): they are filled with
+  // masked_color and, when masked_hatch is set, crossed by diagonal lines of that colour, so
+  // that they do not read as a weight of 0. The defaults leave them as the background.
+  // A non-empty masked_label draws a swatch of that fill under the colorbar, labelled.
+  Rgb masked_color = kWhite;
+  std::optional<Rgb> masked_hatch;
+  std::string masked_label;
 };
+
+// A light grey, hatched in a darker grey: distinct from every colormap's 0 (Reds, Blues: near
+// white; viridis: dark purple) and from its 1.
+inline constexpr Rgb kMaskedGrey{222, 222, 222};
+inline constexpr Rgb kMaskedHatch{160, 160, 160};
 
 // Where render_heatmaps puts things, in image pixels.
 struct HeatmapLayout {
@@ -44,6 +63,9 @@ struct HeatmapLayout {
   std::vector<Rect> titles;      // per panel (empty rect where there is no title)
   std::vector<Rect> xlabels;     // per panel: the x label's box (bottom row only)
   std::vector<Rect> ylabels;     // per panel: the y label's box (first column only)
+  Rect masked_swatch;            // the masked-cell swatch inside its frame (empty without
+                                 // masked_label or without a colorbar)
+  Rect masked_text;              // its label's box
 
   // The pixels of cell (query q, key k) of panel (row r, col c). Cells tile the
   // panel exactly; a cell can be empty when the panel has fewer pixels than cells.
@@ -56,7 +78,8 @@ HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const He
                              const float* matrices = nullptr);
 
 // matrices: (rows, cols, queries, keys) contiguous floats, like the book's 4-D
-// tensor. Cells are filled rectangles (no interpolation); NaN cells stay white.
+// tensor. Cells are filled rectangles (no interpolation); NaN cells are masked (see
+// HeatmapOptions::masked_color: the background unless set).
 Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
                       const HeatmapOptions& opts);
 
