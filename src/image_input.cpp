@@ -1,6 +1,8 @@
 #include "attnlite/image_input.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -34,19 +36,71 @@
 
 namespace attnlite {
 
+namespace {
+
+uint32_t be32(const uint8_t* p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+uint32_t le32(const uint8_t* p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+int be16(const uint8_t* p) { return p[0] << 8 | p[1]; }
+int le16(const uint8_t* p) { return p[1] << 8 | p[0]; }
+
+// The size an image file's header declares, read before stb_image sees it (which refuses
+// large images without saying so): the format's name, or nullptr when it is none of the four.
+const char* declared_size(const uint8_t* b, size_t n, long* w, long* h) {
+  if (n >= 24 && !std::memcmp(b, "\x89PNG\r\n\x1a\n", 8)) {
+    *w = be32(b + 16);
+    *h = be32(b + 20);
+    return "PNG";
+  }
+  if (n >= 10 && (!std::memcmp(b, "GIF87a", 6) || !std::memcmp(b, "GIF89a", 6))) {
+    *w = le16(b + 6);
+    *h = le16(b + 8);
+    return "GIF";
+  }
+  if (n >= 26 && b[0] == 'B' && b[1] == 'M') {
+    *w = (int32_t)le32(b + 18);
+    *h = std::labs((long)(int32_t)le32(b + 22));
+    return "BMP";
+  }
+  if (n >= 4 && b[0] == 0xFF && b[1] == 0xD8) {  // JPEG: the first start-of-frame marker
+    size_t i = 2;
+    while (i + 9 < n) {
+      if (b[i] != 0xFF) return "JPEG";
+      const int marker = b[i + 1];
+      if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+        *h = be16(b + i + 5);
+        *w = be16(b + i + 7);
+        return "JPEG";
+      }
+      i += 2 + (size_t)be16(b + i + 2);
+    }
+    return "JPEG";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 GreyImage decode_image(const uint8_t* bytes, size_t size) {
   if (!bytes || size == 0) throw Error("empty image file");
   if (size > (size_t)1 << 30) throw Error("image file is over 1 GiB");
+  long dw = -1, dh = -1;
+  const char* format = declared_size(bytes, size, &dw, &dh);
+  if (!format) throw Error("not an image attnlite can read (PNG, JPEG, BMP or GIF)");
+  if (dw == 0 || dh == 0)
+    throw Error(std::string(format) + " image of " + std::to_string(dw) + "x" + std::to_string(dh) + " pixels: it has no pixels");
+  if (dw > kMaxImageSide || dh > kMaxImageSide || (dw > 0 && dw * dh > kMaxImagePixels))
+    throw Error(std::string(format) + " image of " + std::to_string(dw) + "x" + std::to_string(dh) +
+                " pixels is over the limit (" + std::to_string(kMaxImageSide) + " per side, " +
+                std::to_string(kMaxImagePixels) + " pixels)");
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &comp))
-    throw Error(std::string("not an image attnlite can read (PNG, JPEG, BMP, GIF): ") +
-                stbi_failure_reason());
+    throw Error(std::string("corrupt ") + format + " image: " + stbi_failure_reason());
   if (w <= 0 || h <= 0) throw Error("the image has no pixels (" + std::to_string(w) + "x" + std::to_string(h) + ")");
   if (w > kMaxImageSide || h > kMaxImageSide || (long)w * h > kMaxImagePixels)
     throw Error("image of " + std::to_string(w) + "x" + std::to_string(h) + " pixels is over the limit (" +
                 std::to_string(kMaxImageSide) + " per side, " + std::to_string(kMaxImagePixels) + " pixels)");
   stbi_uc* px = stbi_load_from_memory(bytes, (int)size, &w, &h, &comp, 4);
-  if (!px) throw Error(std::string("corrupt image: ") + stbi_failure_reason());
+  if (!px) throw Error(std::string("corrupt ") + format + " image: " + stbi_failure_reason());
   GreyImage g;
   g.width = w;
   g.height = h;
