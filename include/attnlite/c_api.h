@@ -44,6 +44,7 @@ typedef struct al_model al_model;
 typedef struct al_translator al_translator;
 typedef struct al_result al_result;
 typedef struct al_generator al_generator;
+typedef struct al_classifier al_classifier;
 
 typedef enum al_status {
   AL_OK = 0,
@@ -60,7 +61,7 @@ void al_error_free(al_error* err);                  /* NULL is fine */
 al_error* al_error_new(const char* message);
 
 /* ---- models -------------------------------------------------------------------------- */
-typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2 } al_kind;
+typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2, AL_VIT = 3 } al_kind;
 
 /* Validate the whole file (safetensors header, config, vocabularies, every tensor). */
 al_model* al_model_load(const char* path, al_error** err);
@@ -69,7 +70,7 @@ al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err)
 void al_model_free(al_model* model); /* NULL is fine */
 
 int al_model_kind(const al_model* model);            /* al_kind; -1 for NULL */
-const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" / "lm" */
+const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" / "lm" / "vit" */
 int al_model_num_layers(const al_model* model);      /* encoder/decoder layers */
 int al_model_num_heads(const al_model* model);       /* 1 for Bahdanau */
 int al_model_num_steps(const al_model* model);       /* training length = source padding */
@@ -228,6 +229,36 @@ const float* al_generation_attention(const al_generator* g);
  * 1, or 0 when the sentence was skipped (empty, too long for the context). */
 al_status al_generator_score(al_generator* g, const char* sentence, double* nll, long* tokens,
                              int* scored);
+
+/* ---- images and the Vision Transformer (attnlite::Classifier, classify.h) --------------- */
+/* The digits preprocessing of image_input.h on an image file's bytes (PNG, JPEG, BMP, GIF)
+ * or on RGBA pixels (a canvas: width x height x 4 bytes, row-major): out (64) in 0..16.
+ * AL_OK, or AL_ERR_INPUT with *err set (when not NULL). */
+al_status al_digit_from_file_bytes(const uint8_t* bytes, size_t size, float* out, al_error** err);
+al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* out, al_error** err);
+
+/* A classifier for a model of kind AL_VIT, one image at a time; device: al_device. */
+al_classifier* al_classifier_new(const al_model* model, int device, al_error** err);
+void al_classifier_free(al_classifier* c); /* NULL is fine */
+const char* al_classifier_error(const al_classifier* c);
+int al_classifier_image_size(const al_classifier* c); /* S: images are C x S x S */
+int al_classifier_channels(const al_classifier* c);
+int al_classifier_num_classes(const al_classifier* c);
+int al_classifier_tokens(const al_classifier* c);     /* T = patches + 1 (CLS first) */
+const char* al_classifier_label(const al_classifier* c, int k); /* "" out of range */
+/* One image (C x S x S floats, the model's pixel values: digits 0..16); attention 1 records
+ * the attention weights. */
+al_status al_classify(al_classifier* c, const float* image, int attention);
+/* The last classification: 0, -1 or NULL before any or after a failure. */
+int al_classification_label(const al_classifier* c);
+float al_classification_prob(const al_classifier* c);
+const float* al_classification_probs(const al_classifier* c);  /* (num_classes) */
+int al_classification_layers(const al_classifier* c);
+int al_classification_heads(const al_classifier* c);
+/* Layer l's weights (NH, T, T), [h][q][k]; NULL when not recorded or l out of range. */
+const float* al_classification_attention(const al_classifier* c, int layer);
+/* Attention rollout (classify.h) into out (T x T); AL_ERR_INPUT without recorded attention. */
+al_status al_classification_rollout(al_classifier* c, float* out);
 
 #ifdef __cplusplus
 }
