@@ -4,7 +4,7 @@
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
-#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate} and runs each
+#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image} and runs each
 #            for FUZZ_SECONDS (default 60) on a copy of its seed corpus; any crash, leak,
 #            timeout or sanitizer report fails the stage (crashing inputs: build/fuzz/artifacts/)
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
@@ -77,10 +77,10 @@ stage_cuda() {
 stage_fuzz() {
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_FUZZ=ON \
     -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
-  cmake --build build/fuzz -j"$jobs" --target fuzz_loader fuzz_tokenizer fuzz_translate
+  cmake --build build/fuzz -j"$jobs" --target fuzz_loader fuzz_tokenizer fuzz_translate fuzz_image
   local t secs=${FUZZ_SECONDS:-60}
   mkdir -p build/fuzz/artifacts
-  for t in loader tokenizer translate; do
+  for t in loader tokenizer translate image; do
     echo "--- fuzz_$t: ${secs}s"
     rm -rf "build/fuzz/corpus/$t"
     mkdir -p "build/fuzz/corpus/$t"

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "attnlite/classify.h"
 #include "attnlite/error.h"
 #include "attnlite/generate.h"
 #include "attnlite/model.h"
@@ -75,9 +77,22 @@ void run_lm(const std::shared_ptr<const Model>& m) {
   FUZZ_CHECK(p.sentences + p.skipped == 1);
 }
 
+void run_vit(const std::shared_ptr<const Model>& m) {
+  Classifier cls(m);
+  const int n = cls.channels() * cls.image_size() * cls.image_size();
+  std::vector<float> image((size_t)n);
+  for (int i = 0; i < n; ++i) image[(size_t)i] = (float)(i % 17);
+  cls.classify(image.data(), 1, true);
+  const Classification& r = cls.result(0);
+  FUZZ_CHECK(r.label >= 0 && r.label < cls.num_classes());
+  std::vector<float> roll((size_t)cls.tokens() * cls.tokens());
+  cls.rollout(0, roll.data());
+}
+
 void run_model(const std::shared_ptr<const Model>& m) {
   FUZZ_CHECK(m->num_steps() >= 1 && m->num_layers() >= 1 && m->num_heads() >= 1);
   if (m->kind() == ModelKind::LM) return run_lm(m);
+  if (m->kind() == ModelKind::ViT) return run_vit(m);
   Translator tr(m);
   for (bool compat : {false, true}) {
     DecodeOptions o;

@@ -127,6 +127,30 @@ def tiny_lm(D=4, F=4, L=1, NH=2, max_len=4, bias=True, norm_first=False, act="re
     return st_bytes(int8(t) if quantized else t, meta)
 
 
+def tiny_vit(S=4, p=2, C=1, D=4, F=4, L=1, NH=2, K=3, norm_first=False, act="gelu"):
+    """A Vision Transformer under the lab's state_dict names."""
+    T = (S // p) ** 2 + 1
+    t = [f32("patch_embedding.projection.0.weight", D, C, p, p),
+         f32("patch_embedding.projection.0.bias", D), f32("cls_token", 1, 1, D),
+         f32("pos_embedding", 1, T, D)]
+    for l in range(L):
+        q = "transformer_encoder.layers.%d." % l
+        t += [f32(q + "self_attn.in_proj_weight", 3 * D, D), f32(q + "self_attn.in_proj_bias", 3 * D),
+              f32(q + "self_attn.out_proj.weight", D, D), f32(q + "self_attn.out_proj.bias", D),
+              f32(q + "linear1.weight", F, D), f32(q + "linear1.bias", F),
+              f32(q + "linear2.weight", D, F), f32(q + "linear2.bias", D),
+              f32(q + "norm1.weight", D), f32(q + "norm1.bias", D),
+              f32(q + "norm2.weight", D), f32(q + "norm2.bias", D)]
+    t += [f32("mlp_head.0.weight", D), f32("mlp_head.0.bias", D), f32("mlp_head.1.weight", K, D),
+          f32("mlp_head.1.bias", K)]
+    cfg = {"image_size": S, "patch_size": p, "in_channels": C, "num_classes": K, "embed_dim": D,
+           "depth": L, "num_heads": NH, "dim_feedforward": F, "activation": act,
+           "norm_first": norm_first, "layer_norm_eps": 1e-5, "input_scale": 0.0625}
+    meta = {"attnlite.format": "1", "attnlite.kind": "vit", "attnlite.config": json.dumps(cfg),
+            "attnlite.labels": json.dumps([str(k) for k in range(K)])}
+    return st_bytes(t, meta)
+
+
 def int8(tensors):
     """tools/quantize.py's layout on a tensor list: 2-D .weight (not GRU) -> I8 + F32 scale."""
     out = []
@@ -185,6 +209,58 @@ def loader():
     bad = tiny_lm()
     write("loader", "lm_in_proj_transposed.safetensors",
           bad.replace(b'"shape":[12,4]', b'"shape":[4,12]', 1))
+    # vision transformers (kind vit): post-LN gelu, pre-LN relu with 3 channels
+    write("loader", "vit_post_gelu.safetensors", tiny_vit())
+    write("loader", "vit_pre_relu_rgb.safetensors",
+          tiny_vit(S=6, p=3, C=3, L=2, NH=1, norm_first=True, act="relu"))
+
+
+def png_bytes(rows):
+    """A grey 8-bit PNG of rows (lists of 0..255), standard library only."""
+    import zlib
+    def chunk(kind, data):
+        c = zlib.crc32(kind + data) & 0xffffffff
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", c)
+    h, w = len(rows), len(rows[0])
+    raw = b"".join(b"\x00" + bytes(r) for r in rows)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def bmp_bytes(rows):
+    """A 24-bit BMP of grey rows, bottom-up as the format stores them."""
+    h, w = len(rows), len(rows[0])
+    stride = (w * 3 + 3) // 4 * 4
+    pixels = b"".join(b"".join(bytes([v, v, v]) for v in r).ljust(stride, b"\x00")
+                      for r in reversed(rows))
+    header = struct.pack("<2sIHHI", b"BM", 54 + len(pixels), 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
+    return header + info + pixels
+
+
+SEVEN = [[0, 4, 12, 16, 16, 14, 0, 0], [0, 2, 6, 6, 10, 16, 0, 0], [0, 0, 0, 0, 12, 11, 0, 0],
+         [0, 0, 0, 3, 16, 4, 0, 0], [0, 0, 0, 11, 13, 0, 0, 0], [0, 0, 2, 16, 6, 0, 0, 0],
+         [0, 0, 8, 15, 1, 0, 0, 0], [0, 0, 13, 9, 0, 0, 0, 0]]
+
+
+def image():
+    ink = [[255 - v * 255 // 16 for v in r] for r in SEVEN]
+    big = [[ink[y // 4][x // 4] for x in range(32)] for y in range(32)]
+    corner = [[255] * 40 for _ in range(30)]
+    for y in range(16):
+        for x in range(16):
+            corner[y + 1][x + 2] = ink[y // 2][x // 2]
+    write("image", "seven_8x8.png", png_bytes(ink))
+    write("image", "seven_32x32.png", png_bytes(big))
+    write("image", "seven_corner.png", png_bytes(corner))
+    write("image", "seven_reversed.png", png_bytes([[255 - v for v in r] for r in big]))
+    write("image", "seven_8x8.bmp", bmp_bytes(ink))
+    # a 1x1 GIF, a PNG header declaring 20000 x 20000 pixels, a truncated PNG
+    write("image", "pixel.gif", b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff"
+          b"!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+    huge = png_bytes(ink)
+    write("image", "huge_header.png", huge[:16] + struct.pack(">II", 20000, 20000) + huge[24:])
+    write("image", "truncated.png", png_bytes(big)[:60])
 
 
 BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "Run!", "Who?",
@@ -230,3 +306,4 @@ if __name__ == "__main__":
     loader()
     tokenizer()
     translate()
+    image()
