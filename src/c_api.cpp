@@ -395,6 +395,8 @@ const char* al_generator_error(const al_generator* g) { return g ? g->error.c_st
 int al_generator_context(const al_generator* g) { return g ? g->gen->context() : -1; }
 size_t al_generator_workspace_bytes(const al_generator* g) { return g ? g->gen->workspace_bytes() : 0; }
 
+}  // extern "C"
+
 namespace {
 GenerateOptions gen_options(const al_generate_options* o) {
   GenerateOptions r;
@@ -418,6 +420,8 @@ const Generation* gen_result(const al_generator* g) {
   return g && g->has ? &g->gen->result() : nullptr;
 }
 }  // namespace
+
+extern "C" {
 
 al_status al_generate(al_generator* g, const char* prompt, const al_generate_options* options) {
   if (!g) return AL_ERR_ARGUMENT;
@@ -563,9 +567,13 @@ al_status al_classify(al_classifier* c, const float* image, int attention) {
   });
 }
 
+}  // extern "C"
+
 namespace {
 const Classification* cls_result(const al_classifier* c) { return c && c->has ? &c->cls->result(0) : nullptr; }
 }  // namespace
+
+extern "C" {
 
 int al_classification_label(const al_classifier* c) { auto r = cls_result(c); return r ? r->label : -1; }
 float al_classification_prob(const al_classifier* c) { auto r = cls_result(c); return r ? r->prob : 0.f; }
