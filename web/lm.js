@@ -535,6 +535,8 @@ function draw(streaming) {
     `up to it (columns) to predict the next word. Each row sums to 1. ${f.q} position${f.q > 1 ? 's' : ''} read: ` +
     `<bos>, the prompt${s.numGenerated > 1 ? ' and the words fed back' : ''}${s.done ? '; the last word chosen is never read' : ''}.`;
   $('lm-tooltip').hidden = true;
+  $('lm-hover').textContent = 'Hover or tap a cell to read its weight.';
+  $('lm-hover').classList.add('muted');
 }
 
 function onHover(e) {
