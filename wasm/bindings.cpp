@@ -1,5 +1,6 @@
 // attnlite for the web: the C API of include/attnlite/c_api.h, exported from the WASM
-// module as it is (wasm/build.sh lists its functions in EXPORTED_FUNCTIONS), plus what only
+// module as it is (wasm/build.sh lists its functions in EXPORTED_FUNCTIONS: translators,
+// results and the language model's al_generator_* / al_generation_*), plus what only
 // the web page needs, here: the allocator's usage, the kernel switch, figures and
 // Nadaraya-Watson. wasm/attnlite-api.mjs wraps both in JavaScript classes; nothing here is
 // meant to be called by hand.
@@ -38,6 +39,12 @@ static_assert(sizeof(al_limits) == 20 && offsetof(al_limits, max_input_bytes) ==
 static_assert(sizeof(al_decode_options) == 20 && offsetof(al_decode_options, beam_size) == 12 &&
                   offsetof(al_decode_options, length_penalty) == 16,
               "the al_decode_options layout that attnlite-api.mjs writes");
+// The language model's options (the Generator class): the uint64 seed at byte 24 as two
+// 32-bit halves, little-endian, 40 bytes in all.
+static_assert(sizeof(al_generate_options) == 40 && offsetof(al_generate_options, top_p) == 16 &&
+                  offsetof(al_generate_options, seed) == 24 &&
+                  offsetof(al_generate_options, attention) == 32,
+              "the al_generate_options layout that attnlite-api.mjs writes");
 
 // A rendered figure: its pixels and, for heatmaps, where the panels are.
 struct al_image {

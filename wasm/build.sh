@@ -54,7 +54,7 @@ opt_for() {
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api.cpp | \
+      src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api.cpp | \
       src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac

@@ -1,6 +1,8 @@
-// The attnlite page: translation with every attention map, and the Nadaraya-Watson demo.
+// The attnlite page: translation with every attention map, the language model (lm.js), and
+// the Nadaraya-Watson demo.
 // Everything runs here, in WebAssembly (attnlite.wasm through attnlite-api.mjs).
 import { Attnlite } from './attnlite-api.mjs';
+import * as lmSection from './lm.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -106,6 +108,18 @@ async function loadFile(file) {
   try {
     const bytes = new Uint8Array(await file.arrayBuffer());
     const model = state.al.loadModel(bytes);  // throws AttnliteError on a bad file
+    if (model.kind === 'lm') {  // a language model: the section below generates with it
+      try {
+        lmSection.useModel(model, file.name);
+      } catch (e) {
+        model.free();
+        throw e;
+      }
+      showError(`${file.name} is a language model: it is now the model of the Language model section below.`, 'warn');
+      setState(state.model ? 'ready' : 'error');
+      document.getElementById('lm-card').scrollIntoView({ behavior: 'smooth' });
+      return;
+    }
     useModel(model, file.name);
     const opt = document.createElement('option');
     opt.value = `file:${file.name}`;
@@ -264,8 +278,15 @@ function drawAttention() {
   const tr = state.model.kind === 'transformer';
   // Inches at 100 dpi: about 34 px a cell, room for the labels and the colorbar.
   const cell = f.rows * f.cols > 1 ? 0.24 : 0.46;
-  const width = Math.max(3.2, f.cols * (f.k * cell + 0.45) + 1.9);
-  const height = Math.max(2.8, f.rows * (f.q * cell + 0.35) + 1.3);
+  let width = Math.max(3.2, f.cols * (f.k * cell + 0.45) + 1.9);
+  let height = Math.max(2.8, f.rows * (f.q * cell + 0.35) + 1.3);
+  // No wider than the card (phones, big grids): the same figure, scaled down, but not below
+  // about 1.6 inches a panel; a grid wider than that scrolls sideways inside the card.
+  const room = Math.max(($('heatmap-scroll').clientWidth || 1e9) / 100, f.cols * 1.6 + 1.9);
+  if (width > room) {
+    height *= Math.max(0.6, room / width);
+    width = room;
+  }
   const titles = tr ? f.heads.map((h) => (v.all ? `Head ${h + 1}` : `Layer ${f.layers[0] + 1} · Head ${h + 1}`)) : [];
   let img;
   try {
@@ -416,6 +437,7 @@ function put(canvas, img, s) {
 
 // ---- wiring ----
 function wire() {
+  lmSection.wire();
   $('translate-form').addEventListener('submit', (e) => {
     e.preventDefault();
     translate();
@@ -481,6 +503,7 @@ async function main() {
     return;
   }
   drawNW();
+  lmSection.init(state.al, { scale });
   const available = await probeModels();
   if (!available.length) {
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
@@ -503,6 +526,6 @@ async function main() {
 }
 
 // For the page's tests and for poking at results from the console.
-window.attnlitePage = { figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }) };
+window.attnlitePage = { figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }), lm: lmSection.debug };
 
 main();
