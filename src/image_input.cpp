@@ -160,29 +160,39 @@ void digit_8x8(const GreyImage& im, float* out) {
       }
     }
   if (x1 < 0) return;  // no ink
-  // 3. the bounding box scaled so that its longer side is 32 pixels
-  const int bw = x1 - x0 + 1, bh = y1 - y0 + 1;
-  const double s = 32.0 / std::max(bw, bh);
-  const int tw = std::max(1, (int)std::lround(bw * s)), th = std::max(1, (int)std::lround(bh * s));
-  // 4. centred, the offset rounded down to a multiple of 4
-  const int ox = (32 - tw) / 2 / 4 * 4, oy = (32 - th) / 2 / 4 * 4;
-  float canvas[32 * 32] = {};
-  for (int ty = 0; ty < th; ++ty) {
-    const double sy0 = y0 + ty / s, sy1 = y0 + (ty + 1) / s;
-    for (int tx = 0; tx < tw; ++tx) {
-      const double sx0 = x0 + tx / s, sx1 = x0 + (tx + 1) / s;
-      double sum = 0, area = 0;
-      for (int y = (int)std::floor(sy0); y < (int)std::ceil(sy1) && y < H; ++y) {
+  // 3. the box: a square of the bounding box's longer side, centred on it; an image whose ink
+  // reaches both of its edges along that side is already a frame, and the square stays inside it
+  const int bw = x1 - x0 + 1, bh = y1 - y0 + 1, side = std::max(bw, bh);
+  double left = x0 + bw / 2.0 - side / 2.0, top = y0 + bh / 2.0 - side / 2.0;
+  const bool framed = (bh == side && y0 == 0 && y1 == H - 1) || (bw == side && x0 == 0 && x1 == W - 1);
+  if (framed) {
+    if (W >= side) left = std::min(std::max(left, 0.0), (double)(W - side));
+    if (H >= side) top = std::min(std::max(top, 0.0), (double)(H - side));
+  } else {
+    // centred on the 4-pixel grid of the output cells, halves rounded up (as most dataset
+    // digits sit: a 5-cell-wide digit in columns 2..6)
+    const double wpx = bw * 32.0 / side, hpx = bh * 32.0 / side;
+    const double ox = 4 * std::floor((32 - wpx) / 8 + 0.5), oy = 4 * std::floor((32 - hpx) / 8 + 0.5);
+    left = x0 - ox * side / 32.0;
+    top = y0 - oy * side / 32.0;
+  }
+  // 4. the square to 32 x 32 by area averaging (ink outside the image counts as none)
+  const double step = side / 32.0;
+  float canvas[32 * 32];
+  for (int ty = 0; ty < 32; ++ty) {
+    const double sy0 = top + ty * step, sy1 = sy0 + step;
+    for (int tx = 0; tx < 32; ++tx) {
+      const double sx0 = left + tx * step, sx1 = sx0 + step;
+      double sum = 0;
+      for (int y = std::max(0, (int)std::floor(sy0)); y < (int)std::ceil(sy1) && y < H; ++y) {
         const double fy = std::min(sy1, y + 1.0) - std::max(sy0, (double)y);
         if (fy <= 0) continue;
-        for (int x = (int)std::floor(sx0); x < (int)std::ceil(sx1) && x < W; ++x) {
+        for (int x = std::max(0, (int)std::floor(sx0)); x < (int)std::ceil(sx1) && x < W; ++x) {
           const double fx = std::min(sx1, x + 1.0) - std::max(sx0, (double)x);
-          if (fx <= 0) continue;
-          sum += fx * fy * ink[(size_t)y * W + x];
-          area += fx * fy;
+          if (fx > 0) sum += fx * fy * ink[(size_t)y * W + x];
         }
       }
-      canvas[(oy + ty) * 32 + ox + tx] = area > 0 ? (float)(sum / area) : 0.f;
+      canvas[ty * 32 + tx] = (float)(sum / (step * step));
     }
   }
   // 5. 4x4 blocks: mean ink x 16

@@ -2,6 +2,7 @@
 // preprocessing, PyTorch fixtures, the shipped digits model, attention rollout, bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -10,11 +11,14 @@
 #include <vector>
 
 #include "attnlite/classify.h"
+#include "attnlite/generate.h"
+#include "attnlite/translate.h"
 #include "attnlite/error.h"
 #include "attnlite/image_input.h"
 #include "attnlite/model.h"
 #include "attnlite/viz/image.h"
 #include "fixture.h"
+#include "st_writer.h"
 
 using namespace attnlite;
 
@@ -68,12 +72,13 @@ TEST_CASE("digit preprocessing: a dataset digit drawn at 8x8 or 32x32 comes back
   REQUIRE(max_diff(prep(digit_png(kDigit, 4)), kDigit) <= 0.05);
   // light ink on a dark background is read reversed
   REQUIRE(max_diff(prep(digit_png(kDigit, 4, 0, 0, 0, 0, true)), kDigit) <= 0.05);
-  // a margin around it changes nothing
-  REQUIRE(max_diff(prep(digit_png(kDigit, 4, 60, 50, 14, 9)), kDigit) <= 0.05);
+  // where it sits on a larger page changes nothing
+  REQUIRE(max_diff(prep(digit_png(kDigit, 4, 60, 50, 14, 9)), prep(digit_png(kDigit, 4, 90, 40, 3, 1)).data()) <= 0.05);
 }
 
 TEST_CASE("digit preprocessing: a digit small in a corner reads as centred", "[vit][image]") {
-  const std::vector<float> centred = prep(digit_png(kDigit, 4));
+  // 4 pixels per cell in the middle of a 200 x 200 canvas: centred on its bounding box
+  const std::vector<float> centred = prep(digit_png(kDigit, 4, 200, 200, 84, 84));
   // 3 pixels per cell (24 px high) in the top-left corner of a 300 x 200 canvas
   const std::vector<float> corner = prep(digit_png(kDigit, 3, 300, 200, 2, 3));
   REQUIRE(max_diff(corner, centred.data()) <= 0.05);
@@ -128,4 +133,215 @@ TEST_CASE("image decoding: bad files are clear errors", "[vit][image][robustness
   bmp[26] = 1;
   bmp[28] = 24;
   REQUIRE_THROWS_WITH(decode_image(bmp.data(), bmp.size()), Catch::Contains("BMP image of 9000x10 pixels is over the limit"));
+}
+
+// ---- PyTorch fixtures (tools/make_vit_fixtures.py) -----------------------------------------
+
+TEST_CASE("patch embedding equals nn.Conv2d(kernel_size=p, stride=p) on every op set", "[vit][fixtures]") {
+  const SafeTensors st = SafeTensors::load(test::fixture_path("vit_patch"));
+  const auto cfg = nlohmann::json::parse(st.meta("config"));
+  int cases = 0;
+  for (const auto& c : cfg["cases"]) {
+    const std::string n = c["name"].get<std::string>();
+    INFO("case " << n);
+    const int p = c["patch_size"], C = c["in_channels"], S = c["image_size"], D = c["embed_dim"],
+              B = c["batch"], N = c["num_patches"];
+    const std::vector<float> w = st.f32(n + ".weight"), b = st.f32(n + ".bias"),
+                             x = st.f32("in." + n + ".x"), y = st.f32("out." + n + ".y");
+    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
+      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
+      ops::set_backend(backend);
+      std::vector<float> patches((size_t)B * N * C * p * p), out((size_t)B * N * D);
+      ops::cpu().patches(patches.data(), x.data(), B, C, S, S, p, 1.f);
+      ops::cpu().linear(out.data(), patches.data(), Linear{w.data(), b.data(), D, C * p * p}, B * N);
+      REQUIRE_CLOSE(out, y, 1e-5);
+    }
+    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+    ++cases;
+  }
+  REQUIRE(cases >= 3);
+}
+
+namespace {
+const char* const kVitCases[] = {"vit_post_gelu", "vit_post_relu_eps6", "vit_pre_gelu",
+                                 "vit_pre_relu_1head", "vit_lab224"};
+}
+
+TEST_CASE("whole ViTs: logits, every attention weight and the rollout", "[vit][fixtures]") {
+  for (const char* name : kVitCases) {
+    INFO("case " << name);
+    const SafeTensors ex = SafeTensors::load(test::fixture_path(std::string(name) + ".expect"));
+    auto m = Model::load(test::fixture_path(name));
+    REQUIRE(m->kind() == ModelKind::ViT);
+    const auto ishape = ex.get("in.images").shape, ashape = ex.get("out.attn").shape;
+    const int B = (int)ishape[0], L = (int)ashape[0], NH = (int)ashape[2], T = (int)ashape[3];
+    const std::vector<float> images = ex.f32("in.images"), logits = ex.f32("out.logits"),
+                             attn = ex.f32("out.attn"), rollout = ex.f32("out.rollout");
+    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
+      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
+      INFO((backend == ops::Backend::Simd ? "simd" : "scalar"));
+      ops::set_backend(backend);
+      ClassifyLimits lim;
+      lim.max_batch = B;
+      Classifier cls(m, lim);
+      REQUIRE(cls.tokens() == T);
+      cls.classify(images.data(), B, true);
+      const int K = cls.num_classes();
+      std::vector<float> got_logits, got_attn((size_t)L * B * NH * T * T), got_roll, roll((size_t)T * T);
+      for (int b = 0; b < B; ++b) {
+        const Classification& r = cls.result(b);
+        got_logits.insert(got_logits.end(), r.logits, r.logits + K);
+        for (int l = 0; l < L; ++l)
+          for (int h = 0; h < NH; ++h)
+            for (int q = 0; q < T; ++q)
+              for (int k = 0; k < T; ++k)
+                got_attn[((((size_t)l * B + b) * NH + h) * T + q) * T + k] = r.attn_at(l, h, q, k);
+        cls.rollout(b, roll.data());
+        got_roll.insert(got_roll.end(), roll.begin(), roll.end());
+        // the label is the largest logit, its probability the softmax
+        int best = 0;
+        for (int k = 1; k < K; ++k)
+          if (r.logits[k] > r.logits[best]) best = k;
+        REQUIRE(r.label == best);
+      }
+      REQUIRE_CLOSE(got_logits, logits, 1e-5);
+      REQUIRE_CLOSE(got_attn, attn, 1e-5);
+      REQUIRE_CLOSE(got_roll, rollout, 1e-5);
+    }
+    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+  }
+}
+
+TEST_CASE("vit-digits: the test split's predictions equal PyTorch's", "[vit]") {
+  std::ifstream f(std::string(ATTNLITE_FIXTURES_DIR) + "/vit_digits_test.json");
+  REQUIRE(f.good());
+  const nlohmann::json j = nlohmann::json::parse(f);
+  auto m = Model::load(test::model_path("vit-digits"));
+  REQUIRE(m->labels().size() == 10);
+  ClassifyLimits lim;
+  lim.max_batch = 64;
+  Classifier cls(m, lim);
+  const auto& images = j["images"];
+  const int n = (int)images.size();
+  int correct = 0, same = 0;
+  std::vector<float> batch;
+  for (int start = 0; start < n; start += 64) {
+    const int count = std::min(64, n - start);
+    batch.clear();
+    for (int i = start; i < start + count; ++i)
+      for (const auto& row : images[(size_t)i])
+        for (const auto& v : row) batch.push_back(v.get<float>());
+    cls.classify(batch.data(), count, false);
+    for (int i = 0; i < count; ++i) {
+      const Classification& r = cls.result(i);
+      const int want = j["predicted"][(size_t)(start + i)].get<int>();
+      same += r.label == want;
+      correct += r.label == j["targets"][(size_t)(start + i)].get<int>();
+      const auto probs = j["probs"][(size_t)(start + i)].get<std::vector<double>>();
+      for (int k = 0; k < 10; ++k) REQUIRE(r.probs[k] == Approx(probs[(size_t)k]).margin(1e-5));
+    }
+  }
+  REQUIRE(same == n);
+  REQUIRE(correct == j["correct"].get<int>());
+  REQUIRE((double)correct / n == Approx(j["accuracy"].get<double>()));
+}
+
+TEST_CASE("vit-digits: the shipped PNGs of test digits, 8x8 and 32x32, classify as PyTorch did", "[vit][image]") {
+  std::ifstream f(std::string(ATTNLITE_FIXTURES_DIR) + "/vit_digits_test.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  Classifier cls(Model::load(test::model_path("vit-digits")));
+  int seen = 0;
+  for (const auto& p : j["png"]) {
+    const int pos = p["position"].get<int>();
+    std::vector<float> want;
+    for (const auto& row : j["images"][(size_t)pos])
+      for (const auto& v : row) want.push_back(v.get<float>());
+    for (const char* key : {"file_8x8", "file_32x32"}) {
+      const std::string path = std::string(ATTNLITE_FIXTURES_DIR) + "/" + p[key].get<std::string>();
+      INFO(path);
+      float px[64];
+      digit_8x8(load_image(path), px);
+      // the PNG rule's 8-bit grey levels: within 0.05 of the dataset's integers
+      REQUIRE(max_diff(want, px) <= 0.05);
+      cls.classify(px, 1, false);
+      REQUIRE(cls.result(0).label == p["predicted"].get<int>());
+      ++seen;
+    }
+  }
+  REQUIRE(seen == 20);
+}
+
+TEST_CASE("vit-digits: a test digit drawn small in a corner of a large canvas", "[vit][image]") {
+  std::ifstream f(std::string(ATTNLITE_FIXTURES_DIR) + "/vit_digits_test.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  Classifier cls(Model::load(test::model_path("vit-digits")));
+  int agree = 0, n = 0, as_dataset = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<float> v;
+    for (const auto& row : j["images"][(size_t)i])
+      for (const auto& x : row) v.push_back(x.get<float>());
+    const std::vector<float> centred = prep(digit_png(v.data(), 4, 300, 300, 134, 134));
+    const std::vector<float> corner = prep(digit_png(v.data(), 3, 500, 300, 460, 270));
+    cls.classify(centred.data(), 1, false);
+    const int a = cls.result(0).label;
+    cls.classify(corner.data(), 1, false);
+    agree += cls.result(0).label == a;
+    // re-centring on the cell grid can move a digit by one column from where the dataset had
+    // it; the label mostly stays
+    as_dataset += a == j["predicted"][(size_t)i].get<int>();
+    ++n;
+  }
+  REQUIRE(agree == n);
+  INFO("centred drawings of 40 test digits: " << as_dataset << " classified as in the dataset's placement");
+  REQUIRE(as_dataset >= 36);
+}
+
+TEST_CASE("ViT bad input is a clear error", "[vit][robustness]") {
+  auto m = Model::load(test::model_path("vit-digits"));
+  Classifier cls(m);
+  std::vector<float> img(64, 1.f);
+  REQUIRE_THROWS_WITH(cls.classify(img.data(), 2), Catch::Contains("outside [1, max_batch = 1]"));
+  REQUIRE_THROWS_WITH(cls.classify(img.data(), 0), Catch::Contains("outside"));
+  img[5] = NAN;
+  REQUIRE_THROWS_WITH(cls.classify(img.data(), 1), Catch::Contains("pixel 5 is not a finite number"));
+  img[5] = 0.f;
+  cls.classify(img.data(), 1, false);
+  std::vector<float> roll((size_t)cls.tokens() * cls.tokens());
+  REQUIRE_THROWS_WITH(cls.rollout(0, roll.data()), Catch::Contains("did not record attention"));
+  REQUIRE_THROWS_WITH(Classifier(Model::load(test::model_path("lm-fra"))), Catch::Contains("needs a vision transformer"));
+  REQUIRE_THROWS_WITH(Translator(m), Catch::Contains("vision transformer"));
+  REQUIRE_THROWS_WITH(Generator(m), Catch::Contains("vision transformer"));
+  ClassifyLimits lim;
+  lim.max_batch = 0;
+  REQUIRE_THROWS_WITH(Classifier(m, lim), Catch::Contains("max_batch"));
+}
+
+TEST_CASE("Model: damaged ViT files are rejected by name", "[loader][vit]") {
+  using attnlite::test::StFile;
+  const StFile f = StFile::from(SafeTensors::load(test::fixture_path("vit_post_gelu")));
+  auto load = [](const StFile& g) { const auto b = g.bytes(); return Model::from_bytes(b.data(), b.size()); };
+  REQUIRE(load(f)->kind() == ModelKind::ViT);
+  auto config = [&](const char* key, const nlohmann::json& value) {
+    StFile g = f;
+    auto c = nlohmann::json::parse(g.metadata["attnlite.config"]);
+    c[key] = value;
+    g.metadata["attnlite.config"] = c.dump();
+    return g;
+  };
+  REQUIRE_THROWS_WITH(load(config("patch_size", 4)), Catch::Contains("patch_embedding.projection.0.weight") && Catch::Contains("expected [16, 1, 4, 4]"));
+  REQUIRE_THROWS_WITH(load(config("embed_dim", 32)), Catch::Contains("has shape"));
+  REQUIRE_THROWS_WITH(load(config("in_channels", 3)), Catch::Contains("patch_embedding.projection.0.weight"));
+  REQUIRE_THROWS_WITH(load(config("depth", 3)), Catch::Contains("missing tensor 'transformer_encoder.layers.2."));
+  REQUIRE_THROWS_WITH(load(config("patch_size", 16)), Catch::Contains("patch_size exceeds image_size"));
+  REQUIRE_THROWS_WITH(load(config("input_scale", -1)), Catch::Contains("input_scale"));
+  REQUIRE_THROWS_WITH(load(config("num_classes", 11)), Catch::Contains("expected"));
+  StFile g = f;
+  g.metadata.erase("attnlite.labels");
+  REQUIRE_THROWS_WITH(load(g), Catch::Contains("lacks 'attnlite.labels'"));
+  g = f;
+  g.metadata["attnlite.labels"] = "[\"a\"]";
+  REQUIRE_THROWS_WITH(load(g), Catch::Contains("labels but the config says"));
+  g = f;
+  g.find("cls_token")->shape = {1, 16};
+  REQUIRE_THROWS_WITH(load(g), Catch::Contains("cls_token"));
 }

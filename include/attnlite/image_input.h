@@ -8,12 +8,15 @@
 //      background (< 0.5) the ink is light, and the image is read reversed;
 //   2. ink = (background - grey) / background for dark ink (reversed: (grey - background) /
 //      (1 - background)), clamped to [0, 1];
-//   3. the ink's bounding box (pixels with ink > 0.05) is scaled, keeping its aspect ratio, so
-//      that its longer side is 32 pixels, by area averaging (every source pixel counts with
-//      the fraction of it a target pixel covers);
-//   4. it is placed in a 32x32 canvas, centred on the longer axis' free space rounded down to
-//      a multiple of 4 pixels (one output cell), so that a dataset digit drawn at 8x8 or 32x32
-//      comes back on the same grid;
+//   3. the box: a square whose side is the longer side of the ink's bounding box (pixels with
+//      ink > 0.05). When the ink reaches both edges of the image along that side, the image
+//      is already a normalised frame (every dataset digit spans its 8 rows): the square is
+//      centred on the ink and moved inside the image, so a dataset digit keeps its own
+//      placement. Otherwise the ink is centred in the square on the grid of the output cells
+//      (offsets in multiples of 4 of the 32 pixels, halves rounded up: as most dataset digits
+//      sit), so that a drawing does not fall between two cells;
+//   4. the square is scaled to 32x32 by area averaging (every source pixel counts with the
+//      fraction of it a target pixel covers; outside the image there is no ink);
 //   5. each 4x4 block's mean ink times 16 is one of the 64 values (0..16).
 // An image without ink gives 64 zeros.
 #pragma once

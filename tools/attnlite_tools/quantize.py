@@ -30,19 +30,28 @@ from . import safetensors as st
 SCHEME = "int8 symmetric per output channel: <name>.weight I8, <name>.weight_scale F32"
 
 
+# The Vision Transformer's patch kernel (D, C, p, p) is a linear layer over flattened patches:
+# it is quantized per output channel like a (D, C·p·p) matrix and keeps its 4-D shape.
+CONV_KERNELS = ("patch_embedding.projection.0.weight",)
+
+
 def quantizable(name, t):
+    if name in CONV_KERNELS:
+        return t.dim() == 4
     return ((name.endswith(".weight") or name.endswith(".in_proj_weight"))
             and t.dim() == 2 and ".rnn." not in name)
 
 
 def quantize_matrix(w):
-    """(q int8, scale float32) with w ~ scale[:, None] * q."""
+    """(q int8, scale float32) with w ~ scale[:, None] * q (rows = the first dimension; the
+    others are flattened for the scale and kept in q's shape)."""
     w = w.detach().float()
-    amax = w.abs().amax(dim=1)
+    flat = w.reshape(w.shape[0], -1)
+    amax = flat.abs().amax(dim=1)
     scale = amax / 127.0
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
-    q = torch.round(w / safe[:, None]).clamp_(-127, 127).to(torch.int8)
-    return q, scale.float()
+    q = torch.round(flat / safe[:, None]).clamp_(-127, 127).to(torch.int8)
+    return q.reshape(w.shape), scale.float()
 
 
 def dequantize(tensors):
@@ -54,7 +63,7 @@ def dequantize(tensors):
             continue
         if t.dtype == torch.int8:
             scale = tensors[name + "_scale"]
-            out[name] = scale.float()[:, None] * t.float()
+            out[name] = (scale.float()[:, None] * t.float().reshape(t.shape[0], -1)).reshape(t.shape)
         else:
             out[name] = t
     return out
