@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/arena.h"
+#include "attnlite/generate.h"
 #include "attnlite/ops/kernels.h"
+#include "search/sample.h"  // the language model's next-token choice (internal)
 
 namespace {
 
@@ -109,7 +112,45 @@ BENCHMARK(BM_linear_int8)
     ->Args({1, 20, 512, 128})
     ->Args({0, 1, 16384, 2048})  // 128 MiB of fp32 weights: from DRAM
     ->Args({1, 1, 16384, 2048})
+    // the language model lm-fra at one generation step (bench/lm.sh): its head, a layer's
+    // packed in_proj (q, k, v: attnlite runs them as three 128 x 128 products), out_proj,
+    // linear1 and linear2
+    ->Args({0, 1, 9308, 128})
+    ->Args({1, 1, 9308, 128})
+    ->Args({0, 1, 128, 128})
+    ->Args({1, 1, 128, 128})
+    ->Args({0, 1, 128, 512})
+    ->Args({1, 1, 128, 512})
     ->Unit(benchmark::kMicrosecond);
+
+// The next-token choice of a language model at one greedy step, over V = 9308 logits (lm-fra):
+// Generator's (search::Sampler::choose: the arg max, then softmax(z)[token] in float64 for
+// Generation::probs) against the arg max alone. Args: which (0 choose, 1 arg max).
+void BM_lm_pick(benchmark::State& state) {
+  const int V = 9308;
+  const auto z = random_vec((size_t)V, 11);
+  std::vector<char> block(1 << 20);
+  attnlite::Arena host(block.data(), block.size());
+  attnlite::search::Sampler sampler;
+  sampler.carve(host, V);
+  attnlite::GenerateOptions o;
+  attnlite::SplitMix64 rng(0);
+  const bool full = state.range(0) == 0;
+  for (auto _ : state) {
+    int id = 0;
+    float p = 0;
+    if (full) {
+      id = sampler.choose(z.data(), o, rng, &p);
+    } else {
+      for (int v = 1; v < V; ++v)
+        if (z[v] > z[id]) id = v;
+    }
+    benchmark::DoNotOptimize(id);
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetLabel(full ? "Sampler::choose (greedy + prob)" : "arg max only");
+}
+BENCHMARK(BM_lm_pick)->ArgName("which")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // Attention scores per head: (T,d)·(T,d)ᵀ and weights·V. Args: simd, T, d.
 void BM_attention_head(benchmark::State& state) {
