@@ -17,6 +17,7 @@ class Sampler {
   int V_ = 0;
   int* order_ = nullptr;   // (V) candidates
   double* p_ = nullptr;    // (V) probabilities
+  float* soft_ = nullptr;  // (V) greedy: softmax(z), float (the kernels' softmax)
 };
 
 // log softmax(z)[id] in float64, over V logits.
