@@ -17,6 +17,7 @@
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/model.h"
 #include "attnlite/ops/layers.h"
+#include "attnlite/classify.h"
 #include "attnlite/generate.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
@@ -86,6 +87,9 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
   GenerateLimits glim;
   glim.device = Device::CUDA;
   REQUIRE_THROWS_WITH(Generator(Model::load(attnlite::test::fixture_path("lm_post_relu")), glim), msg);
+  ClassifyLimits clim;
+  clim.device = Device::CUDA;
+  REQUIRE_THROWS_WITH(Classifier(Model::load(attnlite::test::fixture_path("vit_post_gelu")), clim), msg);
 #else
   if (!cuda_available()) {
     WARN("no CUDA device: checking the error only (" << cuda_device_name() << ")");
@@ -99,6 +103,10 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
     GenerateLimits glim;
     glim.device = Device::CUDA;
     REQUIRE_THROWS_WITH(Generator(Model::load(attnlite::test::fixture_path("lm_post_relu")), glim),
+                        Contains(msg));
+    ClassifyLimits clim;
+    clim.device = Device::CUDA;
+    REQUIRE_THROWS_WITH(Classifier(Model::load(attnlite::test::fixture_path("vit_post_gelu")), clim),
                         Contains(msg));
   } else {
     REQUIRE_NOTHROW(Translator(tr, lim));
@@ -455,6 +463,44 @@ TEST_CASE("CUDA language model matches PyTorch and the CPU", "[cuda][lm]") {
     const std::string want(cpu.generate("nous allons", o).text);
     REQUIRE(std::string(gpu.generate("nous allons", o).text) == want);
   }
+  REQUIRE(cuda::malloc_count() == before);
+}
+
+// The Vision Transformer on the GPU: the fixtures' logits and attention, and the test
+// digits' labels equal to the CPU's, without device allocations after construction.
+TEST_CASE("CUDA vision transformer matches PyTorch and the CPU", "[cuda][vit]") {
+  if (!have_gpu("the vision transformer")) return;
+  for (const char* name : {"vit_post_gelu", "vit_pre_gelu", "vit_lab224"}) {
+    INFO("case " << name);
+    auto m = Model::load(attnlite::test::fixture_path(name));
+    const SafeTensors ex = SafeTensors::load(attnlite::test::fixture_path(std::string(name) + ".expect"));
+    const auto ishape = ex.get("in.images").shape;
+    const int B = (int)ishape[0];
+    ClassifyLimits lim;
+    lim.max_batch = B;
+    lim.device = Device::CUDA;
+    Classifier gpu(m, lim);
+    const std::vector<float> images = ex.f32("in.images"), logits = ex.f32("out.logits");
+    gpu.classify(images.data(), B, true);
+    std::vector<float> got;
+    for (int b = 0; b < B; ++b)
+      got.insert(got.end(), gpu.result(b).logits, gpu.result(b).logits + gpu.num_classes());
+    REQUIRE_CLOSE(got, logits, 1e-4);
+  }
+  auto vit = Model::load(attnlite::test::model_path("vit-digits"));
+  ClassifyLimits lim;
+  lim.max_batch = 16;
+  Classifier cpu(vit, lim);
+  lim.device = Device::CUDA;
+  const long before_ctor = cuda::malloc_count();
+  Classifier gpu(vit, lim);
+  REQUIRE(cuda::malloc_count() - before_ctor == 2);
+  const long before = cuda::malloc_count();
+  std::vector<float> images(16 * 64);
+  for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 5 + i / 64) % 17);
+  cpu.classify(images.data(), 16, false);
+  gpu.classify(images.data(), 16, true);
+  for (int b = 0; b < 16; ++b) REQUIRE(gpu.result(b).label == cpu.result(b).label);
   REQUIRE(cuda::malloc_count() == before);
 }
 

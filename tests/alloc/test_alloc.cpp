@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/classify.h"
 #include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/threads.h"
@@ -194,6 +195,32 @@ TEST_CASE("generation and perplexity allocate nothing after the Generator is cre
   g_counting = false;
   REQUIRE(chars > 0);
   REQUIRE(ppl.sentences == 5);
+  REQUIRE(g_news == 0);
+  set_num_threads(1);
+}
+
+TEST_CASE("classification allocates nothing after the Classifier is created", "[alloc][vit]") {
+  const int threads = GENERATE(1, 2);
+  set_num_threads(threads);
+  auto model = Model::load(model_path("vit-digits"));
+  ClassifyLimits lim;
+  lim.max_batch = 8;
+  Classifier cls(model, lim);
+  std::vector<float> images(8 * 64);
+  for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 7) % 17);
+  std::vector<float> roll((size_t)cls.tokens() * cls.tokens());
+  cls.classify(images.data(), 8, true);
+
+  g_news = 0;
+  g_counting = true;
+  int labels = 0;
+  for (int rep = 0; rep < 20; ++rep) {
+    cls.classify(images.data(), 1 + rep % 8, rep % 2 == 0);
+    labels += cls.result(0).label;
+    if (rep % 2 == 0) cls.rollout(0, roll.data());
+  }
+  g_counting = false;
+  REQUIRE(labels >= 0);
   REQUIRE(g_news == 0);
   set_num_threads(1);
 }

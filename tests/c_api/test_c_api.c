@@ -377,6 +377,72 @@ static void test_lm(void) {
   CHECK(al_generate(NULL, "je", NULL) == AL_ERR_ARGUMENT);
 }
 
+/* The Vision Transformer: a test digit PNG, an RGBA canvas, attention, rollout, errors. */
+static void test_vit(void) {
+  al_error* err = NULL;
+  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/vit-digits.safetensors", &err);
+  CHECK(m != NULL);
+  if (!m) {
+    al_error_free(err);
+    return;
+  }
+  CHECK(al_model_kind(m) == AL_VIT);
+  CHECK_STR(al_model_kind_name(m), "vit");
+  CHECK(al_generator_new(m, AL_DEVICE_CPU, &err) == NULL);
+  check_error(err, "vision transformer");
+  al_classifier* c = al_classifier_new(m, AL_DEVICE_CPU, &err);
+  CHECK(c != NULL && err == NULL);
+  al_model_free(m);
+  if (!c) return;
+  CHECK(al_classifier_image_size(c) == 8 && al_classifier_channels(c) == 1);
+  CHECK(al_classifier_num_classes(c) == 10 && al_classifier_tokens(c) == 17);
+  CHECK_STR(al_classifier_label(c, 7), "7");
+  CHECK_STR(al_classifier_label(c, 10), "");
+  CHECK(al_classification_label(c) == -1);
+  /* a test digit "2" as a PNG file */
+  FILE* f = fopen(ATTNLITE_FIXTURES_DIR "/digits/idx0022_label2_32x32.png", "rb");
+  CHECK(f != NULL);
+  if (f) {
+    unsigned char bytes[4096];
+    const size_t n = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    float px[64];
+    CHECK(al_digit_from_file_bytes(bytes, n, px, &err) == AL_OK);
+    CHECK(al_classify(c, px, 1) == AL_OK);
+    CHECK(al_classification_label(c) == 2);
+    CHECK(al_classification_prob(c) > 0.9f);
+    const float* a = al_classification_attention(c, 2);
+    CHECK(a != NULL && al_classification_attention(c, 3) == NULL);
+    float roll[17 * 17];
+    CHECK(al_classification_rollout(c, roll) == AL_OK);
+    float row = 0;
+    for (int k = 0; k < 17; ++k) row += roll[k];
+    CHECK(row > 0.999f && row < 1.001f);
+    /* a truncated file */
+    CHECK(al_digit_from_file_bytes(bytes, 40, px, &err) == AL_ERR_INPUT);
+    check_error(err, "corrupt PNG");
+  }
+  /* an RGBA canvas: white with a black vertical bar reads as a 1 */
+  static unsigned char canvas[64 * 64 * 4];
+  for (int i = 0; i < 64 * 64; ++i) {
+    const int x = i % 64, y = i / 64;
+    const unsigned char v = (x >= 28 && x < 36 && y >= 6 && y < 58) ? 0 : 255;
+    canvas[i * 4] = canvas[i * 4 + 1] = canvas[i * 4 + 2] = v;
+    canvas[i * 4 + 3] = 255;
+  }
+  float px[64];
+  CHECK(al_digit_from_rgba(canvas, 64, 64, px, &err) == AL_OK);
+  CHECK(al_classify(c, px, 0) == AL_OK);
+  CHECK(al_classification_label(c) == 1);
+  CHECK(al_classification_attention(c, 0) == NULL);
+  CHECK(al_classification_rollout(c, px) == AL_ERR_INPUT);
+  CHECK(al_digit_from_rgba(NULL, 0, 0, px, &err) == AL_ERR_INPUT);
+  check_error(err, NULL);
+  CHECK(al_classify(c, NULL, 0) == AL_ERR_ARGUMENT);
+  al_classifier_free(c);
+  al_classifier_free(NULL);
+}
+
 int main(void) {
   al_error* err = NULL;
   al_model* m = al_model_load(model_path(), &err);
@@ -401,6 +467,7 @@ int main(void) {
     al_translator_free(tr);
   }
   test_lm();
+  test_vit();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
