@@ -78,6 +78,35 @@ const char* declared_size(const uint8_t* b, size_t n, long* w, long* h) {
   return nullptr;
 }
 
+// Walks a PNG's chunks before stb_image sees them (both found by fuzz_image):
+//   - a chunk longer than the bytes left is an error here: stb_image 2.27 would first grow
+//     its buffer to the declared length (2 GB from a 100-byte file);
+//   - zero-length IDAT chunks (legal) are left out of a copy: stb_image would hand memcpy a
+//     null destination (undefined behaviour).
+// Returns the copy, or nothing when there is nothing to leave out.
+std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
+  std::vector<size_t> empty;  // offsets of the 12-byte empty IDAT chunks
+  for (size_t at = 8; at + 8 <= n;) {
+    const size_t len = be32(b + at);
+    if (len > n - at - 8 || n - at - 8 - len < 4)
+      throw Error("corrupt PNG image: chunk '" + std::string((const char*)b + at + 4, 4) + "' of " +
+                  std::to_string(len) + " bytes runs past the end of the file");
+    if (len == 0 && !std::memcmp(b + at + 4, "IDAT", 4)) empty.push_back(at);
+    if (!std::memcmp(b + at + 4, "IEND", 4)) break;
+    at += 12 + len;
+  }
+  std::vector<uint8_t> out;
+  if (empty.empty()) return out;
+  out.reserve(n);
+  size_t from = 0;
+  for (size_t at : empty) {
+    out.insert(out.end(), b + from, b + at);
+    from = at + 12;
+  }
+  out.insert(out.end(), b + from, b + n);
+  return out;
+}
+
 }  // namespace
 
 GreyImage decode_image(const uint8_t* bytes, size_t size) {
@@ -92,6 +121,14 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
     throw Error(std::string(format) + " image of " + std::to_string(dw) + "x" + std::to_string(dh) +
                 " pixels is over the limit (" + std::to_string(kMaxImageSide) + " per side, " +
                 std::to_string(kMaxImagePixels) + " pixels)");
+  std::vector<uint8_t> cleaned;
+  if (format[0] == 'P') {
+    cleaned = checked_png(bytes, size);
+    if (!cleaned.empty()) {
+      bytes = cleaned.data();
+      size = cleaned.size();
+    }
+  }
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &comp))
     throw Error(std::string("corrupt ") + format + " image: " + stbi_failure_reason());
