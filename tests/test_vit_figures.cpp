@@ -38,8 +38,6 @@ int ink_px(const Image& im, const Rect& r) {
   return n;
 }
 
-int text_scale_of(const HeatmapLayout&) { return 1; }  // the tests draw at 100 dpi
-
 // Checks every pixel cell of an overlay panel (r, c) of `lay`, whose (S, S) weights are d: the
 // cell shows the colour of its patch's weight around a grey disc for its ink, and the patch
 // grid runs along the patch boundaries only.
@@ -73,9 +71,9 @@ void check_overlay_panel(const Image& im, const HeatmapLayout& lay, int r, int c
     if (j % P == 0) {  // a patch boundary: a full line
       REQUIRE(vline == pan.h);
       REQUIRE(hline == pan.w);
-    } else {  // inside a patch: no line (but where the other lines cross)
-      REQUIRE(vline <= (S / P - 1) * std::max(1, text_scale_of(lay)));
-      REQUIRE(hline <= (S / P - 1) * std::max(1, text_scale_of(lay)));
+    } else {  // inside a patch: no line, only where the other lines (1 pixel at 100 dpi) cross
+      REQUIRE(vline <= S / P - 1);
+      REQUIRE(hline <= S / P - 1);
     }
   }
 }
