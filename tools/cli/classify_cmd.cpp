@@ -8,6 +8,7 @@
 #include "attnlite/classify.h"
 #include "attnlite/error.h"
 #include "attnlite/image_input.h"
+#include "attnlite/viz/figures.h"
 #include "common.h"
 
 namespace attnlite::cli {
@@ -30,12 +31,37 @@ const char* kHelp =
     "                     input, attention shapes\n"
     "  --weights          with --json, every attention weight and the rollout\n"
     "  --device cpu|cuda  where the model runs (default cpu)\n"
+    "  --heatmap OUT.png  (one IMAGE only) draw the attention: the CLS token's attention\n"
+    "                     over the patches, over the 8x8 input with its patch grid, for\n"
+    "                     each layer (rows) and head (columns), and the attention rollout\n"
+    "                     through the layers (a last column); prints PATH: CAPTION (R x C\n"
+    "                     panels, WxH pixels)\n"
+    "  --layer L|all      with --heatmap, one layer (1-based) or all (default)\n"
+    "  --head H|all|rollout  with --heatmap, one head (1-based), all (default: the heads\n"
+    "                     and the rollout) or the rollout alone\n"
+    "  --maps             with --heatmap, the full (N+1)x(N+1) maps (CLS, patches 1..N\n"
+    "                     row-major) instead of the overlays\n"
+    "  --cmap NAME        with --heatmap, Reds (default), Blues or viridis\n"
+    "  --dpi N            with --heatmap, pixels per inch (default 100)\n"
     "  -h, --help         this text\n"
     "\n"
     "An image that cannot be read is reported on stderr and the others are still classified\n"
     "(exit status 1).\n";
 
 using json = nlohmann::json;
+
+// --layer / --head: 1-based, or 'all' (-1); --head also 'rollout' (kVitRollout).
+int parse_index(Args& a, const std::string& name, bool rollout) {
+  std::string v;
+  if (!a.value(name, &v) || v == "all") return -1;
+  if (rollout && v == "rollout") return viz::figures::kVitRollout;
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 1 || n > 1024)
+    throw UsageError{name + " must be a positive number" + (rollout ? ", 'all' or 'rollout'" : " or 'all'") +
+                     ", got '" + v + "'"};
+  return (int)n - 1;
+}
 
 }  // namespace
 
@@ -53,8 +79,26 @@ int cmd_classify(int argc, char** argv) {
   const bool as_json = args.flag("--json"), weights = args.flag("--weights");
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   const int top = args.int_value("--top", 3, 1, 100000);
+  std::string heatmap, cmap_arg = "Reds";
+  const bool draw = args.value("--heatmap", &heatmap);
+  viz::figures::VitMapOptions vo;
+  vo.layer = parse_index(args, "--layer", false);
+  vo.head = parse_index(args, "--head", true);
+  if (args.flag("--maps")) vo.view = viz::figures::VitView::Maps;
+  const bool cmap_given = args.value("--cmap", &cmap_arg);
+  vo.dpi = args.int_value("--dpi", 100, 20, 600);
+  try {
+    vo.cmap = viz::colormap_from_name(cmap_arg);
+  } catch (const Error& e) {
+    throw UsageError{e.what()};
+  }
   const auto paths = args.positionals();
   if (paths.empty()) throw UsageError{"give at least one image"};
+  if (draw && heatmap.empty()) throw UsageError{"--heatmap needs a file name"};
+  if (draw && paths.size() != 1)
+    throw UsageError{"--heatmap draws one image: give exactly one IMAGE, got " + std::to_string(paths.size())};
+  if (!draw && (vo.layer != -1 || vo.head != -1 || vo.view != viz::figures::VitView::Overlay || cmap_given || vo.dpi != 100))
+    throw UsageError{"--layer, --head, --maps, --cmap and --dpi go with --heatmap"};
 
   auto model = Model::load(resolve_model(model_arg));
   ClassifyLimits lim;
@@ -76,8 +120,14 @@ int cmd_classify(int argc, char** argv) {
       status = kFailed;
       continue;
     }
-    cls.classify(px, 1, as_json);
+    cls.classify(px, 1, as_json || draw);
     const Classification& r = cls.result(0);
+    if (draw) {
+      const auto f = viz::figures::vit_map(cls, 0, px, vo);
+      viz::write_png(heatmap, f.image);
+      std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", heatmap.c_str(), f.caption.c_str(), f.rows, f.cols,
+                  f.image.width, f.image.height);
+    }
     if (!as_json) {
       std::printf("%s\t%s\t%.4f\n", path.c_str(), labels[(size_t)r.label].c_str(), r.prob);
       continue;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/classify.h"
 #include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/viz/heatmap.h"
@@ -24,6 +25,7 @@ struct Figure {
   int rows = 0, cols = 0, queries = 0, keys = 0;
   std::vector<std::string> xticks, yticks;  // the key and query labels (token maps)
   std::string text;                         // the translation or the generated text
+  viz::HeatmapLayout rollout_layout;        // vit_map: see there (empty panels otherwise)
 };
 
 struct Context {
@@ -78,5 +80,46 @@ struct GenerationMapOptions {
 };
 Figure generation_map(const std::shared_ptr<const Model>& model, const std::string& prompt,
                       const GenerationMapOptions& opts);
+
+
+// Self-attention of a Vision Transformer (kind vit, classify.h) on one image: image i of the
+// Classifier's last classify() call (attention recorded), whose input pixels (C, S, S), as
+// given to classify(), are `input`. Tokens: 0 = CLS, then the N patches row-major.
+//   Overlay: the CLS token's attention over the patches, drawn over the input image: each
+//     pixel of the (first channel of the) input enlarged, its cell filled with the colour of
+//     its patch's weight, a grey disc on it for the pixel's ink (vit_ink_radius), a patch
+//     grid on top. Colours run from 0 to the largest weight drawn.
+//   Maps: the full (N + 1) x (N + 1) maps, keys on x, queries on y, labelled CLS, 1 .. N
+//     (patches numbered row-major from the top left). Colours run from 0 to the largest
+//     weight drawn.
+// Panels: one row per layer, one column per head; with `rollout`, one more column: the
+// attention rollout (Abnar & Zuidema, 2020; Classifier::rollout) through the layers up to
+// that row's (the last layer's row: the model's rollout). In the overlay, the rollout's CLS
+// row is renormalised over the patches (its CLS -> CLS share left out) so that it reads as
+// the share of the patches; in the maps it is drawn as is.
+enum class VitView { Overlay, Maps };
+struct VitMapOptions {
+  VitView view = VitView::Overlay;
+  int layer = -1;        // -1: every layer (one row per layer)
+  int head = -1;         // -1: every head; kVitRollout: the rollout column alone
+  bool rollout = true;   // with head -1: the rollout column after the heads
+  viz::Colormap cmap = viz::Colormap::Reds;
+  int dpi = 100;
+};
+inline constexpr int kVitRollout = -2;
+// The overlay's ink: a disc of kVitInk (ringed in white) centred on each pixel's cell, its area
+// the pixel's ink (the pixel over the image's largest one, 0 .. 1): this radius (0: none).
+float vit_ink_radius(float ink, const Rect& cell);
+inline constexpr Rgb kVitInk{60, 60, 60};
+inline constexpr Rgb kVitGrid{90, 90, 90};  // the patch grid lines
+// Figure::matrices: (rows, cols, queries, keys) as drawn: the overlay's are (S, S) per panel,
+// every pixel holding its patch's weight; xticks / yticks: the maps' token labels.
+// An overlay of heads and the rollout column is two figures side by side, each with its own
+// colour scale and colorbar: Figure::layout is the heads' (cols - 1 columns), and
+// Figure::rollout_layout the rollout column's (its rects in the whole image; each layout's
+// width is its part's).
+// Figure::text: the predicted label. Throws attnlite::Error: not a vit, no attention
+// recorded, i or layer / head out of range.
+Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOptions& opts);
 
 }  // namespace attnlite::viz::figures
