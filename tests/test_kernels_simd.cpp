@@ -284,6 +284,41 @@ TEST_CASE("simd add (in place too), relu", "[simd][pointwise]") {
   }
 }
 
+TEST_CASE("simd gelu matches the scalar erf form", "[simd][pointwise]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  // a sweep of [-10, 10] in steps of 1e-4, then the sizes around the vector width
+  std::vector<float> sweep;
+  for (int i = -100000; i <= 100000; ++i) sweep.push_back((float)i * 1e-4f);
+  auto gs = sweep, gr = sweep;
+  s->gelu(gs.data(), (int)gs.size());
+  r.gelu(gr.data(), (int)gr.size());
+  CHECK(max_abs_diff(gs.data(), gr.data(), gs.size()) <= 1e-6);
+  std::mt19937 rng(9);
+  for (int n : kSizes) {
+    auto x = random_vec(rng, (size_t)n, -6.f, 6.f);
+    auto xs = x, xr = x;
+    s->gelu(xs.data(), n);
+    r.gelu(xr.data(), n);
+    INFO("n=" << n);
+    CHECK(max_abs_diff(xs.data(), xr.data(), (size_t)n) <= 1e-6);
+  }
+  std::vector<float> big = {80.f, -80.f, 1e6f, -1e6f, 1e30f, -1e30f, 0.f, -0.f, 1e-30f, -1e-30f,
+                            std::numeric_limits<float>::infinity()};
+  auto bs = big, br = big;
+  s->gelu(bs.data(), (int)big.size());
+  r.gelu(br.data(), (int)big.size());
+  for (size_t i = 0; i < big.size(); ++i) {
+    INFO("x=" << big[i]);
+    CHECK_FALSE(std::isnan(bs[i]));
+    CHECK((bs[i] == br[i] || std::fabs(bs[i] - br[i]) <= 1e-6f * std::max(1.f, std::fabs(br[i]))));
+  }
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  s->gelu(&nan, 1);
+  CHECK(std::isnan(nan));
+}
+
 TEST_CASE("simd tanh and sigmoid match scalar, huge inputs give no NaN", "[simd][pointwise]") {
   const Kernels* s = simd_or_skip();
   if (!s) return;

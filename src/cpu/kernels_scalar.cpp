@@ -104,12 +104,15 @@ void tanh_(float* x, int n) {
 void sigmoid(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
 }
+void gelu(float* x, int n) {
+  for (int i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
+}
 
 }  // namespace
 
 const Kernels& scalar_kernels() {
   static const Kernels k{"scalar", linear, linear_i8, gemm_nt, gemm_nn, softmax_rows,
-                         layer_norm, add,   relu,    tanh_,   sigmoid};
+                         layer_norm, add,   relu,    tanh_,   sigmoid, gelu};
   return k;
 }
 

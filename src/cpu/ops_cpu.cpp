@@ -23,10 +23,7 @@ class CpuOps final : public Ops {
   void linear(float* y, const float* x, const Linear& w, int M, Act act) const override {
     attnlite::linear(y, w, x, M);
     if (act == Act::Relu) kernels().relu(y, M * w.out);
-    if (act == Act::Gelu) {
-      const long n = (long)M * w.out;
-      for (long i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.f + std::erf(y[i] * 0.70710678118654752f));
-    }
+    if (act == Act::Gelu) kernels().gelu(y, M * w.out);
   }
 
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,

@@ -32,6 +32,9 @@ struct Kernels {
   void (*relu)(float* x, int n);
   void (*tanh)(float* x, int n);
   void (*sigmoid)(float* x, int n);
+  // x · (1 + erf(x / √2)) / 2 in place: PyTorch's exact GELU (the SIMD kernel's erf is within
+  // 2e-7 of the exact one).
+  void (*gelu)(float* x, int n);
 };
 
 const Kernels& scalar_kernels();

@@ -16,7 +16,8 @@ const Kernels* simd_kernels_impl() {
                          simd::add,
                          simd::relu,
                          simd::tanh,
-                         simd::sigmoid};
+                         simd::sigmoid,
+                         simd::gelu};
   return &k;
 }
 
