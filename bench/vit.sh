@@ -47,7 +47,7 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DATTNLITE_BENCH=ON \
 cmake --build "$BUILD" -j"$JOBS" --target attnlite_bench_classify
 
 say "benchmark files ($DIR)"
-(cd "$ROOT/tools" && "$PY" export_vit_bench.py "$MODEL" "$FIXTURE" "$DIR") 2>&1 |
+"$PY" "$ROOT/tools/export_vit_bench.py" "$MODEL" "$FIXTURE" "$DIR" 2>&1 |
   grep -v -i "warn\|_jit_pass\|^ *$" >&2 || true
 [ -f "$DIR/vit.json" ] || { echo "export failed" >&2; exit 1; }
 
