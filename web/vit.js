@@ -449,6 +449,7 @@ export function init(al, { scale }) {
   vit.scale = scale;
   probe();
   showEmpty();
+  if (vit.ink) schedule();  // drawn while the module was still loading
 }
 
 export function wire() {
