@@ -393,6 +393,21 @@ function syncControls() {
   $('vit-head').closest('label').classList.toggle('off', all);
 }
 
+// Hover (or tap) a patch of an overlay: its weight in the readout under the figures.
+function hoverPanel(c, title, weights) {
+  const g = Math.round(Math.sqrt(weights.length)), side = 8 / g;
+  const read = (e) => {
+    const r = c.getBoundingClientRect();
+    const col = Math.min(g - 1, Math.max(0, Math.floor(((e.clientX - r.left) / r.width) * g)));
+    const row = Math.min(g - 1, Math.max(0, Math.floor(((e.clientY - r.top) / r.height) * g)));
+    const px = (i) => (side === 1 ? `${i * side + 1}` : `${i * side + 1}–${(i + 1) * side}`);
+    $('vit-hover').textContent = `${title}: patch (${row + 1}, ${col + 1}), rows ${px(row)}, columns ${px(col)} of the 8×8 image: ` +
+      `weight ${weights[row * g + col].toFixed(3)}`;
+  };
+  c.addEventListener('pointermove', read);
+  c.addEventListener('pointerdown', read);
+}
+
 function panel(fig, title, sub) {
   const f = document.createElement('figure');
   const c = document.createElement('canvas');
@@ -426,14 +441,17 @@ function drawAttention() {
   heads_.className = 'vit-group';
   figs.append(heads_);
   for (const h of heads) {
-    const w = clsRow(l, h);
-    drawOverlay(panel(heads_, `Layer ${l + 1}, head ${h + 1}`, maxInfo(w)), css, w, vit.input);
+    const w = clsRow(l, h), title = `Layer ${l + 1}, head ${h + 1}`, c = panel(heads_, title, maxInfo(w));
+    drawOverlay(c, css, w, vit.input);
+    hoverPanel(c, title, w);
   }
   const ro = document.createElement('div');
   ro.className = 'vit-group rollout';
   figs.append(ro);
-  const r = rolloutRow();
-  drawOverlay(panel(ro, 'Rollout, all layers', maxInfo(r)), css, r, vit.input);
+  const r = rolloutRow(), rc = panel(ro, 'Rollout, all layers', maxInfo(r));
+  drawOverlay(rc, css, r, vit.input);
+  hoverPanel(rc, 'Rollout', r);
+  $('vit-hover').textContent = 'Hover or tap a patch to read its weight.';
   const T = vit.cls.tokens, self = vit.attention[l];
   const clsSelf = heads.map((h) => self[(h * T) * T]);
   $('vit-attn-caption').textContent = `What the CLS token (the one the class is read from) attends to in layer ${l + 1}` +

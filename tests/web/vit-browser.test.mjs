@@ -8,11 +8,12 @@
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; skipped without one unless
 // ATTNLITE_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { root } from './common.mjs';
+import { nativeCli, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
 const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
@@ -112,6 +113,24 @@ describe('the Vision Transformer section in Chromium', { skip: !haveBrowser && `
       return { ro: argmax(ro), red: argmax(red) };
     });
     assert.equal(tint.red, tint.ro);
+    // The pad saved as a PNG reads the same in the native CLI (`attnlite classify`): the page and
+    // the CLI share the preprocessing.
+    if (existsSync(nativeCli)) {
+      const png = await page.evaluate(() => document.getElementById('vit-draw').toDataURL('image/png'));
+      const file = join(outDir, 'vit-pad.png');
+      writeFileSync(file, Buffer.from(png.split(',')[1], 'base64'));
+      const out = spawnSync(nativeCli, ['classify', file], { encoding: 'utf8' });
+      assert.equal(out.status, 0, out.stderr);
+      const [, label, prob] = out.stdout.trim().split('\t');
+      assert.equal(label, r.name);
+      assert.ok(Math.abs(Number(prob) - r.prob) < 2e-4, `CLI ${prob}, page ${r.prob}`);
+    }
+    // Hovering a patch of an overlay reads its weight.
+    const fig = page.locator('#vit-figs canvas').first();
+    await fig.scrollIntoViewIfNeeded();
+    const fb = await fig.boundingBox();
+    await page.mouse.move(fb.x + fb.width * 0.6, fb.y + fb.height * 0.1);
+    assert.match(await page.textContent('#vit-hover'), /^Layer 1, head 1: patch \(1, 3\), rows 1–2, columns 5–6 of the 8×8 image: weight 0\.\d{3}$/);
     // Drawing on: more classifications, at most one per frame.
     const n = await page.evaluate(() => window.attnlitePage.vit.classifications());
     await mouseStroke(page, [[0.3, 0.2], [0.7, 0.2]]);
