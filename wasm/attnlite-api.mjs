@@ -130,6 +130,41 @@ export class Attnlite {
     }));
   }
 
+  // ---- images ----
+  // The digits preprocessing of include/attnlite/image_input.h (digit_8x8: the ink's bounding
+  // box, centred on the cell grid, 4x4 blocks -> 0..16), as `attnlite classify` does with
+  // files. Both return a Float32Array of 64 values, row-major, 0 (paper) to 16 (ink).
+  // digitFromRgba: RGBA pixels, an ImageData or {data, width, height} (al_digit_from_rgba:
+  // dark ink on a light or transparent background).
+  digitFromRgba(image, width = image?.width, height = image?.height) {
+    const data = image?.data ?? image;
+    if (!(data instanceof Uint8ClampedArray || data instanceof Uint8Array))
+      throw new AttnliteError('digitFromRgba needs an ImageData or RGBA bytes with width and height');
+    if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0 && data.length === width * height * 4))
+      throw new AttnliteError(`digitFromRgba: ${data.length} bytes are not ${width} x ${height} RGBA pixels`);
+    return this._digit(data, (p, out, e) => this.mod._al_digit_from_rgba(p, width, height, out, e));
+  }
+
+  // digitFromFileBytes: an image file's bytes (PNG, JPEG, BMP, GIF; al_digit_from_file_bytes).
+  digitFromFileBytes(bytes) {
+    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+    if (!(bytes instanceof Uint8Array)) throw new AttnliteError('digitFromFileBytes needs a Uint8Array or ArrayBuffer');
+    return this._digit(bytes, (p, out, e) => this.mod._al_digit_from_file_bytes(p, bytes.length, out, e));
+  }
+
+  _digit(bytes, fn) {
+    const m = this.mod;
+    const p = m._malloc(Math.max(1, bytes.length)), out = m._malloc(64 * 4);
+    try {
+      m.HEAPU8.set(bytes, p);
+      this._check((e) => fn(p, out, e), (st) => st !== 0, 'cannot read the image');
+      return m.HEAPF32.slice(out >> 2, (out >> 2) + 64);
+    } finally {
+      m._free(p);
+      m._free(out);
+    }
+  }
+
   // ---- models ----
   loadModel(bytes) {
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
@@ -301,8 +336,8 @@ export class Model {
     this.h = handle;
     const m = al.mod;
     // al_model_kind: 0 transformer, 1 bahdanau, 2 lm (a language model: no translator, see
-    // Generator below).
-    this.kind = ['transformer', 'bahdanau', 'lm'][m._al_model_kind(handle)] ?? 'transformer';
+    // Generator below), 3 vit (a Vision Transformer: no translator, see Classifier below).
+    this.kind = ['transformer', 'bahdanau', 'lm', 'vit'][m._al_model_kind(handle)] ?? 'transformer';
     this.numLayers = m._al_model_num_layers(handle);
     this.layers = this.kind === 'transformer' ? this.numLayers : 0;  // 0 for Bahdanau
     this.heads = this.numHeads = m._al_model_num_heads(handle);
@@ -314,7 +349,7 @@ export class Model {
     this.weightBytes = m._al_model_weight_bytes(handle) >>> 0;
     this.isInt8 = !!m._al_model_is_int8(handle);
     this.tr = this.opts = 0;
-    if (this.kind === 'lm') {  // generators are made on demand: model.newGenerator()
+    if (this.kind === 'lm' || this.kind === 'vit') {  // model.newGenerator(), model.newClassifier()
       this.maxSteps = 0;
       this.maxBeam = 0;
       this.workspaceBytes = 0;
@@ -366,7 +401,9 @@ export class Model {
     const h = this._live();
     const m = this.al.mod;
     if (!this.tr)
-      throw new AttnliteError('this is a language model: it continues French text (model.newGenerator()), it does not translate');
+      throw new AttnliteError(this.kind === 'vit'
+        ? 'this is a Vision Transformer: it classifies images (model.newClassifier()), it does not translate'
+        : 'this is a language model: it continues French text (model.newGenerator()), it does not translate');
     const withAttention = options.attention !== false;
     const beam = options.beam ?? 1, alpha = options.alpha ?? 0, maxSteps = options.maxSteps ?? 0;
     if (!Number.isInteger(beam))
@@ -461,6 +498,11 @@ export class Model {
   // A language model's generator (al_generator_new); see Generator.
   newGenerator() {
     return new Generator(this);
+  }
+
+  // A Vision Transformer's classifier (al_classifier_new); see Classifier.
+  newClassifier() {
+    return new Classifier(this);
   }
 
   // The target vocabulary as an array of strings (id -> token; al_model_tgt_token), read once.
@@ -729,6 +771,110 @@ export class Generator {
     this.al.mod._al_generator_free(this.h);
     this.al.mod._free(this.opts);
     this.h = this.opts = 0;
+  }
+}
+
+// ---- Vision Transformers -------------------------------------------------------------------
+// A Classifier labels images with a model of kind 'vit' (al_classifier_*, al_classification_*;
+// include/attnlite/classify.h), one image at a time.
+//
+//   const vit = al.loadModel(bytes);                   // models/vit-digits.safetensors: 'vit'
+//   const c = new Classifier(vit);                     // or vit.newClassifier()
+//   const x = al.digitFromRgba(ctx.getImageData(0, 0, w, h));   // 8x8 in 0..16
+//   const r = c.classify(x);                           // { label, name, prob, probs, ... }
+//   c.attention(l)                                     // Float32Array (NH, T, T), [h][q][k]
+//   c.rollout()                                        // Float32Array (T, T): row 0 is CLS's
+//   c.free();
+//
+// Tokens: T = patches + 1, CLS first, then the patches row-major. The classification lives in
+// the C classifier until the next classify(); attention() and rollout() read it and copy.
+export class Classifier {
+  constructor(model) {
+    const al = model.al, m = al.mod;
+    const mh = model._live();
+    this.al = al;
+    this.model = model;
+    this.h = al._check((e) => m._al_classifier_new(mh, 0, e), (v) => !v, 'cannot make a classifier');
+    this.imageSize = m._al_classifier_image_size(this.h);   // S: images are C x S x S
+    this.channels = m._al_classifier_channels(this.h);
+    this.numClasses = m._al_classifier_num_classes(this.h);
+    this.tokens = m._al_classifier_tokens(this.h);          // T = patches + 1
+    this.labels = Array.from({ length: this.numClasses }, (_, k) => m.UTF8ToString(m._al_classifier_label(this.h, k)));
+    this.inputSize = this.channels * this.imageSize * this.imageSize;
+    this.image = m._malloc(this.inputSize * 4);
+  }
+
+  _live() {
+    if (!this.h) throw new AttnliteError('the classifier was freed');
+    return this.h;
+  }
+
+  _error(fallback) {
+    return new AttnliteError(this.al.mod.UTF8ToString(this.al.mod._al_classifier_error(this.h)) || fallback);
+  }
+
+  // image: C x S x S numbers (the model's pixel values: 0..16 for the digits); options.attention
+  // (default true) records the attention weights for attention() and rollout().
+  // Returns { label, name, prob, probs (Float32Array numClasses), layers, heads, tokens }.
+  classify(image, options = {}) {
+    const h = this._live(), m = this.al.mod;
+    if (!image || typeof image.length !== 'number')
+      throw new AttnliteError(`classify needs ${this.inputSize} pixel values (an array or Float32Array)`);
+    if (image.length !== this.inputSize)
+      throw new AttnliteError(`classify: ${image.length} pixel values, the model reads ${this.channels} x ${this.imageSize} x ${this.imageSize} = ${this.inputSize}`);
+    m.HEAPF32.set(image, this.image >> 2);
+    if (m._al_classify(h, this.image, options.attention === false ? 0 : 1) !== 0) throw this._error('classification failed');
+    return this.result();
+  }
+
+  // The last classification (null before any or after a failure).
+  result() {
+    const h = this._live(), m = this.al.mod;
+    const label = m._al_classification_label(h);
+    if (label < 0) return null;
+    const p = m._al_classification_probs(h) >> 2;
+    return {
+      label, name: this.labels[label] ?? String(label), prob: m._al_classification_prob(h),
+      probs: m.HEAPF32.slice(p, p + this.numClasses),
+      layers: m._al_classification_layers(h), heads: m._al_classification_heads(h), tokens: this.tokens,
+    };
+  }
+
+  get layers() { return this.al.mod._al_classification_layers(this._live()); }
+  get heads() { return this.al.mod._al_classification_heads(this._live()); }
+
+  // Layer l's attention weights (NH, T, T), [h][q][k], a copy; null when the last
+  // classification did not record them.
+  attention(layer) {
+    const h = this._live(), m = this.al.mod, L = m._al_classification_layers(h);
+    if (!(Number.isInteger(layer) && layer >= 0 && layer < L))
+      throw new AttnliteError(`attention: layer must be an integer in [0, ${L - 1}], got ${layer}`);
+    const a = m._al_classification_attention(h, layer) >> 2;
+    if (!a) return null;
+    const T = this.tokens, n = m._al_classification_heads(h) * T * T;
+    return m.HEAPF32.slice(a, a + n);
+  }
+
+  // The attention rollout (T, T) of the last classification (classify.h: the heads' mean per
+  // layer, plus the identity, rows normalised, multiplied through the layers); row 0 is the
+  // CLS token's attention over CLS and the patches.
+  rollout() {
+    const h = this._live(), m = this.al.mod, T = this.tokens;
+    const out = m._malloc(T * T * 4);
+    try {
+      if (m._al_classification_rollout(h, out) !== 0) throw this._error('rollout failed');
+      return m.HEAPF32.slice(out >> 2, (out >> 2) + T * T);
+    } finally {
+      m._free(out);
+    }
+  }
+
+  // al_classifier_free (the model may be freed before or after).
+  free() {
+    if (!this.h) return;
+    this.al.mod._al_classifier_free(this.h);
+    this.al.mod._free(this.image);
+    this.h = this.image = 0;
   }
 }
 

@@ -47,14 +47,16 @@ cxxflags=(-msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" 
 # The compute of the translate path (the kernels, the CPU op set, masked softmax) at -O3; the
 # blocks, which only call ops, and code that runs once per model load, sentence, step or
 # figure (the safetensors/JSON loader, the tokenizer, translate.cpp, the searches and the
-# drivers, the C API, the renderer, the bindings) at -Os, which keeps the .wasm small
-# (docs/web.md).
+# drivers, the C API, the renderer, the bindings; the image decoder and digit preprocessing
+# and the classifier's bookkeeping, which run once per image) at -Os, which keeps the .wasm
+# small (docs/web.md).
 opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
       src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api.cpp | \
+      src/image_input.cpp | src/classify.cpp | \
       src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac

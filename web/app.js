@@ -1,8 +1,9 @@
-// The attnlite page: translation with every attention map, the language model (lm.js), and
-// the Nadaraya-Watson demo.
+// The attnlite page: translation with every attention map, the language model (lm.js), the
+// Vision Transformer for drawn digits (vit.js) and the Nadaraya-Watson demo.
 // Everything runs here, in WebAssembly (attnlite.wasm through attnlite-api.mjs).
 import { Attnlite } from './attnlite-api.mjs';
 import * as lmSection from './lm.js';
+import * as vitSection from './vit.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -118,6 +119,18 @@ async function loadFile(file) {
       showError(`${file.name} is a language model: it is now the model of the Language model section below.`, 'warn');
       setState(state.model ? 'ready' : 'error');
       document.getElementById('lm-card').scrollIntoView({ behavior: 'smooth' });
+      return;
+    }
+    if (model.kind === 'vit') {  // a Vision Transformer: the digits section classifies with it
+      try {
+        vitSection.useModel(model, file.name);
+      } catch (e) {
+        model.free();
+        throw e;
+      }
+      showError(`${file.name} is a Vision Transformer: it is now the model of the Vision Transformer section below.`, 'warn');
+      setState(state.model ? 'ready' : 'error');
+      document.getElementById('vit-card').scrollIntoView({ behavior: 'smooth' });
       return;
     }
     useModel(model, file.name);
@@ -438,6 +451,7 @@ function put(canvas, img, s) {
 // ---- wiring ----
 function wire() {
   lmSection.wire();
+  vitSection.wire();
   $('translate-form').addEventListener('submit', (e) => {
     e.preventDefault();
     translate();
@@ -504,6 +518,7 @@ async function main() {
   }
   drawNW();
   lmSection.init(state.al, { scale });
+  vitSection.init(state.al, { scale });
   const available = await probeModels();
   if (!available.length) {
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
@@ -526,6 +541,6 @@ async function main() {
 }
 
 // For the page's tests and for poking at results from the console.
-window.attnlitePage = { figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }), lm: lmSection.debug };
+window.attnlitePage = { figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }), lm: lmSection.debug, vit: vitSection.debug };
 
 main();
