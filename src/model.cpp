@@ -137,6 +137,9 @@ void load_vit(Model::Impl& m, const SafeTensors& st, const json& c) {
       throw Error("model config 'input_scale' must be a number > 0");
     v.input_scale = (float)s.get<double>();
   }
+  if (cfg_bool(c, "invert", false))
+    throw Error("model config 'invert' = true is not supported (attnlite's ViT reads pixel values "
+                "times input_scale)");
   if (v.patch_size > v.image_size) throw Error("model config: patch_size exceeds image_size");
   if (v.num_patches() + 1 > 4097) throw Error("model config: more than 4096 patches");
   if (e.d_model % e.num_heads) throw Error("model config: embed_dim is not a multiple of num_heads");

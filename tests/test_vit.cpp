@@ -334,6 +334,9 @@ TEST_CASE("Model: damaged ViT files are rejected by name", "[loader][vit]") {
   REQUIRE_THROWS_WITH(load(config("depth", 3)), Catch::Contains("missing tensor 'transformer_encoder.layers.2."));
   REQUIRE_THROWS_WITH(load(config("patch_size", 16)), Catch::Contains("patch_size exceeds image_size"));
   REQUIRE_THROWS_WITH(load(config("input_scale", -1)), Catch::Contains("input_scale"));
+  REQUIRE_THROWS_WITH(load(config("invert", true)), Catch::Contains("'invert' = true is not supported"));
+  REQUIRE_THROWS_WITH(load(config("invert", "no")), Catch::Contains("'invert' is not a boolean"));
+  REQUIRE(load(config("invert", false))->kind() == ModelKind::ViT);
   REQUIRE_THROWS_WITH(load(config("num_classes", 11)), Catch::Contains("expected"));
   StFile g = f;
   g.metadata.erase("attnlite.labels");

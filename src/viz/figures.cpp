@@ -243,9 +243,9 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
     throw Error("the Bahdanau model has only encoder-decoder (cross) attention");
   const int L = tr ? m.num_layers() : 1, NH = tr ? m.num_heads() : 1;
   if (o.layer < -1 || o.layer >= L)
-    throw Error("layer " + std::to_string(o.layer) + " is out of range: the model has " + std::to_string(L));
+    throw Error("layer " + std::to_string(o.layer + 1) + " is out of range: the model has " + std::to_string(L));
   if (o.head < -1 || o.head >= NH)
-    throw Error("head " + std::to_string(o.head) + " is out of range: the model has " + std::to_string(NH));
+    throw Error("head " + std::to_string(o.head + 1) + " is out of range: the model has " + std::to_string(NH));
   Translator t(model);
   DecodeOptions d;
   d.d2l_compat = o.d2l_compat;

@@ -21,6 +21,6 @@ $bin heatmap translate --model bahdanau-d2l "i'm home ." --kind cross --cmap vir
 check "bahdanau map" "png" "$(png "$tmp/b.png")"
 $bin heatmap translate "go ." --kind sideways --out "$tmp/x.png" 2>/dev/null; check "bad --kind is a usage error" "2" "$?"
 $bin heatmap translate "go ." --head 9 --out "$tmp/x.png" 2>"$tmp/err"; check "head out of range" "1" "$?"
-check "head out of range message" "1" "$(grep -c 'out of range' "$tmp/err")"
+check "head out of range message" "1" "$(grep -c 'head 9 is out of range: the model has 4' "$tmp/err")"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"
 exit $fail

@@ -12,7 +12,8 @@
 // transformer_encoder.layers.K.* (models/transformer_encoder_layer.h), mlp_head.0.weight/bias
 // (LayerNorm), mlp_head.1.weight/bias (Linear). attnlite.config: image_size, patch_size,
 // in_channels, num_classes, embed_dim, depth, num_heads, dim_feedforward, activation,
-// norm_first, layer_norm_eps, input_scale (the model reads pixel values times it);
+// norm_first, layer_norm_eps, input_scale (the model reads pixel values times it; `invert`,
+// when present, must be false);
 // attnlite.labels: the class names.
 //
 // Legend: B images, C channels, S image side, p patch side, N = (S/p)² patches, T = N + 1
