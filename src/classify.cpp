@@ -9,17 +9,12 @@
 
 #include "attnlite/error.h"
 #include "drivers/vit_driver.h"
+#include "session.h"
 #include "model_impl.h"
 
 namespace attnlite {
 
 namespace {
-
-const ops::Ops& ops_for(Device d) {
-  if (d == Device::CPU) return ops::cpu();
-  if (d == Device::CUDA) return ops::cuda();
-  throw Error("limits: unknown device");
-}
 
 const Model& vit_of(const std::shared_ptr<const Model>& m) {
   if (!m) throw Error("Classifier needs a model");
@@ -47,9 +42,8 @@ struct Classifier::Impl {
   int n = 0;
   bool attention = false;
 
-  size_t scratch_bytes = 0, need = 0, mem_need = 0;
-  AlignedBuffer owned;
-  drivers::OpBlock mem_block;
+  size_t scratch_bytes = 0;
+  SessionMemory memory;
   Arena scratch;
 
   Impl(const Model& model, const ClassifyLimits& lim)
@@ -60,10 +54,7 @@ struct Classifier::Impl {
     L = m.num_layers();
     NH = m.num_heads();
     scratch_bytes = measure_scratch();
-    Arena host, mem;
-    carve(host, mem);
-    need = host.peak() + (op.host_memory() ? mem.peak() : 0);
-    mem_need = op.host_memory() ? 0 : mem.peak();
+    memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
 
   static int check_batch(int b) {
@@ -95,14 +86,7 @@ struct Classifier::Impl {
   }
 
   void bind(void* block, size_t bytes) {
-    Arena host(block, bytes);
-    if (op.host_memory()) {
-      carve(host, host);
-    } else {
-      mem_block = drivers::OpBlock(op, mem_need);
-      Arena mem(mem_block.data(), mem_block.size());
-      carve(host, mem);
-    }
+    memory.bind(op, block, bytes, "these limits need", [this](Arena& host, Arena& mem) { carve(host, mem); });
     results.assign((size_t)B, Classification{});
   }
 
@@ -188,29 +172,13 @@ struct Classifier::Impl {
 size_t Classifier::required_bytes(const Model& model, const ClassifyLimits& limits) {
   if (model.kind() != ModelKind::ViT) throw Error("required_bytes: not a vision transformer");
   Impl impl(model, limits);
-  return impl.need;
+  return impl.memory.need;
 }
 
 Classifier::Classifier(std::shared_ptr<const Model> model, const ClassifyLimits& limits,
                        void* block, size_t block_bytes)
     : model_(std::move(model)), limits_(limits) {
   impl_ = std::make_unique<Impl>(vit_of(model_), limits_);
-  const size_t need = impl_->need;
-  if (block) {
-    if (block_bytes < need)
-      throw Error("workspace block of " + std::to_string(block_bytes) + " bytes is too small: " +
-                  std::to_string(need) + " required");
-    if (reinterpret_cast<uintptr_t>(block) % Arena::kAlign)
-      throw Error("workspace block must be 64-byte aligned");
-  } else {
-    try {
-      impl_->owned = AlignedBuffer(need);
-    } catch (const std::bad_alloc&) {
-      throw Error("cannot allocate the " + std::to_string(need) + "-byte workspace these limits need");
-    }
-    block = impl_->owned.data();
-    block_bytes = need;
-  }
   impl_->bind(block, block_bytes);
 }
 
@@ -228,6 +196,6 @@ int Classifier::image_size() const { return model_->impl().vit.image_size; }
 int Classifier::channels() const { return model_->impl().vit.in_channels; }
 int Classifier::num_classes() const { return impl_->K; }
 int Classifier::tokens() const { return impl_->T; }
-size_t Classifier::workspace_bytes() const { return impl_->need; }
+size_t Classifier::workspace_bytes() const { return impl_->memory.need; }
 
 }  // namespace attnlite

@@ -11,6 +11,7 @@
 #include "attnlite/error.h"
 #include "drivers/lm_driver.h"
 #include "search/sample.h"
+#include "session.h"
 
 namespace attnlite {
 
@@ -26,12 +27,6 @@ void validate(const GenerateOptions& o) {
 double Perplexity::value() const { return tokens ? std::exp(nll / (double)tokens) : NAN; }
 
 namespace {
-
-const ops::Ops& ops_for(Device d) {
-  if (d == Device::CPU) return ops::cpu();
-  if (d == Device::CUDA) return ops::cuda();
-  throw Error("limits: unknown device");
-}
 
 const Model& lm_of(const std::shared_ptr<const Model>& m) {
   if (!m) throw Error("Generator needs a model");
@@ -66,9 +61,8 @@ struct Generator::Impl {
   float* host_attn = nullptr;         // (L, NH, T, T) likewise
 
   // op memory
-  size_t scratch_bytes = 0, need = 0, mem_need = 0;
-  AlignedBuffer owned;
-  drivers::OpBlock mem_block;
+  size_t scratch_bytes = 0;
+  SessionMemory memory;
   Arena scratch;
 
   // the sequence
@@ -90,10 +84,7 @@ struct Generator::Impl {
     for (int i = 0; i < V; ++i) maxtok = std::max(maxtok, vocab.token(i).size());
     text_cap = input_cap + (size_t)(T + 1) * (maxtok + 1) + 1;
     scratch_bytes = measure_scratch();
-    Arena host, mem;
-    carve(host, mem);
-    need = host.peak() + (op.host_memory() ? mem.peak() : 0);
-    mem_need = op.host_memory() ? 0 : mem.peak();
+    memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
 
   // The scratch of the largest calls, measured with the dry-run op set: the whole context in
@@ -127,14 +118,7 @@ struct Generator::Impl {
   }
 
   void bind(void* block, size_t bytes) {
-    Arena host(block, bytes);
-    if (op.host_memory()) {
-      carve(host, host);
-    } else {
-      mem_block = drivers::OpBlock(op, mem_need);
-      Arena mem(mem_block.data(), mem_block.size());
-      carve(host, mem);
-    }
+    memory.bind(op, block, bytes, "of this model", [this](Arena& host, Arena& mem) { carve(host, mem); });
     g = Generation{};
   }
 
@@ -286,29 +270,13 @@ struct Generator::Impl {
 
 size_t Generator::required_bytes(const Model& model, const GenerateLimits& limits) {
   Impl impl(model, limits);
-  return impl.need;
+  return impl.memory.need;
 }
 
 Generator::Generator(std::shared_ptr<const Model> model, const GenerateLimits& limits,
                      void* block, size_t block_bytes)
     : model_(std::move(model)), limits_(limits) {
   impl_ = std::make_unique<Impl>(lm_of(model_), limits_);
-  const size_t need = impl_->need;
-  if (block) {
-    if (block_bytes < need)
-      throw Error("workspace block of " + std::to_string(block_bytes) + " bytes is too small: " +
-                  std::to_string(need) + " required");
-    if (reinterpret_cast<uintptr_t>(block) % Arena::kAlign)
-      throw Error("workspace block must be 64-byte aligned");
-  } else {
-    try {
-      impl_->owned = AlignedBuffer(need);
-    } catch (const std::bad_alloc&) {
-      throw Error("cannot allocate the " + std::to_string(need) + "-byte workspace of this model");
-    }
-    block = impl_->owned.data();
-    block_bytes = need;
-  }
   impl_->bind(block, block_bytes);
 }
 
@@ -335,6 +303,6 @@ const float* Generator::forward(const int* ids, int num_tokens, bool attention) 
 }
 
 int Generator::context() const { return impl_->T; }
-size_t Generator::workspace_bytes() const { return impl_->need; }
+size_t Generator::workspace_bytes() const { return impl_->memory.need; }
 
 }  // namespace attnlite

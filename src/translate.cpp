@@ -13,16 +13,11 @@
 #include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "search/search.h"
+#include "session.h"
 
 namespace attnlite {
 
 namespace {
-
-const ops::Ops& ops_for(Device d) {
-  if (d == Device::CPU) return ops::cpu();
-  if (d == Device::CUDA) return ops::cuda();
-  throw Error("limits: unknown device");
-}
 
 // tokens joined by spaces into p; returns the length.
 size_t join_tokens(char* p, const Vocab& v, const int* toks, int n) {
@@ -65,10 +60,7 @@ struct Translator::Impl {
 
   // op memory: the driver's buffers and the scratch, one block (the host block on the CPU)
   size_t scratch_bytes = 0;
-  size_t need = 0;      // bytes of the host block
-  size_t mem_need = 0;  // bytes of the op-memory block (0 when it is the host block)
-  AlignedBuffer owned;
-  drivers::OpBlock mem_block;
+  SessionMemory memory;
   Arena scratch;
 
   Impl(const Model& model, const Limits& lim) : m(model), op(ops_for(lim.device)) {
@@ -102,10 +94,7 @@ struct Translator::Impl {
     driver = m.kind() == ModelKind::Transformer ? drivers::make_transformer_driver(m, op, setup.lim)
                                                 : drivers::make_bahdanau_driver(m, op, setup.lim);
     scratch_bytes = measure_scratch();
-    Arena host, mem;
-    carve(host, mem);
-    need = host.peak() + (op.host_memory() ? mem.peak() : 0);
-    mem_need = op.host_memory() ? 0 : mem.peak();
+    memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
 
   // The scratch one search takes at the limits: encode() and the last step() run with the
@@ -147,14 +136,8 @@ struct Translator::Impl {
   }
 
   void bind(void* block, size_t bytes) {
-    Arena host(block, bytes);
-    if (op.host_memory()) {
-      carve(host, host);
-    } else {
-      mem_block = drivers::OpBlock(op, mem_need);
-      Arena mem(mem_block.data(), mem_block.size());
-      carve(host, mem);
-    }
+    memory.bind(op, block, bytes, "these limits need (lower max_batch, max_beam or max_tgt_steps)",
+                [this](Arena& host, Arena& mem) { carve(host, mem); });
     results.assign((size_t)B, Translation{});
     for (int i = 0; i < B * KM; ++i) new (lists.hyps + i) Hypothesis{};
     for (int b = 0; b < B; ++b) lists.size[b] = 0;
@@ -246,7 +229,7 @@ struct Translator::Impl {
 
 size_t Translator::required_bytes(const Model& model, const Limits& limits) {
   Impl impl(model, limits);
-  return impl.need;
+  return impl.memory.need;
 }
 
 Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits, void* block,
@@ -254,27 +237,11 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
     : model_(std::move(model)), limits_(limits) {
   if (!model_) throw Error("Translator needs a model");
   impl_ = std::make_unique<Impl>(*model_, limits_);
-  const size_t need = impl_->need;
+  const size_t need = impl_->memory.need;
   if (!block && need > kMaxWorkspaceBytes)
     throw Error("the workspace these limits need (" + std::to_string(need) + " bytes) exceeds " +
                 "the cap of " + std::to_string(kMaxWorkspaceBytes) +
                 " bytes; lower max_batch, max_beam or max_tgt_steps");
-  if (block) {
-    if (block_bytes < need)
-      throw Error("workspace block of " + std::to_string(block_bytes) + " bytes is too small: " +
-                  std::to_string(need) + " required");
-    if (reinterpret_cast<uintptr_t>(block) % Arena::kAlign)
-      throw Error("workspace block must be 64-byte aligned");
-  } else {
-    try {
-      impl_->owned = AlignedBuffer(need);
-    } catch (const std::bad_alloc&) {
-      throw Error("cannot allocate the " + std::to_string(need) +
-                  "-byte workspace these limits need (lower max_batch, max_beam or max_tgt_steps)");
-    }
-    block = impl_->owned.data();
-    block_bytes = need;
-  }
   impl_->bind(block, block_bytes);
 }
 
@@ -303,7 +270,7 @@ NBest Translator::nbest(int i) const {
   return {impl_->lists.hyps + (long)i * impl_->KM, impl_->lists.size[i]};
 }
 
-size_t Translator::workspace_bytes() const { return impl_->need; }
+size_t Translator::workspace_bytes() const { return impl_->memory.need; }
 size_t Translator::scratch_peak() const { return impl_->scratch.peak(); }
 
 }  // namespace attnlite

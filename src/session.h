@@ -1,0 +1,69 @@
+// attnlite — what every session (Translator, Generator, Classifier) does with its memory
+// (internal): the op set of a Device, the sizes of its blocks measured by the code that carves
+// them, and the blocks themselves: the host block (the caller's, checked, or its own) and, on a
+// device, one block of op memory.
+#pragma once
+#include <cstdint>
+#include <new>
+#include <string>
+
+#include "attnlite/arena.h"
+#include "attnlite/error.h"
+#include "attnlite/translate.h"  // Device
+#include "drivers/op_memory.h"
+
+namespace attnlite {
+
+inline const ops::Ops& ops_for(Device d) {
+  if (d == Device::CPU) return ops::cpu();
+  if (d == Device::CUDA) return ops::cuda();
+  throw Error("limits: unknown device");
+}
+
+struct SessionMemory {
+  size_t need = 0;      // bytes of the host block (the op memory's too on the CPU)
+  size_t mem_need = 0;  // bytes of the op-memory block (0 when it is the host block)
+  AlignedBuffer owned;
+  drivers::OpBlock mem_block;
+
+  // carve(host, mem) takes every buffer; here on counting arenas, to size the blocks.
+  template <class Carve>
+  void measure(const ops::Ops& op, Carve&& carve) {
+    Arena host, mem;
+    carve(host, mem);
+    need = op.host_memory() ? host.peak() + mem.peak() : host.peak();
+    mem_need = op.host_memory() ? 0 : mem.peak();
+  }
+
+  // The host block is the caller's (checked: size, alignment) or one of its own (its
+  // allocation failure names `what`, e.g. "these limits need"); then carve(host, mem) for real,
+  // mem being the host block on the CPU and one block of op memory on a device.
+  template <class Carve>
+  void bind(const ops::Ops& op, void* block, size_t bytes, const std::string& what, Carve&& carve) {
+    if (block) {
+      if (bytes < need)
+        throw Error("workspace block of " + std::to_string(bytes) + " bytes is too small: " +
+                    std::to_string(need) + " required");
+      if (reinterpret_cast<uintptr_t>(block) % Arena::kAlign)
+        throw Error("workspace block must be 64-byte aligned");
+    } else {
+      try {
+        owned = AlignedBuffer(need);
+      } catch (const std::bad_alloc&) {
+        throw Error("cannot allocate the " + std::to_string(need) + "-byte workspace " + what);
+      }
+      block = owned.data();
+      bytes = need;
+    }
+    Arena host(block, bytes);
+    if (op.host_memory()) {
+      carve(host, host);
+    } else {
+      mem_block = drivers::OpBlock(op, mem_need);
+      Arena mem(mem_block.data(), mem_block.size());
+      carve(host, mem);
+    }
+  }
+};
+
+}  // namespace attnlite
