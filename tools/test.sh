@@ -4,9 +4,10 @@
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
-#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image} and runs each
-#            for FUZZ_SECONDS (default 60) on a copy of its seed corpus; any crash, leak,
-#            timeout or sanitizer report fails the stage (crashing inputs: build/fuzz/artifacts/)
+#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
+#            and runs each for FUZZ_SECONDS (default 40) on a copy of its seed corpus (grown by
+#            the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
+#            fails the stage (crashing inputs: build/fuzz/artifacts/)
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
 #            the page in headless Chromium; checks that the committed web/ build is current
 # Usage: tools/test.sh [stage ...]   (default: all stages)
@@ -77,10 +78,11 @@ stage_cuda() {
 stage_fuzz() {
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_FUZZ=ON \
     -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
-  cmake --build build/fuzz -j"$jobs" --target fuzz_loader fuzz_tokenizer fuzz_translate fuzz_image
-  local t secs=${FUZZ_SECONDS:-60}
+  local targets=(loader tokenizer translate image generate capi)
+  cmake --build build/fuzz -j"$jobs" --target "${targets[@]/#/fuzz_}"
+  local t secs=${FUZZ_SECONDS:-40}
   mkdir -p build/fuzz/artifacts
-  for t in loader tokenizer translate image; do
+  for t in "${targets[@]}"; do
     echo "--- fuzz_$t: ${secs}s"
     rm -rf "build/fuzz/corpus/$t"
     mkdir -p "build/fuzz/corpus/$t"

@@ -302,8 +302,82 @@ def translate():
     write("translate", "long", b"\x00" + b"word " * 300)
 
 
+def generate():
+    # Bytes 0-7: mode (bit 0 sample, bit 1 attention, bits 2-3 generate / start+step /
+    # partial+generate / score, bit 4 twice), max_tokens + 1, temperature / 0.0125,
+    # top_k (255 = -1), top_p * 255, seed (3 bytes); then the prompt (fuzz_generate.cpp).
+    def opts(mode, max_tokens=0, temperature=1.0, top_k=0, top_p=1.0, seed=0):
+        return bytes([mode, max_tokens + 1, round(temperature / 0.0125), top_k % 256,
+                      round(top_p * 255)]) + struct.pack("<I", seed)[:3]
+    write("generate", "greedy", opts(2) + b"je suis")
+    write("generate", "greedy_steps", opts(2 | 4, 5) + b"il est")
+    write("generate", "sample", opts(1 | 2 | 16, 8, 0.8, 20, 0.9, 7) + b"nous avons")
+    write("generate", "sample_partial", opts(1 | 8, 0, 1.5, 0, 0.5, 123) + "où est".encode())
+    write("generate", "score", opts(12) + b"je suis content .")
+    write("generate", "unknown_words", opts(1, 4, 1.0, 3) + b"zyzzyva qwxz")
+    write("generate", "long_prompt", opts(0) + b"le chat " * 20)
+    write("generate", "bad_temperature", bytes([1, 1, 0, 0, 255, 0, 0, 0]) + b"je")
+    write("generate", "bad_top_p", bytes([1, 1, 80, 0, 1, 0, 0, 0]) + b"je")
+    write("generate", "bad_top_k", bytes([1, 1, 80, 255, 255, 0, 0, 0]) + b"je")
+    write("generate", "bad_max_tokens", bytes([0, 0, 80, 0, 255, 0, 0, 0]) + b"je")
+    write("generate", "empty", opts(2))
+    write("generate", "invalid_utf8", opts(2) + INVALID[0])
+
+
+def capi():
+    # Programs over the C API: an opcode, a slot bit, then the operation's arguments
+    # (fuzz_capi.cpp reads them in this order).
+    def text(b):
+        b = b if isinstance(b, bytes) else b.encode()
+        return bytes([len(b)]) + b
+    def load(slot, which, ask=1, data=b""):
+        return bytes([0, slot, which, ask]) + (text(data) if which == 4 else b"")
+    def free_model(slot):
+        return bytes([1, slot])
+    def translator(mslot, tslot, limits=None):
+        lim = bytes([1] + [v + 1 for v in limits[:3]] + [limits[3], limits[4] + 1]) if limits else b"\0"
+        return bytes([2, mslot]) + lim + bytes([1, tslot])
+    def translate(tslot, s, beam=1):
+        o = bytes([1, 0, 0, 1, beam, 1]) if beam > 1 else b"\0"
+        return bytes([4, tslot]) + o + text(s) + b"\1"
+    def batch(tslot, sentences):
+        return bytes([5, tslot, 0, len(sentences) + 1]) + b"".join(text(t) + b"\1" for t in sentences)
+    def generator(mslot):
+        return bytes([6, mslot, 0, 1, 1])
+    def gen(what, prompt, sample=False):
+        o = bytes([1, 5, 1, 5, 6, 4, 9, 1]) if sample else b"\0"
+        return bytes([7, 0]) + o + bytes([what]) + text(prompt) + b"\1"
+    def classifier(mslot):
+        return bytes([8, mslot, 0, 1, 1])
+    def classify(pixels):
+        return bytes([9, 0, 1]) + bytes(pixels) + b"\1\1"
+    # The models are the loader seeds transformer, bahdanau_lstm, lm_post_relu and
+    # vit_post_gelu (4 x 4 grey images: 16 pixels).
+    seven = [0, 16, 16, 8, 0, 0, 12, 4, 0, 4, 12, 0, 0, 8, 4, 0]
+    # The tiny models speak SRC and TGT above ("i'm home ." -> "je suis").
+    write("capi", "translate", load(0, 0) + translator(0, 0) + translate(0, "i'm home ."))
+    write("capi", "translate_beam_bahdanau", load(1, 1) + translator(1, 1, (2, 3, 8, 4, 0))
+          + translate(1, "he's calm .", beam=3) + bytes([13, 1, 1, 2, 3]) + text(""))
+    write("capi", "batch_over_limit", load(0, 0) + translator(0, 0, (2, 1, 0, 2, 0))
+          + batch(0, ["go .", "i lost .", "hi ."]))
+    write("capi", "model_freed_first", load(0, 0) + translator(0, 0) + free_model(0)
+          + translate(0, "go ."))
+    write("capi", "wrong_kind", load(0, 2) + translator(0, 0) + generator(0) + classifier(0)
+          + gen(0, "je suis") + translate(0, "go ."))
+    write("capi", "generate", load(0, 2) + generator(0) + gen(1, "je suis") + gen(2, "")
+          + gen(2, "") + gen(0, "il est", sample=True) + gen(3, "je suis content ."))
+    write("capi", "classify", load(1, 3) + classifier(1) + classify(seven)
+          + bytes([11, 1, 0, 1, 1]) + text("x"))
+    write("capi", "digit_png", bytes([10, 0, 1, 1]) + text(png_bytes([[0, 255] * 4] * 8)))
+    write("capi", "hostile_model", load(0, 4, data=b"\x08\0\0\0\0\0\0\0{}      ") + translator(0, 0))
+    write("capi", "tokenize", bytes([12, 0]) + text("Hello, World!") + bytes([5, 1])
+          + bytes([11, 0, 3, 2, 1]) + text("go"))
+
+
 if __name__ == "__main__":
     loader()
     tokenizer()
     translate()
     image()
+    generate()
+    capi()
