@@ -101,9 +101,12 @@ stage_fuzz() {
   done
 }
 
+times=()
 for s in "${stages[@]}"; do
   echo "=== stage: $s"
+  t0=$SECONDS
   "stage_$s"
   passed=$((passed + 1))
+  times+=("$s $((SECONDS - t0))s")
 done
-echo "test stages: $passed passed, 0 failed"
+echo "test stages: $passed passed, 0 failed (${times[*]})"
