@@ -9,7 +9,7 @@
 # gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
 #
 # The same core sources as the native library (src/**/*.cpp without src/cuda, the C API
-# src/c_api.cpp included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
+# src/c_api/ included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
 # target. Objects are rebuilt when a source or one of the headers it includes changes.
 # JOBS (default 2) compiles in parallel.
 #
@@ -55,7 +55,7 @@ opt_for() {
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api.cpp | \
+      src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api/* | \
       src/image_input.cpp | src/classify.cpp | \
       src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;

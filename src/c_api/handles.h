@@ -1,0 +1,113 @@
+// attnlite — the C API's handles and the wrappers every entry point goes through
+// (include/attnlite/c_api.h). Every entry point catches what the C++ side throws; errors live
+// in the handle or in an al_error the caller owns, never in process state.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlite/c_api.h"
+#include "attnlite/classify.h"
+#include "attnlite/error.h"
+#include "attnlite/generate.h"
+#include "attnlite/model.h"
+#include "attnlite/translate.h"
+#include "attnlite/vocab.h"
+
+// Handles: what each opaque pointer of the C API points at.
+struct al_error {
+  std::string message;
+};
+
+struct al_model {
+  std::shared_ptr<const attnlite::Model> model;
+};
+
+struct al_result {
+  const attnlite::Translation* t = nullptr;
+  attnlite::NBest nb;
+  // NUL-terminated copies of the texts (the Translator's are views), reserved once so that
+  // repeated translations reuse the same memory.
+  std::string text;
+  std::vector<std::string> nbest_text;
+};
+
+struct al_translator {
+  std::shared_ptr<const attnlite::Model> model;
+  std::unique_ptr<attnlite::Translator> tr;
+  attnlite::Limits limits;
+  std::string error;
+  int num_results = 0;  // results of the last call; 0 after a failure
+  std::vector<al_result> results;
+};
+
+struct al_generator {
+  std::shared_ptr<const attnlite::Model> model;
+  std::unique_ptr<attnlite::Generator> gen;
+  std::string error;
+  bool has = false;  // a generation is in progress or done
+  // NUL-terminated copies of the texts, reserved once.
+  std::string text, continuation;
+};
+
+struct al_classifier {
+  std::shared_ptr<const attnlite::Model> model;
+  std::unique_ptr<attnlite::Classifier> cls;
+  std::string error;
+  bool has = false;
+};
+
+namespace attnlite::c_api {
+
+// Runs f(); an exception becomes a status and its message goes to `msg`.
+template <class F>
+al_status guard(std::string& msg, F&& f) noexcept {
+  try {
+    f();
+    msg.clear();
+    return AL_OK;
+  } catch (const Error& e) {
+    msg = e.what();
+    return AL_ERR_INPUT;
+  } catch (const std::bad_alloc&) {
+    msg = "out of memory";
+  } catch (const std::exception& e) {
+    msg = e.what();
+  } catch (...) {
+    msg = "unknown error";
+  }
+  return AL_ERR_INTERNAL;
+}
+
+inline void set_error(al_error** err, std::string msg) noexcept {
+  if (!err) return;
+  try {
+    *err = new al_error{std::move(msg)};
+  } catch (...) {
+    *err = nullptr;
+  }
+}
+
+// A constructor: returns make(), or NULL with *err set.
+template <class T, class F>
+T* construct(al_error** err, F&& make) noexcept {
+  if (err) *err = nullptr;
+  T* out = nullptr;
+  std::string msg;
+  if (guard(msg, [&] { out = make(); }) != AL_OK) set_error(err, std::move(msg));
+  return out;
+}
+
+// The longest token of a vocabulary, in bytes (at least 1): sizes the text copies.
+inline size_t longest_token(const Vocab& v) {
+  size_t n = 1;
+  for (int i = 0; i < v.size(); ++i) n = std::max(n, v.token(i).size());
+  return n;
+}
+
+}  // namespace attnlite::c_api

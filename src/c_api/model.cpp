@@ -1,0 +1,92 @@
+// attnlite — the C API: errors, models and the tokenizer.
+#include <string>
+#include <string_view>
+
+#include "c_api/handles.h"
+#include "attnlite/vocab.h"
+
+using namespace attnlite;
+using namespace attnlite::c_api;
+
+extern "C" {
+
+// ---- errors ------------------------------------------------------------------------------
+const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
+void al_error_free(al_error* err) { delete err; }
+al_error* al_error_new(const char* message) {
+  al_error* err = nullptr;
+  set_error(&err, message ? message : "");
+  return err;
+}
+
+// ---- models ------------------------------------------------------------------------------
+al_model* al_model_load(const char* path, al_error** err) {
+  return construct<al_model>(err, [&] {
+    if (!path) throw Error("al_model_load: path is NULL");
+    return new al_model{Model::load(path)};
+  });
+}
+
+al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err) {
+  return construct<al_model>(err, [&] {
+    if (!bytes || size == 0) throw Error("the model file is empty");
+    return new al_model{Model::from_bytes(bytes, size)};
+  });
+}
+
+void al_model_free(al_model* model) { delete model; }
+
+int al_model_kind(const al_model* m) {
+  return m ? (int)m->model->kind() : -1;  // al_kind follows ModelKind
+}
+const char* al_model_kind_name(const al_model* m) { return m ? m->model->kind_name() : ""; }
+int al_model_num_layers(const al_model* m) { return m ? m->model->num_layers() : 0; }
+int al_model_num_heads(const al_model* m) { return m ? m->model->num_heads() : 0; }
+int al_model_num_steps(const al_model* m) { return m ? m->model->num_steps() : 0; }
+int al_model_num_hiddens(const al_model* m) { return m ? m->model->num_hiddens() : 0; }
+int al_model_max_target_steps(const al_model* m) { return m ? m->model->max_target_steps() : 0; }
+int al_model_src_vocab_size(const al_model* m) { return m ? m->model->src_vocab().size() : 0; }
+int al_model_tgt_vocab_size(const al_model* m) { return m ? m->model->tgt_vocab().size() : 0; }
+size_t al_model_weight_bytes(const al_model* m) { return m ? m->model->weight_bytes() : 0; }
+int al_model_is_int8(const al_model* m) { return m && m->model->is_int8(); }
+
+const char* al_model_metadata(const al_model* m, const char* key) {
+  if (!m || !key) return nullptr;
+  const auto& md = m->model->metadata();
+  const auto it = md.find(key);
+  return it == md.end() ? nullptr : it->second.c_str();
+}
+
+const char* al_model_src_token(const al_model* m, int id) {
+  return m && id >= 0 && id < m->model->src_vocab().size() ? m->model->src_vocab().token(id).c_str() : "";
+}
+const char* al_model_tgt_token(const al_model* m, int id) {
+  return m && id >= 0 && id < m->model->tgt_vocab().size() ? m->model->tgt_vocab().token(id).c_str() : "";
+}
+int al_model_src_id(const al_model* m, const char* token) {
+  return m && token ? m->model->src_vocab().lookup(token) : -1;
+}
+
+long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
+  if (err) *err = nullptr;
+  long len = -1;
+  std::string msg;
+  const al_status s = guard(msg, [&] {
+    if (!sentence) throw Error("al_tokenize: sentence is NULL");
+    std::string joined;
+    for (const auto& w : tokenize(sentence)) {
+      if (!joined.empty()) joined += ' ';
+      joined += w;
+    }
+    if (out && cap) {
+      const size_t n = std::min(joined.size(), cap - 1);
+      joined.copy(out, n);
+      out[n] = '\0';
+    }
+    len = (long)joined.size();
+  });
+  if (s != AL_OK) set_error(err, std::move(msg));
+  return len;
+}
+
+}  // extern "C"
