@@ -33,6 +33,7 @@
 #include "model_impl.h"  // the bound weights, for the block-level benchmarks
 
 using namespace attnlite;
+using namespace attnlite::models;
 
 namespace {
 
@@ -119,13 +120,13 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
     return;
   }
   const TransformerConfig& c = model->impl().transformer;
-  const TransformerWeights& w = model->impl().tw;
+  const TransformerWeights& w = model->impl().transformer_weights;
   const int S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
   // The sources as the Translator sees base_sentences(B): 19 word ids, then <eos>.
   std::vector<int> src((size_t)B * S);
   for (int i = 0; i < B; ++i)
     for (int k = 0; k < S; ++k)
-      src[(size_t)i * S + k] = k + 1 < S ? 4 + (i * 977 + k * 131) % 31996 : model->src_vocab().eos;
+      src[(size_t)i * S + k] = k + 1 < S ? 4 + (i * 977 + k * 131) % 31996 : model->src_vocab().eos_id;
   std::vector<int> valid(B, S);
   const size_t R = (size_t)B * S;
   const size_t scratch_floats = 8 * R * H + R * c.ffn_num_hiddens + (size_t)S * S + 4096;
@@ -137,7 +138,7 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
   const ops::Ctx cx{ops::cpu(), arena};
   const ValidLens vl = ValidLens::per_batch(valid.data());
   for (auto _ : state) {
-    transformer_encode(enc_out, nullptr, w, c, model->impl().P.data(), src.data(), B, S, vl, cx);
+    transformer_encode(enc_out, nullptr, w, c, model->impl().pos_encoding.data(), src.data(), B, S, vl, cx);
     if (cross_kv)
       for (int l = 0; l < L; ++l)
         project_cross_kv(kv + (size_t)(2 * l) * B * S * H, kv + (size_t)(2 * l + 1) * B * S * H,

@@ -147,10 +147,10 @@ struct Generator::Impl {
     opts = o;
     rng = SplitMix64(o.seed);
     g = Generation{};
-    ids[0] = vocab.bos;
+    ids[0] = vocab.bos_id;
     for (int k = 0; k < count; ++k) {
       ids[1 + k] = vocab.lookup(words[k]);
-      if (ids[1 + k] == vocab.unk) ++g.num_unknown;
+      if (ids[1 + k] == vocab.unk_id) ++g.num_unknown;
     }
     n = count + 1;
     g.num_prompt = count;
@@ -190,7 +190,7 @@ struct Generator::Impl {
   // The Generation views after a token was appended.
   void update() {
     const int gen = n - g.num_prompt - 1;
-    const bool eos = ids[n - 1] == vocab.eos;
+    const bool eos = ids[n - 1] == vocab.eos_id;
     g.tokens = ids;
     g.num_tokens = n;
     g.num_generated = gen;
@@ -252,9 +252,9 @@ struct Generator::Impl {
       ++acc.skipped;
       return false;
     }
-    ids[0] = vocab.bos;
+    ids[0] = vocab.bos_id;
     for (int k = 0; k < count; ++k) ids[1 + k] = vocab.lookup(words[k]);
-    ids[count + 1] = vocab.eos;
+    ids[count + 1] = vocab.eos_id;
     const ops::Ctx cx{op, scratch};
     const float* z = logits_on_host(driver.forward(ids, count + 1, 0, true, false, cx), count + 1);
     double nll = 0;

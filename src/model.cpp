@@ -6,6 +6,8 @@
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/error.h"
 #include "model_impl.h"
+using namespace attnlite::attention;
+using namespace attnlite::models;
 
 namespace attnlite {
 
@@ -106,11 +108,11 @@ void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   if (l.max_len > l.pos_max_len) throw Error("model config: max_len exceeds pos_max_len");
   l.head_bias = m.store.has("head.bias");
   m.zeros.assign((size_t)e.d_model, 0.f);
-  m.lw = bind_language_model(m.store, l, m.zeros.data());
+  m.lm_weights = bind_language_model(m.store, l, m.zeros.data());
   // Positions beyond the context are never read: the table stops at max_len rows (its rows do
   // not depend on its length).
-  m.P.resize((size_t)l.max_len * e.d_model);
-  positional_encoding_table(m.P.data(), l.max_len, e.d_model);
+  m.pos_encoding.resize((size_t)l.max_len * e.d_model);
+  positional_encoding_table(m.pos_encoding.data(), l.max_len, e.d_model);
   m.tgt_vocab = read_vocab(st, "attnlite.vocab", l.vocab_size);
   m.src_vocab = m.tgt_vocab;
 }
@@ -144,7 +146,7 @@ void load_vit(Model::Impl& m, const SafeTensors& st, const json& c) {
   if (v.num_patches() + 1 > 4097) throw Error("model config: more than 4096 patches");
   if (e.d_model % e.num_heads) throw Error("model config: embed_dim is not a multiple of num_heads");
   m.zeros.assign((size_t)e.d_model, 0.f);
-  m.vw = bind_vision_transformer(m.store, v, m.zeros.data());
+  m.vit_weights = bind_vision_transformer(m.store, v, m.zeros.data());
   const json labels = parse_meta_json(st, "attnlite.labels");
   if (!labels.is_array()) throw Error("model metadata 'attnlite.labels' is not a JSON array");
   for (const auto& l : labels) {
@@ -186,9 +188,9 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     if (t.num_hiddens % t.num_heads) throw Error("model config: num_hiddens is not a multiple of num_heads");
     if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");
     if (t.num_steps > t.max_len) throw Error("model config: num_steps exceeds max_len");
-    m->tw = bind_transformer(m->store, t);
-    m->P.resize((size_t)t.max_len * t.num_hiddens);
-    positional_encoding_table(m->P.data(), t.max_len, t.num_hiddens);
+    m->transformer_weights = bind_transformer(m->store, t);
+    m->pos_encoding.resize((size_t)t.max_len * t.num_hiddens);
+    positional_encoding_table(m->pos_encoding.data(), t.max_len, t.num_hiddens);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", t.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", t.tgt_vocab_size);
   } else if (kind_it->second == "bahdanau") {
@@ -207,7 +209,7 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
       else if (r == "lstm") b.cell = ops::Cell::LSTM;
       else throw Error("model config 'rnn' = '" + r + "' (expected gru or lstm)");
     }
-    m->bw = bind_bahdanau(m->store, b);
+    m->bahdanau_weights = bind_bahdanau(m->store, b);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", b.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", b.tgt_vocab_size);
   } else if (kind_it->second == "lm") {

@@ -14,18 +14,18 @@ namespace attnlite {
 
 struct Model::Impl {
   ModelKind kind = ModelKind::Transformer;
-  TransformerConfig transformer;   // kind == Transformer
-  BahdanauConfig bahdanau;         // kind == Bahdanau
-  LanguageModelConfig lm;          // kind == LM
-  VisionTransformerConfig vit;     // kind == ViT
+  models::TransformerConfig transformer;   // kind == Transformer
+  models::BahdanauConfig bahdanau;         // kind == Bahdanau
+  models::LanguageModelConfig lm;          // kind == LM
+  models::VisionTransformerConfig vit;     // kind == ViT
   std::vector<std::string> labels; // ViT: class names
   Vocab src_vocab, tgt_vocab;      // LM: its vocabulary is both
   std::map<std::string, std::string> metadata;
-  TransformerWeights tw;
-  BahdanauWeights bw;
-  LanguageModelWeights lw;
-  VisionTransformerWeights vw;
-  std::vector<float> P;            // positional encoding table (max_len, H): Transformer, LM
+  models::TransformerWeights transformer_weights;
+  models::BahdanauWeights bahdanau_weights;
+  models::LanguageModelWeights lm_weights;
+  models::VisionTransformerWeights vit_weights;
+  std::vector<float> pos_encoding; // positional encoding table (max_len, H): Transformer, LM
   std::vector<float> zeros;        // (H) the bias of bias-free LayerNorms (LM, ViT)
   WeightStore store;
   bool int8 = false;

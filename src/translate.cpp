@@ -86,7 +86,7 @@ struct Translator::Impl {
     if (2 * KM > V)
       throw Error("limits: max_beam " + std::to_string(KM) + " is over half the target vocabulary (" +
                   std::to_string(V) + " tokens)");
-    setup = {m.tgt_vocab().bos, m.tgt_vocab().eos, V, {B, KM, S, T}, op.host_memory()};
+    setup = {m.tgt_vocab().bos_id, m.tgt_vocab().eos_id, V, {B, KM, S, T}, op.host_memory()};
     input_cap = lim.max_input_bytes * 2 + 16;  // preprocessing adds at most one space per char
     size_t maxtok = 1;
     for (int i = 0; i < V; ++i) maxtok = std::max(maxtok, m.tgt_vocab().token(i).size());
@@ -157,10 +157,10 @@ struct Translator::Impl {
     const int used = std::min(count, S);
     for (int k = 0; k < used; ++k) {
       row[k] = m.src_vocab().lookup(views[k]);
-      if (row[k] == m.src_vocab().unk) ++r.num_unknown;
+      if (row[k] == m.src_vocab().unk_id) ++r.num_unknown;
     }
     // predict_seq2seq: tokens + <eos>, then truncate_pad to num_steps
-    for (int k = used; k < S; ++k) row[k] = k == count ? m.src_vocab().eos : m.src_vocab().pad;
+    for (int k = used; k < S; ++k) row[k] = k == count ? m.src_vocab().eos_id : m.src_vocab().pad_id;
     r.src_ids = row;
     r.src_len = count + 1;
     r.src_valid = std::min(count + 1, S);

@@ -27,16 +27,16 @@ Vocab::Vocab(std::vector<std::string> idx_to_token) : tokens_(std::move(idx_to_t
     if (id == 0) throw Error(std::string("vocabulary lacks the reserved token '") + t + "'");
     return id;
   };
-  pad = need("<pad>");
-  bos = need("<bos>");
-  eos = need("<eos>");
+  pad_id = need("<pad>");
+  bos_id = need("<bos>");
+  eos_id = need("<eos>");
 }
 
 int Vocab::lookup(std::string_view tok) const {
   auto it = std::lower_bound(sorted_.begin(), sorted_.end(), tok,
                              [&](int id, std::string_view t) { return std::string_view(tokens_[id]) < t; });
   if (it != sorted_.end() && tokens_[*it] == tok) return *it;
-  return unk;
+  return unk_id;
 }
 
 namespace {

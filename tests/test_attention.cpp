@@ -8,6 +8,7 @@
 #include "attnlite/attention/nadaraya_watson.h"
 #include "attnlite/attention/positional_encoding.h"
 #include "fixture.h"
+using namespace attnlite::attention;
 
 using namespace attnlite;
 using attnlite::test::Fixture;

@@ -4,6 +4,9 @@
 #include "attnlite/ops/layers.h"
 #include "attnlite/ops/rnn.h"
 #include "fixture.h"
+using namespace attnlite::attention;
+using namespace attnlite::models;
+using namespace attnlite::ops;
 
 using namespace attnlite;
 using attnlite::test::Fixture;

@@ -175,7 +175,7 @@ TEST_CASE("language-model bad input is a clear error", "[lm][robustness]") {
   // unknown words become <unk> and are counted
   const Generation& g = gen.generate("je xyzzyplugh", o);
   REQUIRE(g.num_unknown == 1);
-  REQUIRE(g.tokens[2] == m->tgt_vocab().unk);
+  REQUIRE(g.tokens[2] == m->tgt_vocab().unk_id);
   REQUIRE(std::string(g.text).rfind("je xyzzyplugh", 0) == 0);
   // the session still works after errors
   REQUIRE(gen.generate("je", o).num_generated > 0);

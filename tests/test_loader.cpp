@@ -163,7 +163,7 @@ TEST_CASE("Model: the shipped models load", "[loader]") {
     auto m = Model::load(attnlite::test::model_path(name));
     REQUIRE(m->num_steps() == 10);
     REQUIRE(m->src_vocab().token(0) == "<unk>");
-    REQUIRE(m->tgt_vocab().lookup("<eos>") == m->tgt_vocab().eos);
+    REQUIRE(m->tgt_vocab().lookup("<eos>") == m->tgt_vocab().eos_id);
   }
 }
 

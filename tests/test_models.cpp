@@ -7,6 +7,8 @@
 #include "attnlite/models/seq2seq_bahdanau.h"
 #include "attnlite/models/transformer.h"
 #include "fixture.h"
+using namespace attnlite::attention;
+using namespace attnlite::models;
 
 using namespace attnlite;
 using attnlite::test::Fixture;

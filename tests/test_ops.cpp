@@ -13,6 +13,8 @@
 #include "attnlite/translate.h"
 #include "fixture.h"
 
+using attnlite::attention::ValidLens;
+
 using namespace attnlite;
 
 namespace {

@@ -80,8 +80,8 @@ TEST_CASE("robustness: a sentence of unknown words still translates", "[robustne
   const Translation& r = tr.translate("zyzzyva qwxz .");
   REQUIRE(r.num_unknown == 2);
   REQUIRE(r.src_valid == 4);  // zyzzyva qwxz . <eos>
-  REQUIRE(r.src_ids[0] == transformer()->src_vocab().unk);
-  REQUIRE(r.src_ids[1] == transformer()->src_vocab().unk);
+  REQUIRE(r.src_ids[0] == transformer()->src_vocab().unk_id);
+  REQUIRE(r.src_ids[1] == transformer()->src_vocab().unk_id);
   REQUIRE(r.steps >= 1);
   const Translation& all = tr.translate("zyzzyva qwxz");
   REQUIRE(all.num_unknown == 2);

@@ -42,8 +42,8 @@ TEST_CASE("Vocab lookups and validation", "[tokenizer]") {
   Vocab v({"<unk>", "<pad>", "<bos>", "<eos>", "va", "!"});
   REQUIRE(v.lookup("va") == 4);
   REQUIRE(v.lookup("!") == 5);
-  REQUIRE(v.lookup("nope") == v.unk);
-  REQUIRE((v.pad == 1 && v.bos == 2 && v.eos == 3));
+  REQUIRE(v.lookup("nope") == v.unk_id);
+  REQUIRE((v.pad_id == 1 && v.bos_id == 2 && v.eos_id == 3));
   REQUIRE_THROWS_WITH(Vocab({"<pad>", "<unk>", "<bos>", "<eos>"}), Catch::Matchers::Contains("start with '<unk>'"));
   REQUIRE_THROWS_WITH(Vocab({"<unk>", "<pad>", "<bos>", "<eos>", "a", "a"}), Catch::Matchers::Contains("twice"));
   REQUIRE_THROWS_WITH(Vocab({"<unk>", "<pad>", "<bos>", "<eos>", "a b"}), Catch::Matchers::Contains("space"));

@@ -92,8 +92,8 @@ TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") 
 // weights, same sentences and tolerances (tools/make_int8_fixtures.py).
 TEST_CASE("int8 Transformer translations match PyTorch on the dequantized weights", "[translate][int8]") {
   auto m = Model::load(test::fixture_path("transformer-d2l-int8"));
-  REQUIRE(m->impl().tw.dense.int8());
-  REQUIRE(m->impl().tw.enc_embedding.int8());
+  REQUIRE(m->impl().transformer_weights.dense.int8());
+  REQUIRE(m->impl().transformer_weights.enc_embedding.int8());
   check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"));
 }
 
@@ -127,8 +127,8 @@ TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
   const auto& r = tr.translate("i'm home .");
   REQUIRE(r.src_len == 4);  // three tokens + <eos>
   REQUIRE(r.src_valid == 4);
-  REQUIRE(r.src_ids[3] == model->src_vocab().eos);
-  REQUIRE(r.src_ids[4] == model->src_vocab().pad);
+  REQUIRE(r.src_ids[3] == model->src_vocab().eos_id);
+  REQUIRE(r.src_ids[4] == model->src_vocab().pad_id);
   REQUIRE(!r.truncated);
   // Scores are probabilities; every attention row sums to 1.
   for (int k = 0; k < r.num_tokens; ++k) REQUIRE((r.probs[k] > 0.f && r.probs[k] <= 1.f));

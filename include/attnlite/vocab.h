@@ -17,7 +17,7 @@ class Vocab {
   int size() const { return (int)tokens_.size(); }
   const std::string& token(int id) const { return tokens_[(size_t)id]; }
   int lookup(std::string_view tok) const;  // '<unk>' when absent; never allocates
-  int unk = 0, pad = 1, bos = 2, eos = 3;
+  int unk_id = 0, pad_id = 1, bos_id = 2, eos_id = 3;  // the reserved tokens' ids
 
  private:
   std::vector<std::string> tokens_;

@@ -1,17 +1,17 @@
 #include "attnlite/attention/additive.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
-AdditiveAttentionW bind_additive_attention(WeightStore& ws, const std::string& prefix,
+AdditiveAttentionWeights bind_additive_attention(WeightStore& ws, const std::string& prefix,
                                            int key_size, int query_size, int num_hiddens) {
-  AdditiveAttentionW w;
+  AdditiveAttentionWeights w;
   w.W_k = bind_linear(ws, prefix + "W_k", key_size, num_hiddens, false);
   w.W_q = bind_linear(ws, prefix + "W_q", query_size, num_hiddens, false);
   w.w_v = bind_linear(ws, prefix + "w_v", num_hiddens, 1, false);
   return w;
 }
 
-void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionW& w,
+void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionWeights& w,
                                   const float* q, const float* kp, const float* v, int B, int Tq,
                                   int Tk, int Dv, const ValidLens& vl, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
@@ -32,7 +32,7 @@ void additive_attention_projected(float* out, int ldo, float* attn, const Additi
     }
 }
 
-void additive_attention(float* out, float* attn, const AdditiveAttentionW& w, const float* q,
+void additive_attention(float* out, float* attn, const AdditiveAttentionWeights& w, const float* q,
                         const float* k, const float* v, int B, int Tq, int Tk, int Dv,
                         const ValidLens& vl, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
@@ -41,4 +41,4 @@ void additive_attention(float* out, float* attn, const AdditiveAttentionW& w, co
   additive_attention_projected(out, Dv, attn, w, q, kp, v, B, Tq, Tk, Dv, vl, cx);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

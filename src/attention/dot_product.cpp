@@ -4,7 +4,7 @@
 
 #include "attnlite/ops/kernels.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
 void dot_product_attention(float* out, float* attn, const float* q, const float* k,
                            const float* v, int B, int Tq, int Tk, int D, int Dv,
@@ -20,4 +20,4 @@ void dot_product_attention(float* out, float* attn, const float* q, const float*
               Dv, Tq, Dv, Tk);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -2,7 +2,7 @@
 
 #include "attnlite/ops/kernels.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
 void sequence_mask(float* x, int rows, int cols, const int* valid_len, float value) {
   for (int r = 0; r < rows; ++r)
@@ -22,4 +22,4 @@ void masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int h
   ops::kernels().softmax_rows(x, ld, BH * Tq, Tk);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

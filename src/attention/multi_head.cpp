@@ -1,11 +1,11 @@
 #include "attnlite/attention/multi_head.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
-MultiHeadAttentionW bind_multi_head_attention(WeightStore& ws, const std::string& prefix,
+MultiHeadAttentionWeights bind_multi_head_attention(WeightStore& ws, const std::string& prefix,
                                               int key_size, int query_size, int value_size,
                                               int num_hiddens, int num_heads, bool bias) {
-  MultiHeadAttentionW w;
+  MultiHeadAttentionWeights w;
   w.W_q = bind_linear(ws, prefix + "W_q", query_size, num_hiddens, bias);
   w.W_k = bind_linear(ws, prefix + "W_k", key_size, num_hiddens, bias);
   w.W_v = bind_linear(ws, prefix + "W_v", value_size, num_hiddens, bias);
@@ -20,7 +20,7 @@ void attend_heads(float* ctx, const AttnOut& attn, const float* q, const float* 
   cx.op.attend(ctx, attn, q, k, v, kv_stride, B, Tq, Tk, H, NH, vl, cx.scratch);
 }
 
-void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttentionW& w,
+void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttentionWeights& w,
                           const float* queries, const float* keys, const float* values,
                           int B, int Tq, int Tk, const ValidLens& vl, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
@@ -36,4 +36,4 @@ void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttent
   cx.op.linear(out, ctx, w.W_o, B * Tq);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -2,7 +2,7 @@
 
 #include "attnlite/ops/kernels.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
 namespace {
 // weights (nq, nk) = softmax(-((q - k) w)^2 / 2) row by row.
@@ -56,4 +56,4 @@ float nadaraya_watson_loss_grad(float* grad_w, float* weights, const float* quer
   return (float)loss;
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

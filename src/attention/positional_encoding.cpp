@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace attnlite {
+namespace attnlite::attention {
 
 void positional_encoding_table(float* P, int max_len, int H) {
   // The book: X = arange(max_len) / pow(10000, arange(0, H, 2) / H), all in float32.
@@ -29,4 +29,4 @@ void add_positional_embedding(float* x, const float* pos_embedding, int B, int T
   add_positional_encoding(x, pos_embedding, B, T, H, nullptr);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -16,6 +16,8 @@
 
 namespace attnlite::cuda {
 
+using attention::ValidLens;
+
 namespace {
 
 std::atomic<long> g_mallocs{0};

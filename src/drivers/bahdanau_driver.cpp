@@ -13,12 +13,14 @@
 
 namespace attnlite::drivers {
 
+using namespace attnlite::models;  // the model families' blocks
+
 namespace {
 
 class BahdanauDriver final : public Seq2SeqRows {
  public:
   BahdanauDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.impl().bahdanau), w_(m.impl().bw) {
+      : Seq2SeqRows(op, lim), c_(m.impl().bahdanau), w_(m.impl().bahdanau_weights) {
     L_ = c_.num_layers;
     H_ = c_.num_hiddens;
     V_ = c_.tgt_vocab_size;
@@ -100,8 +102,8 @@ class BahdanauDriver final : public Seq2SeqRows {
   void mirror(const ops::Ops& op) {
     WeightMirror m;
     m.add(w_.encoder.embedding);
-    for (RNNW* r : {&w_.encoder.rnn, &w_.dec_rnn})
-      for (RNNLayerW& l : r->l) {
+    for (RNNWeights* r : {&w_.encoder.rnn, &w_.dec_rnn})
+      for (ops::RNNLayerWeights& l : r->layer_weights) {
         m.add(l.ih);
         m.add(l.hh);
       }

@@ -6,8 +6,10 @@
 
 namespace attnlite::drivers {
 
+using namespace attnlite::models;  // the model families' blocks
+
 LanguageModelDriver::LanguageModelDriver(const Model& m, const ops::Ops& op)
-    : op_(op), c_(m.impl().lm), w_(m.impl().lw), P_(m.impl().P.data()) {
+    : op_(op), c_(m.impl().lm), w_(m.impl().lm_weights), P_(m.impl().pos_encoding.data()) {
   L_ = c_.num_layers;
   NH_ = c_.layer.num_heads;
   D_ = c_.layer.d_model;
@@ -49,7 +51,7 @@ void LanguageModelDriver::mirror(const ops::Ops& op) {
   m.add(w_.embedding);
   for (auto& e : w_.layers) {
     for (Linear* l : {&e.W_q, &e.W_k, &e.W_v, &e.out_proj, &e.linear1, &e.linear2}) m.add(*l);
-    for (LayerNormW* n : {&e.norm1, &e.norm2}) {
+    for (LayerNormWeights* n : {&e.norm1, &e.norm2}) {
       m.add(n->gamma, (size_t)n->n);
       m.add(n->beta, (size_t)n->n);
     }

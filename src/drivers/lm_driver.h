@@ -34,8 +34,8 @@ class LanguageModelDriver {
   void mirror(const ops::Ops& op);
 
   const ops::Ops& op_;
-  const LanguageModelConfig& c_;
-  LanguageModelWeights w_;  // the model's, or their copy in op memory
+  const models::LanguageModelConfig& c_;
+  models::LanguageModelWeights w_;  // the model's, or their copy in op memory
   const float* P_;
   OpBlock weights_;
   int L_ = 0, NH_ = 1, D_ = 0, V_ = 0, T_ = 0;
@@ -45,8 +45,8 @@ class LanguageModelDriver {
   float* logits_ = nullptr;                          // (T, V)
   float* attn_ = nullptr;                            // (L, NH, T, T)
   static constexpr int kMaxLayers = 64;              // the loader's bound on num_layers
-  KVCache caches_[kMaxLayers];
-  AttnOut attn_out_[kMaxLayers];
+  models::KVCache caches_[kMaxLayers];
+  ops::AttnOut attn_out_[kMaxLayers];
 };
 
 }  // namespace attnlite::drivers

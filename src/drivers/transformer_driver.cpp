@@ -13,12 +13,14 @@
 
 namespace attnlite::drivers {
 
+using namespace attnlite::models;  // the model families' blocks
+
 namespace {
 
 class TransformerDriver final : public Seq2SeqRows {
  public:
   TransformerDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().tw), P_(m.impl().P.data()) {
+      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().transformer_weights), P_(m.impl().pos_encoding.data()) {
     L_ = c_.num_layers;
     NH_ = c_.num_heads;
     H_ = c_.num_hiddens;
@@ -128,7 +130,7 @@ class TransformerDriver final : public Seq2SeqRows {
       for (Linear* l : {&e.attention.W_q, &e.attention.W_k, &e.attention.W_v, &e.attention.W_o,
                         &e.ffn.dense1, &e.ffn.dense2})
         m.add(*l);
-      for (AddNormW* a : {&e.addnorm1, &e.addnorm2}) add_norm(m, *a);
+      for (AddNormWeights* a : {&e.addnorm1, &e.addnorm2}) add_norm(m, *a);
     }
     m.add(w_.dec_embedding);
     for (auto& d : w_.dec) {
@@ -136,13 +138,13 @@ class TransformerDriver final : public Seq2SeqRows {
                         &d.attention2.W_q, &d.attention2.W_k, &d.attention2.W_v, &d.attention2.W_o,
                         &d.ffn.dense1, &d.ffn.dense2})
         m.add(*l);
-      for (AddNormW* a : {&d.addnorm1, &d.addnorm2, &d.addnorm3}) add_norm(m, *a);
+      for (AddNormWeights* a : {&d.addnorm1, &d.addnorm2, &d.addnorm3}) add_norm(m, *a);
     }
     m.add(w_.dense);
     m.add(P_, (size_t)std::max(S_, T_) * H_);
     weights_ = m.upload(op);
   }
-  static void add_norm(WeightMirror& m, AddNormW& a) {
+  static void add_norm(WeightMirror& m, AddNormWeights& a) {
     m.add(a.gamma, (size_t)a.n);
     m.add(a.beta, (size_t)a.n);
   }

@@ -5,8 +5,10 @@
 
 namespace attnlite::drivers {
 
+using namespace attnlite::models;  // the model families' blocks
+
 VisionTransformerDriver::VisionTransformerDriver(const Model& m, const ops::Ops& op, int max_batch)
-    : op_(op), c_(m.impl().vit), w_(m.impl().vw) {
+    : op_(op), c_(m.impl().vit), w_(m.impl().vit_weights) {
   B_ = max_batch;
   L_ = c_.depth;
   NH_ = c_.layer.num_heads;
@@ -39,7 +41,7 @@ void VisionTransformerDriver::mirror(const ops::Ops& op) {
   m.add(w_.pos_embedding, (size_t)T_ * D);
   for (auto& e : w_.layers) {
     for (Linear* l : {&e.W_q, &e.W_k, &e.W_v, &e.out_proj, &e.linear1, &e.linear2}) m.add(*l);
-    for (LayerNormW* n : {&e.norm1, &e.norm2}) {
+    for (LayerNormWeights* n : {&e.norm1, &e.norm2}) {
       m.add(n->gamma, (size_t)n->n);
       m.add(n->beta, (size_t)n->n);
     }

@@ -26,15 +26,15 @@ class VisionTransformerDriver {
   void mirror(const ops::Ops& op);
 
   const ops::Ops& op_;
-  const VisionTransformerConfig& c_;
-  VisionTransformerWeights w_;  // the model's, or their copy in op memory
+  const models::VisionTransformerConfig& c_;
+  models::VisionTransformerWeights w_;  // the model's, or their copy in op memory
   OpBlock weights_;
   int B_ = 1, L_ = 0, NH_ = 1, T_ = 0, K_ = 0;
   float* images_ = nullptr;  // (B, C, S, S)
   float* logits_ = nullptr;  // (B, K)
   float* attn_ = nullptr;    // (L, B, NH, T, T)
   static constexpr int kMaxLayers = 64;
-  AttnOut attn_out_[kMaxLayers];
+  ops::AttnOut attn_out_[kMaxLayers];
 };
 
 }  // namespace attnlite::drivers

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-namespace attnlite {
+namespace attnlite::models {
 
 LanguageModelWeights bind_language_model(WeightStore& ws, const LanguageModelConfig& c,
                                          const float* zeros) {
@@ -34,4 +34,4 @@ void language_model_forward(float* logits, bool last_only, const AttnOut* attn,
     cx.op.linear(logits + (long)b * V, x + ((long)b * Tn + Tn - 1) * D, w.head, 1);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -1,17 +1,18 @@
 #include "attnlite/models/seq2seq_bahdanau.h"
+using namespace attnlite::attention;
 
-namespace attnlite {
+namespace attnlite::models {
 
-Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
+Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers) {
-  Seq2SeqEncoderW w;
+  Seq2SeqEncoderWeights w;
   w.embedding = bind_embedding(ws, prefix + "embedding.weight", vocab_size, embed_size);
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
   return w;
 }
 
-void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, const int* src,
+void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderWeights& w, const int* src,
                     int B, int S, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int E = w.rnn.input_size, Hh = w.rnn.hidden, L = w.rnn.layers;
@@ -66,4 +67,4 @@ void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
   cx.op.linear(logits, st.h + (long)(L - 1) * B * Hh, w.dense, B);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -1,12 +1,14 @@
 #include "attnlite/models/transformer.h"
 
 #include <cmath>
+using namespace attnlite::attention;
+using namespace attnlite::ops;
 
-namespace attnlite {
+namespace attnlite::models {
 
-EncoderBlockW bind_encoder_block(WeightStore& ws, const std::string& p, int H, int F, int NH,
+EncoderBlockWeights bind_encoder_block(WeightStore& ws, const std::string& p, int H, int F, int NH,
                                  bool bias, const std::vector<int64_t>& norm_shape) {
-  EncoderBlockW w;
+  EncoderBlockWeights w;
   w.attention = bind_multi_head_attention(ws, p + "attention.", H, H, H, H, NH, bias);
   w.addnorm1 = bind_add_norm(ws, p + "addnorm1.", norm_shape);
   w.ffn = bind_ffn(ws, p + "ffn.", H, F, H);
@@ -14,9 +16,9 @@ EncoderBlockW bind_encoder_block(WeightStore& ws, const std::string& p, int H, i
   return w;
 }
 
-DecoderBlockW bind_decoder_block(WeightStore& ws, const std::string& p, int H, int F, int NH,
+DecoderBlockWeights bind_decoder_block(WeightStore& ws, const std::string& p, int H, int F, int NH,
                                  bool bias, const std::vector<int64_t>& norm_shape) {
-  DecoderBlockW w;
+  DecoderBlockWeights w;
   w.attention1 = bind_multi_head_attention(ws, p + "attention1.", H, H, H, H, NH, bias);
   w.addnorm1 = bind_add_norm(ws, p + "addnorm1.", norm_shape);
   w.attention2 = bind_multi_head_attention(ws, p + "attention2.", H, H, H, H, NH, bias);
@@ -26,7 +28,7 @@ DecoderBlockW bind_decoder_block(WeightStore& ws, const std::string& p, int H, i
   return w;
 }
 
-void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockW& w, const float* X, int B,
+void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockWeights& w, const float* X, int B,
                    int S, const ValidLens& vl, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int H = w.attention.W_o.out, R = B * S;
@@ -38,13 +40,13 @@ void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockW& w, const 
   add_norm(Y, w.addnorm2, a, f, R, cx);                                  // AddNorm(Y, ffn(Y))
 }
 
-void project_cross_kv(float* k, float* v, const DecoderBlockW& w, const float* enc_out, int B,
+void project_cross_kv(float* k, float* v, const DecoderBlockWeights& w, const float* enc_out, int B,
                       int S, const ops::Ctx& cx) {
   cx.op.linear(k, enc_out, w.attention2.W_k, B * S);
   cx.op.linear(v, enc_out, w.attention2.W_v, B * S);
 }
 
-void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockW& w, const float* X,
+void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeights& w, const float* X,
                    int B, int Tn, int t0, bool causal, KVCache& cache, const CrossKV& cross,
                    const ValidLens& src_vl, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
@@ -129,4 +131,4 @@ void transformer_decode(float* logits, const DecoderAttnOut* attn, const Transfo
   cx.op.linear(logits, x, w.dense, B * Tn);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -1,11 +1,11 @@
 #include "attnlite/models/transformer_encoder_layer.h"
 
-namespace attnlite {
+namespace attnlite::models {
 
 namespace {
-LayerNormW bind_layer_norm(WeightStore& ws, const std::string& prefix, int n, float eps,
+LayerNormWeights bind_layer_norm(WeightStore& ws, const std::string& prefix, int n, float eps,
                            bool bias, const float* zeros) {
-  LayerNormW w;
+  LayerNormWeights w;
   w.gamma = ws.get(prefix + ".weight", {n});
   w.beta = bias ? ws.get(prefix + ".bias", {n}) : zeros;
   w.n = n;
@@ -14,10 +14,10 @@ LayerNormW bind_layer_norm(WeightStore& ws, const std::string& prefix, int n, fl
 }
 }  // namespace
 
-EncoderLayerW bind_encoder_layer(WeightStore& ws, const std::string& p,
+EncoderLayerWeights bind_encoder_layer(WeightStore& ws, const std::string& p,
                                  const EncoderLayerConfig& c, const float* zeros) {
   const int D = c.d_model, F = c.dim_feedforward;
-  EncoderLayerW w;
+  EncoderLayerWeights w;
   const Linear in_proj = bind_linear_named(ws, p + "self_attn.in_proj_weight",
                                            c.bias ? p + "self_attn.in_proj_bias" : "", D, 3 * D);
   w.W_q = linear_rows(in_proj, 0, D);
@@ -34,7 +34,7 @@ EncoderLayerW bind_encoder_layer(WeightStore& ws, const std::string& p,
   return w;
 }
 
-void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerW& w, int B, int Tn, int t0,
+void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerWeights& w, int B, int Tn, int t0,
                    KVCache* cache, bool causal, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const ops::Ops& op = cx.op;
@@ -87,4 +87,4 @@ void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerW& w, int B,
     op.add_layer_norm(X, X, q, w.norm2.gamma, w.norm2.beta, R, D, w.norm2.eps, cx.scratch);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace attnlite {
+namespace attnlite::models {
 
 VisionTransformerWeights bind_vision_transformer(WeightStore& ws, const VisionTransformerConfig& c,
                                                  const float* zeros) {
@@ -59,4 +59,4 @@ void vision_transformer_forward(float* logits, const AttnOut* attn,
   op.linear(logits, emb, w.head, B);
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -1,10 +1,10 @@
 #include "attnlite/ops/rnn.h"
 
-namespace attnlite {
+namespace attnlite::ops {
 
-RNNW bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
+RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, Cell cell, int input_size,
               int hidden, int layers) {
-  RNNW w;
+  RNNWeights w;
   w.cell = cell;
   w.input_size = input_size;
   w.hidden = hidden;
@@ -12,17 +12,17 @@ RNNW bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int in
   const int G = w.gates() * hidden;
   for (int l = 0; l < layers; ++l) {
     const std::string s = "_l" + std::to_string(l);
-    RNNLayerW lw;
+    RNNLayerWeights lw;
     lw.in = l == 0 ? input_size : hidden;
     lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
     lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
-    w.l.push_back(lw);
+    w.layer_weights.push_back(lw);
   }
   return w;
 }
 
-void rnn_forward(float* y, float* h, float* c, const RNNW& w, const float* x, int T, int B,
-                 const ops::Ctx& cx) {
+void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float* x, int T, int B,
+                 const Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.hidden, G = w.gates() * Hh;
   float* gi = cx.scratch.floats((size_t)T * B * G);
@@ -30,7 +30,7 @@ void rnn_forward(float* y, float* h, float* c, const RNNW& w, const float* x, in
   float* mid = cx.scratch.floats((size_t)T * B * Hh);
   const float* in = x;
   for (int l = 0; l < w.layers; ++l) {
-    const RNNLayerW& lw = w.l[l];
+    const RNNLayerWeights& lw = w.layer_weights[l];
     // The last layer writes y; earlier layers alternate through `mid` (in place is safe: the
     // input projection of the whole sequence is taken before any step writes).
     float* out = (w.layers - 1 - l) % 2 == 0 ? y : mid;
@@ -46,14 +46,14 @@ void rnn_forward(float* y, float* h, float* c, const RNNW& w, const float* x, in
   }
 }
 
-void rnn_step(float* h, float* c, const RNNW& w, const float* x, int B, const ops::Ctx& cx) {
+void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.hidden, G = w.gates() * Hh;
   float* gi = cx.scratch.floats((size_t)B * G);
   float* gh = cx.scratch.floats((size_t)B * G);
   const float* in = x;
   for (int l = 0; l < w.layers; ++l) {
-    const RNNLayerW& lw = w.l[l];
+    const RNNLayerWeights& lw = w.layer_weights[l];
     float* hl = h + (long)l * B * Hh;
     cx.op.linear(gi, in, lw.ih, B);
     cx.op.linear(gh, hl, lw.hh, B);
@@ -62,4 +62,4 @@ void rnn_step(float* h, float* c, const RNNW& w, const float* x, int B, const op
   }
 }
 
-}  // namespace attnlite
+}  // namespace attnlite::ops

@@ -17,6 +17,7 @@
 #include "attnlite/translate.h"
 #include "viz/draw.h"
 #include "viz/figure_parts.h"
+using namespace attnlite::attention;
 
 namespace attnlite::viz::figures {
 
@@ -140,7 +141,7 @@ Figure scoring(const std::string& name, bool additive, const Context& c) {
   const int vl[2] = {2, 6};
   if (additive) {
     auto wk = linear_init(r, 8, 2), wq = linear_init(r, 8, 20), wv = linear_init(r, 1, 8);
-    AdditiveAttentionW w{{wk.data(), nullptr, 8, 2}, {wq.data(), nullptr, 8, 20}, {wv.data(), nullptr, 1, 8}};
+    AdditiveAttentionWeights w{{wk.data(), nullptr, 8, 2}, {wq.data(), nullptr, 8, 20}, {wv.data(), nullptr, 1, 8}};
     std::vector<float> scratch(4096);
     Arena a(scratch.data(), scratch.size() * sizeof(float));
     additive_attention(out.data(), attn.data(), w, q.data(), k.data(), v.data(), 2, 1, 10, 4,
@@ -164,7 +165,7 @@ Figure multi_head(const Context& c) {
   for (int i = 0; i < T * H; ++i) X[i] = 2.f * P[i] + r.normal(0.f, 0.5f);
   auto wq = linear_init(r, H, H, 3.f), wk = linear_init(r, H, H, 3.f), wv = linear_init(r, H, H),
        wo = linear_init(r, H, H);
-  MultiHeadAttentionW w{{wq.data(), nullptr, H, H}, {wk.data(), nullptr, H, H},
+  MultiHeadAttentionWeights w{{wq.data(), nullptr, H, H}, {wk.data(), nullptr, H, H},
                         {wv.data(), nullptr, H, H}, {wo.data(), nullptr, H, H}, NH};
   std::vector<float> out(T * H), attn(NH * T * T), scratch(1 << 14);
   Arena a(scratch.data(), scratch.size() * sizeof(float));

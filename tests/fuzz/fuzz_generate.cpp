@@ -62,14 +62,14 @@ void check(const Generator& gen, std::string_view prompt, const Generation& r, c
   FUZZ_CHECK(r.num_prompt + 1 <= ctx);
   FUZZ_CHECK(r.num_tokens <= ctx + 1);
   if (o.max_tokens > 0) FUZZ_CHECK(r.num_generated <= o.max_tokens);
-  FUZZ_CHECK(r.tokens[0] == v.bos);
+  FUZZ_CHECK(r.tokens[0] == v.bos_id);
   // The text: the prompt's words as preprocessed, then the generated tokens but <eos>.
   std::string text, cont;
   for (const std::string& w : tokenize(prompt)) text += (text.empty() ? "" : " ") + w;
   for (int i = 0; i < r.num_tokens; ++i) {
     const int id = r.tokens[i];
     FUZZ_CHECK(id >= 0 && id < v.size());
-    if (i <= r.num_prompt || (id == v.eos && i == r.num_tokens - 1)) continue;
+    if (i <= r.num_prompt || (id == v.eos_id && i == r.num_tokens - 1)) continue;
     const std::string& w = v.token(id);
     text += " " + w;
     cont += (cont.empty() ? "" : " ") + w;
@@ -78,8 +78,8 @@ void check(const Generator& gen, std::string_view prompt, const Generation& r, c
   FUZZ_CHECK(r.continuation == cont);
   for (int k = 0; k < r.num_generated; ++k) FUZZ_CHECK(r.probs[k] >= 0.f && r.probs[k] <= 1.f);
   // <eos> only as the last token, and then the generation is over.
-  for (int i = 1; i + 1 < r.num_tokens; ++i) FUZZ_CHECK(r.tokens[i] != v.eos || i <= r.num_prompt);
-  FUZZ_CHECK(r.eos == (r.num_generated > 0 && r.tokens[r.num_tokens - 1] == v.eos));
+  for (int i = 1; i + 1 < r.num_tokens; ++i) FUZZ_CHECK(r.tokens[i] != v.eos_id || i <= r.num_prompt);
+  FUZZ_CHECK(r.eos == (r.num_generated > 0 && r.tokens[r.num_tokens - 1] == v.eos_id));
   if (r.eos) FUZZ_CHECK(r.done);
   if (!o.attention || !r.attn) return;
   FUZZ_CHECK(r.positions >= 1 && r.positions <= r.num_tokens && r.positions <= r.ld);

@@ -162,7 +162,7 @@ int cmd_translate(int argc, char** argv) {
       const Translation& r = tr.translate(src, opts);
       std::vector<std::string> unknown;
       for (const auto& w : tokenize(src))
-        if (model->src_vocab().lookup(w) == model->src_vocab().unk) unknown.push_back(w);
+        if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
       if (!unknown.empty()) {
         std::string list;
         for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;

@@ -9,26 +9,26 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
-struct AdditiveAttentionW {
+struct AdditiveAttentionWeights {
   Linear W_k;  // (Hd, key_size)
   Linear W_q;  // (Hd, query_size)
   Linear w_v;  // (1, Hd)
 };
-AdditiveAttentionW bind_additive_attention(WeightStore& ws, const std::string& prefix,
+AdditiveAttentionWeights bind_additive_attention(WeightStore& ws, const std::string& prefix,
                                            int key_size, int query_size, int num_hiddens);
 
 // out (B, Tq, Dv); attn (B, Tq, Tk) receives the weights (required).
-void additive_attention(float* out, float* attn, const AdditiveAttentionW& w, const float* q,
+void additive_attention(float* out, float* attn, const AdditiveAttentionWeights& w, const float* q,
                         const float* k, const float* v, int B, int Tq, int Tk, int Dv,
                         const ValidLens& vl, const ops::Ctx& cx);
 
 // The same with the keys already projected: kp (B, Tk, Hd) = W_k k, computed once per source
 // sentence by the Bahdanau decoder; v (B, Tk, Dv). Output rows have stride ldo (>= Dv), so
 // the context can land inside a wider row (the decoder's cat(context, embedding)).
-void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionW& w,
+void additive_attention_projected(float* out, int ldo, float* attn, const AdditiveAttentionWeights& w,
                                   const float* q, const float* kp, const float* v, int B, int Tq,
                                   int Tk, int Dv, const ValidLens& vl, const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -4,11 +4,11 @@
 #pragma once
 #include "attnlite/attention/masked_softmax.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
 // out (B, Tq, Dv); attn (B, Tq, Tk) receives the attention weights (required).
 void dot_product_attention(float* out, float* attn, const float* q, const float* k,
                            const float* v, int B, int Tq, int Tk, int D, int Dv,
                            const ValidLens& vl);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

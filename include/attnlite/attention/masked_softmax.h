@@ -5,7 +5,7 @@
 // Legend: BH batch (times heads), Tq queries, Tk keys.
 #pragma once
 
-namespace attnlite {
+namespace attnlite::attention {
 
 struct ValidLens {
   enum Kind { None, PerBatch, PerQuery, Causal };
@@ -47,4 +47,4 @@ void sequence_mask(float* x, int rows, int cols, const int* valid_len, float val
 void masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int heads = 1,
                     int ld = 0);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

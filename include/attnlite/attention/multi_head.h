@@ -11,13 +11,13 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::attention {
 
-struct MultiHeadAttentionW {
+struct MultiHeadAttentionWeights {
   Linear W_q, W_k, W_v, W_o;  // (H, query_size), (H, key_size), (H, value_size), (H, H)
   int num_heads = 1;
 };
-MultiHeadAttentionW bind_multi_head_attention(WeightStore& ws, const std::string& prefix,
+MultiHeadAttentionWeights bind_multi_head_attention(WeightStore& ws, const std::string& prefix,
                                               int key_size, int query_size, int value_size,
                                               int num_hiddens, int num_heads, bool bias);
 
@@ -31,8 +31,8 @@ void attend_heads(float* ctx, const AttnOut& attn, const float* q, const float* 
                   const ValidLens& vl, const ops::Ctx& cx);
 
 // Full module: out (B, Tq, H); attn (B * NH, Tq, Tk) or {nullptr}.
-void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttentionW& w,
+void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttentionWeights& w,
                           const float* queries, const float* keys, const float* values,
                           int B, int Tq, int Tk, const ValidLens& vl, const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -5,7 +5,7 @@
 // Legend: nq queries, nk keys per query.
 #pragma once
 
-namespace attnlite {
+namespace attnlite::attention {
 
 // keys/values: (nq, nk) with row stride ld, or ld = 0 to share one (nk) row by all queries.
 // y (nq) predictions, weights (nq, nk) receives the attention weights (required).
@@ -18,4 +18,4 @@ float nadaraya_watson_loss_grad(float* grad_w, float* weights, const float* quer
                                 const float* keys, const float* values, int nk, int ld, float w,
                                 const float* targets);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

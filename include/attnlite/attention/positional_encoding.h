@@ -3,7 +3,7 @@
 // Legend: T positions, H num_hiddens.
 #pragma once
 
-namespace attnlite {
+namespace attnlite::attention {
 
 // P (max_len, H): P[i, 2j] = sin(i / 10000^(2j/H)), P[i, 2j+1] = cos(...), in float32
 // exactly as the book computes it.
@@ -16,4 +16,4 @@ void add_positional_encoding(float* x, const float* P, int B, int T, int H,
 // Learnable: x (B, T, H) += pos_embedding[0, :T] (shape (1, max_len, H)).
 void add_positional_embedding(float* x, const float* pos_embedding, int B, int T, int H);
 
-}  // namespace attnlite
+}  // namespace attnlite::attention

@@ -16,7 +16,9 @@
 
 #include "attnlite/models/transformer_encoder_layer.h"
 
-namespace attnlite {
+namespace attnlite::models {
+
+using ops::AttnOut;
 
 struct LanguageModelConfig {
   int vocab_size = 0, num_layers = 0;
@@ -28,7 +30,7 @@ struct LanguageModelConfig {
 
 struct LanguageModelWeights {
   Embedding embedding;               // (V, D)
-  std::vector<EncoderLayerW> layers;
+  std::vector<EncoderLayerWeights> layers;
   Linear head;                       // (V, D)
 };
 LanguageModelWeights bind_language_model(WeightStore& ws, const LanguageModelConfig& c,
@@ -44,4 +46,4 @@ void language_model_forward(float* logits, bool last_only, const AttnOut* attn,
                             const float* P, const int* tokens, int B, int Tn, int t0,
                             KVCache* caches, const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::models

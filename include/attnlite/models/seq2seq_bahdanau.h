@@ -8,7 +8,11 @@
 #include "attnlite/ops/rnn.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::models {
+
+using attention::AdditiveAttentionWeights;
+using attention::ValidLens;
+using ops::RNNWeights;
 
 struct BahdanauConfig {
   int src_vocab_size = 0, tgt_vocab_size = 0;
@@ -16,24 +20,24 @@ struct BahdanauConfig {
   ops::Cell cell = ops::Cell::GRU;
 };
 
-struct Seq2SeqEncoderW {
+struct Seq2SeqEncoderWeights {
   Embedding embedding;               // (V_src, E)
-  RNNW rnn;
+  RNNWeights rnn;
 };
-Seq2SeqEncoderW bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
+Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers);
 
 // Seq2SeqEncoder.forward: src (B, S) ids (in op memory) -> out (S, B, Hh) time-major as the book returns it;
 // h (L, B, Hh) final state (c likewise for LSTM, else nullptr). Starts from zero state.
-void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderW& w, const int* src,
+void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderWeights& w, const int* src,
                     int B, int S, const ops::Ctx& cx);
 
 struct BahdanauWeights {
-  Seq2SeqEncoderW encoder;
-  AdditiveAttentionW attention;      // key/query/hidden sizes all Hh
+  Seq2SeqEncoderWeights encoder;
+  AdditiveAttentionWeights attention;      // key/query/hidden sizes all Hh
   Embedding dec_embedding;               // (V_tgt, E)
-  RNNW dec_rnn;                      // input E + Hh (context first, then embedding)
+  RNNWeights dec_rnn;                      // input E + Hh (context first, then embedding)
   Linear dense;                      // (V_tgt, Hh)
 };
 BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c);
@@ -56,4 +60,4 @@ void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
                           BahdanauState& st, const int* tokens, int B, const ValidLens& src_vl,
                           const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -12,7 +12,13 @@
 #include "attnlite/ops/layers.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::models {
+
+using attention::MultiHeadAttentionWeights;
+using attention::ValidLens;
+using ops::AddNormWeights;
+using ops::FFNWeights;
+using ops::AttnOut;
 
 struct TransformerConfig {
   int src_vocab_size = 0, tgt_vocab_size = 0;
@@ -22,31 +28,31 @@ struct TransformerConfig {
   int max_len = 1000;  // positional encoding table rows
 };
 
-struct EncoderBlockW {
-  MultiHeadAttentionW attention;
-  AddNormW addnorm1;
-  FFNW ffn;
-  AddNormW addnorm2;
+struct EncoderBlockWeights {
+  MultiHeadAttentionWeights attention;
+  AddNormWeights addnorm1;
+  FFNWeights ffn;
+  AddNormWeights addnorm2;
 };
-struct DecoderBlockW {
-  MultiHeadAttentionW attention1;  // masked self-attention
-  AddNormW addnorm1;
-  MultiHeadAttentionW attention2;  // encoder-decoder attention
-  AddNormW addnorm2;
-  FFNW ffn;
-  AddNormW addnorm3;
+struct DecoderBlockWeights {
+  MultiHeadAttentionWeights attention1;  // masked self-attention
+  AddNormWeights addnorm1;
+  MultiHeadAttentionWeights attention2;  // encoder-decoder attention
+  AddNormWeights addnorm2;
+  FFNWeights ffn;
+  AddNormWeights addnorm3;
 };
 
 // prefix e.g. "encoder.blks.block0."; sizes as the book's EncoderBlock/DecoderBlock arguments.
-EncoderBlockW bind_encoder_block(WeightStore& ws, const std::string& prefix, int num_hiddens,
+EncoderBlockWeights bind_encoder_block(WeightStore& ws, const std::string& prefix, int num_hiddens,
                                  int ffn_num_hiddens, int num_heads, bool bias,
                                  const std::vector<int64_t>& norm_shape);
-DecoderBlockW bind_decoder_block(WeightStore& ws, const std::string& prefix, int num_hiddens,
+DecoderBlockWeights bind_decoder_block(WeightStore& ws, const std::string& prefix, int num_hiddens,
                                  int ffn_num_hiddens, int num_heads, bool bias,
                                  const std::vector<int64_t>& norm_shape);
 
 // Y (B, S, H) from X (B, S, H); attn receives (B * NH, S, S) weights or is empty.
-void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockW& w, const float* X, int B,
+void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockWeights& w, const float* X, int B,
                    int S, const ValidLens& vl, const ops::Ctx& cx);
 
 // The book's DecoderBlock state[2][i], kept as projected keys and values: the rows of step
@@ -62,7 +68,7 @@ struct CrossKV {
   const float* v = nullptr;  // (B, S, H)
   int S = 0;
 };
-void project_cross_kv(float* k, float* v, const DecoderBlockW& w, const float* enc_out, int B,
+void project_cross_kv(float* k, float* v, const DecoderBlockWeights& w, const float* enc_out, int B,
                       int S, const ops::Ctx& cx);
 
 struct DecoderAttnOut {
@@ -73,15 +79,15 @@ struct DecoderAttnOut {
 // Y (B, Tn, H) for new inputs X (B, Tn, H) at positions t0 .. t0 + Tn - 1. Their keys and
 // values are appended to the cache; self-attention runs over cache rows [0, t0 + Tn), causal
 // (query t0 + i sees keys up to t0 + i) or, as the book's eval-mode block, unmasked.
-void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockW& w, const float* X,
+void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeights& w, const float* X,
                    int B, int Tn, int t0, bool causal, KVCache& cache, const CrossKV& cross,
                    const ValidLens& src_vl, const ops::Ctx& cx);
 
 struct TransformerWeights {
   Embedding enc_embedding;               // (V_src, H)
-  std::vector<EncoderBlockW> enc;
+  std::vector<EncoderBlockWeights> enc;
   Embedding dec_embedding;               // (V_tgt, H)
-  std::vector<DecoderBlockW> dec;
+  std::vector<DecoderBlockWeights> dec;
   Linear dense;                          // (V_tgt, H)
 };
 TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c);
@@ -99,4 +105,4 @@ void transformer_decode(float* logits, const DecoderAttnOut* attn, const Transfo
                         int Tn, int t0, const int* pos, bool causal, KVCache* caches,
                         const CrossKV* cross, const ValidLens& src_vl, const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -23,7 +23,10 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::models {
+
+using attention::MultiHeadAttentionWeights;
+using ops::AttnOut;
 
 struct EncoderLayerConfig {
   int d_model = 0, num_heads = 1, dim_feedforward = 0;
@@ -34,23 +37,23 @@ struct EncoderLayerConfig {
 };
 
 // nn.LayerNorm(n, eps); beta points at zeros when the norm has no bias.
-struct LayerNormW {
+struct LayerNormWeights {
   const float* gamma = nullptr;
   const float* beta = nullptr;
   int n = 0;
   float eps = 1e-5f;
 };
 
-struct EncoderLayerW {
+struct EncoderLayerWeights {
   Linear W_q, W_k, W_v;  // views of self_attn.in_proj_weight / in_proj_bias rows
   Linear out_proj, linear1, linear2;
-  LayerNormW norm1, norm2;
+  LayerNormWeights norm1, norm2;
   int num_heads = 1;
   bool norm_first = false;
   ops::Act activation = ops::Act::Relu;
 };
 // prefix e.g. "layers.0."; zeros (d_model floats) stand in for absent norm biases.
-EncoderLayerW bind_encoder_layer(WeightStore& ws, const std::string& prefix,
+EncoderLayerWeights bind_encoder_layer(WeightStore& ws, const std::string& prefix,
                                  const EncoderLayerConfig& c, const float* zeros);
 
 // The layer over X (B, Tn, D), in place, at positions t0 .. t0 + Tn - 1.
@@ -60,7 +63,7 @@ EncoderLayerW bind_encoder_layer(WeightStore& ws, const std::string& prefix,
 // causal: query t0 + i sees keys up to t0 + i (PyTorch's float mask of -inf above the
 // diagonal, added to the scores); else every key. attn receives (B, NH, Tn, t0 + Tn) weights
 // through its strides, or is empty.
-void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerW& w, int B, int Tn, int t0,
+void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerWeights& w, int B, int Tn, int t0,
                    KVCache* cache, bool causal, const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::models

@@ -23,7 +23,9 @@
 
 #include "attnlite/models/transformer_encoder_layer.h"
 
-namespace attnlite {
+namespace attnlite::models {
+
+using ops::AttnOut;
 
 struct VisionTransformerConfig {
   int image_size = 0, patch_size = 0, in_channels = 1, num_classes = 0, depth = 0;
@@ -37,8 +39,8 @@ struct VisionTransformerWeights {
   Linear patch;                  // (D, C·p·p): the Conv2d weight and bias
   const float* cls_token = nullptr;      // (D)
   const float* pos_embedding = nullptr;  // (T, D)
-  std::vector<EncoderLayerW> layers;
-  LayerNormW head_norm;          // mlp_head.0
+  std::vector<EncoderLayerWeights> layers;
+  LayerNormWeights head_norm;          // mlp_head.0
   Linear head;                   // mlp_head.1 (K, D)
 };
 // zeros (D floats) stand in for absent LayerNorm biases (bias false).
@@ -52,4 +54,4 @@ void vision_transformer_forward(float* logits, const AttnOut* attn,
                                 const VisionTransformerConfig& c, const float* images, int B,
                                 const ops::Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::models

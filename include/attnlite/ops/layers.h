@@ -9,27 +9,27 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::ops {
 
 // AddNorm: LayerNorm(Y + X) over the last `n` values (n = prod(normalized_shape)), eps 1e-5.
-struct AddNormW {
+struct AddNormWeights {
   const float* gamma = nullptr;  // (n)
   const float* beta = nullptr;   // (n)
   int n = 0;
 };
-AddNormW bind_add_norm(WeightStore& ws, const std::string& prefix,
+AddNormWeights bind_add_norm(WeightStore& ws, const std::string& prefix,
                        const std::vector<int64_t>& normalized_shape);
 // out (R, n) = LN(x + y); out may alias x or y.
-void add_norm(float* out, const AddNormW& w, const float* x, const float* y, int rows,
-              const ops::Ctx& cx);
+void add_norm(float* out, const AddNormWeights& w, const float* x, const float* y, int rows,
+              const Ctx& cx);
 
 // PositionWiseFFN: dense2(relu(dense1(x))).
-struct FFNW {
+struct FFNWeights {
   Linear dense1;  // (F, in)
   Linear dense2;  // (out, F)
 };
-FFNW bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out);
+FFNWeights bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out);
 // out (R, out) from x (R, in).
-void ffn(float* out, const FFNW& w, const float* x, int rows, const ops::Ctx& cx);
+void ffn(float* out, const FFNWeights& w, const float* x, int rows, const Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::ops

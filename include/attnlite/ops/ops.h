@@ -27,6 +27,8 @@ struct Embedding;
 
 namespace attnlite::ops {
 
+using attention::ValidLens;  // the book's valid_lens (attention/masked_softmax.h)
+
 // Where attention weights go: element (b, h, q, k) at
 // data[b * b_stride + h * h_stride + q * ld + k]. Empty (data == nullptr) = not wanted.
 struct AttnOut {

@@ -11,29 +11,29 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
-namespace attnlite {
+namespace attnlite::ops {
 
-struct RNNLayerW {
+struct RNNLayerWeights {
   Linear ih;  // weight_ih (G*Hh, in), bias_ih (G*Hh)
   Linear hh;  // weight_hh (G*Hh, Hh), bias_hh (G*Hh)
   int in = 0;
 };
 
-struct RNNW {
-  ops::Cell cell = ops::Cell::GRU;
+struct RNNWeights {
+  Cell cell = Cell::GRU;
   int input_size = 0, hidden = 0, layers = 0;
-  std::vector<RNNLayerW> l;
-  int gates() const { return cell == ops::Cell::GRU ? 3 : 4; }
+  std::vector<RNNLayerWeights> layer_weights;  // (layers)
+  int gates() const { return cell == Cell::GRU ? 3 : 4; }
 };
-RNNW bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
+RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, Cell cell, int input_size,
               int hidden, int layers);
 
 // Whole sequence, time-major like PyTorch: x (T, B, I) -> y (T, B, Hh).
 // h (L, B, Hh) holds h0 on entry and h_n on return; c likewise for LSTM (else nullptr).
-void rnn_forward(float* y, float* h, float* c, const RNNW& w, const float* x, int T, int B,
-                 const ops::Ctx& cx);
+void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float* x, int T, int B,
+                 const Ctx& cx);
 
 // One step for all layers: x (B, I) -> top-layer output in h[L-1]; h, c updated in place.
-void rnn_step(float* h, float* c, const RNNW& w, const float* x, int B, const ops::Ctx& cx);
+void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const Ctx& cx);
 
-}  // namespace attnlite
+}  // namespace attnlite::ops
