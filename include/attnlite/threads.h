@@ -4,7 +4,8 @@
 //
 // Threads: the pool is process-wide and serves one parallel_for at a time. Sessions on
 // several threads may use it together: a call that finds the pool busy runs all its items on
-// its own thread (the same results up to the float rounding of another split: 1e-6).
+// its own thread (the same results up to the float rounding of another split:
+// the same tokens, probabilities within 1e-5).
 // set_num_threads and num_threads may be called from any thread at any time, also while
 // sessions run: set_num_threads waits for the parallel_for in flight. Never call
 // set_num_threads from inside a parallel_for's fn (it would wait for itself).
