@@ -24,6 +24,8 @@
 #include "st_writer.h"
 #if ATTNLITE_HAVE_CUDA
 #include "cuda/device.h"
+
+using namespace attnlite::attention;
 #endif
 
 using namespace attnlite;

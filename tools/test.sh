@@ -2,6 +2,10 @@
 # Builds and runs every test suite of attnlite. Stages:
 #   native   Release build, warnings as errors, ctest (unit, fixtures, CLI, install)
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   tsan     ThreadSanitizer build (build/tsan, -DATTNLITE_TSAN=ON) of the library and the
+#            thread tests only: attnlite_thread_tests "[threads]" (sessions of every kind on
+#            several threads sharing models, the pool, models dropped while in use) and the
+#            C API's threads test; TSAN_OPTIONS=halt_on_error=1, so any race fails the stage
 #   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
@@ -16,7 +20,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan cuda web fuzz)
+[ ${#stages[@]} -gt 0 ] || stages=(native asan tsan cuda web fuzz)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -35,6 +39,15 @@ stage_asan() {
   cmake --build build/asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_ctest build/asan
+}
+
+stage_tsan() {
+  cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_WERROR=ON \
+    -DATTNLITE_TSAN=ON -DATTNLITE_TOOLS=OFF >/dev/null
+  cmake --build build/tsan -j"$jobs" --target attnlite_thread_tests attnlite_c_api_threads_test
+  local opts=halt_on_error=1:second_deadlock_stack=1
+  TSAN_OPTIONS=$opts build/tsan/tests/attnlite_thread_tests "[threads]"
+  TSAN_OPTIONS=$opts build/tsan/tests/attnlite_c_api_threads_test
 }
 
 stage_web() {

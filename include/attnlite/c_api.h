@@ -20,10 +20,14 @@
  *   - al_translate / al_translate_batch return an al_status; the message of the last call
  *     is al_translator_error(tr) ("" after a success).
  *   - There is no process-wide error state. No C++ exception crosses this interface.
- * Threads: an al_model is immutable and may be shared by any number of translators on any
- * number of threads (al_model_free only once no other thread uses it). An al_translator and
- * the results it hands out belong to one thread at a time. A translator keeps its model
- * alive: al_model_free may come before al_translator_free.
+ * Threads: an al_model is immutable and may be shared by any number of translators,
+ * generators and classifiers on any number of threads; its getters and al_*_new may be called
+ * from several threads at once. al_model_free only once no other thread uses that al_model
+ * handle (sessions made from it do not count). An al_translator, al_generator or
+ * al_classifier, and the results it hands out, belong to one thread at a time. A session
+ * keeps its model alive: al_model_free may come before the session's free, even while the
+ * session runs on another thread (tests/c_api/test_c_api_threads.c). al_error values belong
+ * to their caller.
  * Lifetimes: strings and arrays returned by getters are owned by their handle. A result
  * (and everything read from it) stays valid until the next al_translate/al_translate_batch
  * on the same translator, or al_translator_free. Getters given a NULL handle or an index

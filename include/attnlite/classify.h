@@ -3,6 +3,10 @@
 // required_bytes(model, limits); after construction nothing allocates. Results are views into
 // that block, valid until the next call.
 //
+// Threads: a Classifier and the results it hands out belong to one thread at a time;
+// several Classifiers (and other sessions) may run at once over one shared Model, as for
+// translate.h's Translator.
+//
 // Input: images (n, C, S, S) of pixel values as the model's training data had them (the
 // digits model: 0..16, see image_input.h's digit_8x8); the model multiplies them by its
 // config's input_scale.

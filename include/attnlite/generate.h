@@ -3,6 +3,10 @@
 // required_bytes(model, limits); after construction nothing allocates. Results are views into
 // that block, valid until the next call.
 //
+// Threads: a Generator and the generation it hands out belong to one thread at a time;
+// several Generators (and other sessions) may run at once over one shared Model, as for
+// translate.h's Translator. A seed gives the same tokens on whichever thread it runs.
+//
 // Input: the prompt is preprocessed and split as the book does (preprocess_nmt), each word
 // looked up in the vocabulary (<unk> when absent) and <bos> put in front. The model reads at
 // most `context` = the model's max_len positions: the prompt (with <bos>) must fit, and

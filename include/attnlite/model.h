@@ -1,7 +1,10 @@
 // attnlite — a trained model: its kind, config, vocabularies and weights, read from one
 // safetensors file (tensor names = the PyTorch state_dict names; metadata keys attnlite.kind,
 // attnlite.config, attnlite.src_vocab, attnlite.tgt_vocab). A Model is immutable once loaded
-// and may be shared by any number of sessions on any number of threads.
+// and may be shared by any number of sessions on any number of threads: every const member
+// may be called from several threads at once. Models may be loaded on several threads at
+// once. Sessions hold a shared_ptr, so the thread that loaded a model may drop its own while
+// sessions on other threads still use it; the last owner frees it, on whichever thread.
 #pragma once
 #include <cstdint>
 #include <map>

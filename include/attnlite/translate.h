@@ -2,6 +2,13 @@
 // by required_bytes(model, limits); after construction, translate() allocates nothing.
 // Results are views into that block, valid until the next call.
 //
+// Threads: a Translator and the results it hands out belong to one thread at a time (calls
+// on one Translator from two threads at once are a data race). Any number of Translators,
+// Generators and Classifiers may run at once on different threads over one shared Model
+// (model.h); each holds a reference, so the Model outlives every session using it. The
+// results equal, bitwise, those of the same calls on one thread (with the pool of threads.h
+// on: the same tokens, probabilities within 1e-5); tests/test_concurrency.cpp.
+//
 // Decoding follows d2l's predict_seq2seq: the source is tokenized, <eos> appended, padded or
 // truncated to num_steps; greedy argmax from <bos>, stopping at <eos> or after max steps.
 //

@@ -1,4 +1,6 @@
 // Backend selection: SIMD when built and supported by this CPU, else the scalar reference.
+#include <atomic>
+
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 
@@ -40,20 +42,27 @@ const Kernels* simd_kernels() {
 }
 
 namespace {
-const Kernels* g_active = nullptr;
+// Read by every op of every session on every thread, chosen on first use: atomic, so that
+// sessions starting together on several threads may all make the first choice.
+std::atomic<const Kernels*> g_active{nullptr};
 }
 
 const Kernels& kernels() {
-  if (!g_active) g_active = simd_kernels() ? simd_kernels() : &scalar_kernels();
-  return *g_active;
+  const Kernels* k = g_active.load(std::memory_order_acquire);
+  if (!k) {
+    const Kernels* def = simd_kernels() ? simd_kernels() : &scalar_kernels();
+    // the first choice wins; a set_backend in between is kept
+    k = g_active.compare_exchange_strong(k, def, std::memory_order_acq_rel) ? def : k;
+  }
+  return *k;
 }
 
 void set_backend(Backend b) {
   if (b == Backend::Simd) {
     if (!simd_kernels()) throw Error("SIMD kernels are not available in this build or on this CPU");
-    g_active = simd_kernels();
+    g_active.store(simd_kernels(), std::memory_order_release);
   } else {
-    g_active = &scalar_kernels();
+    g_active.store(&scalar_kernels(), std::memory_order_release);
   }
 }
 

@@ -1,5 +1,10 @@
 // A fixed pool of workers woken per parallel_for by a generation counter; work items are
 // claimed with an atomic index, so a call moves no memory and allocates nothing.
+//
+// Several sessions on several threads may call parallel_for at once: the pool serves one
+// call at a time (busy_), and a call that finds it busy runs its items itself on the calling
+// thread, so nobody waits for another session's work. set_num_threads takes busy_ too: it
+// waits for the call in flight, and calls made meanwhile run serially.
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -18,19 +23,24 @@ class Pool {
   ~Pool() { resize(1); }
 
   void resize(int n) {
+    std::lock_guard<std::mutex> busy(busy_);
     stop_workers();
-    threads_ = n;
     // Each worker starts from the current generation, read here and not in the new thread:
     // a parallel_for issued before the thread runs must still wake it.
     for (int i = 1; i < n; ++i) workers_.emplace_back([this, g = generation_] { loop(g); });
+    threads_.store(n, std::memory_order_relaxed);
   }
-  int size() const { return threads_; }
+  int size() const { return threads_.load(std::memory_order_relaxed); }
 
   void run(int n, void (*fn)(void*, int), void* ctx) {
-    if (threads_ <= 1 || n <= 1) {
+    // A parallel_for from inside an item on the calling thread (which holds busy_) is serial.
+    std::unique_lock<std::mutex> busy;
+    if (n > 1 && size() > 1 && !inside_) busy = std::unique_lock<std::mutex>(busy_, std::try_to_lock);
+    if (!busy.owns_lock() || workers_.empty()) {
       for (int i = 0; i < n; ++i) fn(ctx, i);
       return;
     }
+    inside_ = true;
     {
       std::lock_guard<std::mutex> lk(m_);
       fn_ = fn; ctx_ = ctx; n_ = n;
@@ -40,8 +50,11 @@ class Pool {
     }
     cv_.notify_all();
     work();
-    std::unique_lock<std::mutex> lk(m_);
-    done_cv_.wait(lk, [this] { return pending_ == 0; });
+    {
+      std::unique_lock<std::mutex> lk(m_);
+      done_cv_.wait(lk, [this] { return pending_ == 0; });
+    }
+    inside_ = false;
   }
 
  private:
@@ -72,8 +85,10 @@ class Pool {
     stop_ = false;
   }
 
+  std::mutex busy_;  // held by the one parallel_for the workers serve, and by resize
+  static thread_local bool inside_;  // this thread is serving a parallel_for
   std::vector<std::thread> workers_;
-  int threads_ = 1;
+  std::atomic<int> threads_{1};
   std::mutex m_;
   std::condition_variable cv_, done_cv_;
   bool stop_ = false;
@@ -84,6 +99,8 @@ class Pool {
   int n_ = 0;
   std::atomic<int> next_{0};
 };
+
+thread_local bool Pool::inside_ = false;
 
 Pool& pool() {
   static Pool p;
