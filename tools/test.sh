@@ -64,15 +64,15 @@ stage_web() {
   fi
   ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
   # The node tests (not the browser ones, which load web/) against the sanitized node build:
-  # an ASan or UBSan report aborts the module, so the call that hit it throws and its test
-  # fails; tests/web/misuse.test.mjs ends with LeakSanitizer's check.
+  # an ASan or UBSan report ends the node process with status 1, so the file fails;
+  # tests/web/misuse.test.mjs ends with LeakSanitizer's check. Two files at a time.
   local t0=$SECONDS
   JOBS=$jobs bash wasm/build.sh node-asan
   echo "web: sanitized node build in $((SECONDS - t0))s"
   t0=$SECONDS
   local node_tests
   mapfile -t node_tests < <(ls tests/web/*.test.mjs | grep -v 'browser\.test\.mjs$')
-  ATTNLITE_WASM_DIR=build/wasm-node-asan node --test "${node_tests[@]}"
+  ATTNLITE_WASM_DIR=build/wasm-node-asan node --test --test-concurrency="$jobs" "${node_tests[@]}"
   echo "web: node tests under ASan + UBSan in $((SECONDS - t0))s"
 }
 

@@ -5,7 +5,8 @@
 // handed out (al.heapUsed()) come back to their starting value exactly, and the WASM memory
 // (al.heapSize) does not grow. Runs against the node build and, in tools/test.sh, the
 // sanitized one (ATTNLITE_WASM_DIR=build/wasm-node-asan), where a use after free or an
-// out-of-bounds access aborts the call; that build also runs LeakSanitizer at the end.
+// out-of-bounds access ends the process (the file fails); that build also runs
+// LeakSanitizer at the end.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
