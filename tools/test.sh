@@ -13,7 +13,9 @@
 #            the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
 #            fails the stage (crashing inputs: build/fuzz/artifacts/)
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
-#            the page in headless Chromium; checks that the committed web/ build is current
+#            the page in headless Chromium; checks that the committed web/ build is current;
+#            then the node tests again against the node build under ASan + UBSan
+#            (wasm/build.sh node-asan), where any sanitizer report fails the test that hit it
 # Usage: tools/test.sh [stage ...]   (default: all stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +77,17 @@ stage_web() {
     echo "$stamp" > node_modules/.attnlite-lock
   fi
   ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
+  # The node tests (not the browser ones, which load web/) against the sanitized node build:
+  # an ASan or UBSan report ends the node process with status 1, so the file fails;
+  # tests/web/misuse.test.mjs ends with LeakSanitizer's check. Two files at a time.
+  local t0=$SECONDS
+  JOBS=$jobs bash wasm/build.sh node-asan
+  echo "web: sanitized node build in $((SECONDS - t0))s"
+  t0=$SECONDS
+  local node_tests
+  mapfile -t node_tests < <(ls tests/web/*.test.mjs | grep -v 'browser\.test\.mjs$')
+  ATTNLITE_WASM_DIR=build/wasm-node-asan node --test --test-concurrency="$jobs" "${node_tests[@]}"
+  echo "web: node tests under ASan + UBSan in $((SECONDS - t0))s"
 }
 
 stage_cuda() {

@@ -30,6 +30,16 @@
 #include "attnlite/viz/heatmap.h"
 #include "attnlite/viz/plot.h"
 
+// The sanitized node build (wasm/build.sh node-asan): ASan's allocator replaces dlmalloc, whose
+// mallinfo() it answers with zeros, so the bytes in use come from the sanitizer instead.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNLITE_ASAN 1
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/lsan_interface.h>
+#endif
+#endif
+
 using namespace attnlite;
 
 // wasm/attnlite-api.mjs writes these structs into WASM memory field by field (5 x 4 bytes).
@@ -101,7 +111,14 @@ extern "C" {
 
 // ---- memory and kernels ----------------------------------------------------------------
 // Bytes in use by the allocator (dlmalloc's mallinfo), for the heap-stability test.
+#ifdef ATTNLITE_ASAN
+EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return __sanitizer_get_current_allocated_bytes(); }
+// The sanitized build only: LeakSanitizer's check now (the module never exits, so it would not
+// run at exit); prints a report and returns 1 when blocks are unreachable, else 0.
+EMSCRIPTEN_KEEPALIVE int al_leak_check() { return __lsan_do_recoverable_leak_check(); }
+#else
 EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return (size_t)mallinfo().uordblks; }
+#endif
 
 // The kernel table in use: "scalar" or the SIMD table's name (builds with src/cpu/simd).
 EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels().name; }

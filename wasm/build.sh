@@ -4,7 +4,10 @@
 #   wasm/build.sh            both builds
 #   wasm/build.sh web        web/attnlite.mjs + web/attnlite.wasm (-sENVIRONMENT=web, committed)
 #   wasm/build.sh node       build/wasm-node/attnlite.mjs + .wasm (-sENVIRONMENT=node, for tests)
-# WEB_OUT / NODE_OUT put a build elsewhere (the test stage rebuilds the web files into
+#   wasm/build.sh node-asan  build/wasm-node-asan/: the node build under AddressSanitizer and
+#                            UndefinedBehaviorSanitizer (its own objects, build/wasm-obj-*-asan/);
+#                            any report ends the node process with status 1
+# WEB_OUT / NODE_OUT / ASAN_OUT put a build elsewhere (the test stage rebuilds the web files into
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
 # gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
 #
@@ -38,11 +41,17 @@ for pair in simde:/usr/include/simde nlohmann:/usr/include/nlohmann stb:/usr/inc
 done
 
 case $eh_mode in
-  wasm) eh=(-fwasm-exceptions) ;;
-  js) eh=(-fexceptions -sDISABLE_EXCEPTION_CATCHING=0) ;;
+  wasm | js) ;;
   *) echo "wasm/build.sh: EXCEPTIONS must be wasm or js" >&2; exit 2 ;;
 esac
-cxxflags=(-msimd128 -std=c++17 "${eh[@]}" -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
+# eh_flags MODE: the exception flags of a mode (wasm or js) into `eh`, for compiling and linking.
+eh_flags() {
+  case $1 in
+    wasm) eh=(-fwasm-exceptions) ;;
+    js) eh=(-fexceptions -sDISABLE_EXCEPTION_CATCHING=0) ;;
+  esac
+}
+cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
   -Wall -Wextra -Wno-unused-parameter)
 # The compute of the translate path (the kernels, the CPU op set, masked softmax) at -O3; the
 # blocks, which only call ops, and code that runs once per model load, sentence, step or
@@ -89,16 +98,19 @@ simd_mode() {
   esac
 }
 
-# compile MODE: compiles (when stale) the objects of one kernel set into
-# build/wasm-obj-<exceptions>-<MODE>/ and lists them in `objects`.
+# compile MODE [asan]: compiles (when stale) the objects of one kernel set into
+# build/wasm-obj-<exceptions>-<MODE>[-asan]/ and lists them in `objects`.
 compile() {
-  local mode=$1 obj=build/wasm-obj-$eh_mode-$1 flags=("${cxxflags[@]}") sources=() s o
+  eh_flags "$eh_now"
+  local mode=$1 obj=build/wasm-obj-$eh_now-$1${2:+-$2} flags=("${cxxflags[@]:0:2}" "${eh[@]}" "${cxxflags[@]:2}")
+  local sources=() s o
   mkdir -p "$obj"
   for s in "${all_sources[@]}"; do
     if [[ $s == src/cpu/simd/* ]]; then [ "$mode" = simd ] || continue; fi
     sources+=("$s")
   done
   [ "$mode" = simd ] && flags+=(-DATTNLITE_HAVE_SIMD=1)
+  [ "${2:-}" = asan ] && flags+=("${sanitize[@]}")
   # Flags change the objects: rebuild everything when they differ from the last build.
   { echo "${flags[*]}"; declare -f opt_for; } > "$obj/flags.new"
   if ! cmp -s "$obj/flags.new" "$obj/flags"; then rm -f "$obj"/*.o "$obj"/*.d; mv "$obj/flags.new" "$obj/flags"; fi
@@ -123,20 +135,31 @@ compile() {
 # functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
 c_api=$(grep -oE '\bal_[a-z0-9_]+\(' include/attnlite/c_api.h | tr -d '(' | sort -u |
   grep -vx al_model_load | sed 's/^/_/' | paste -sd, -)
-ldflags=(-O3 -msimd128 "${eh[@]}" -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
+ldflags=(-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
   -sEXPORTED_FUNCTIONS=_malloc,_free,"$c_api"
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
 
+# The sanitized build: ASan and UBSan, both fatal (UBSan does not recover; ASan halts on its
+# first report): a report ends the node process with status 1, so the test file fails.
+# Function names in the reports come from --profiling-funcs. Linked at -O1: wasm-opt at -O3
+# takes a minute over the 3 MB module (-O1: 10 s) for no measurable speed in the tests.
+# Memory is fixed at 1 GB (ASan's shadow and quarantine included): without growth, the tests
+# that compare the memory size before and after still hold.
+sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+asan_ldflags=("${sanitize[@]}" --profiling-funcs -sALLOW_MEMORY_GROWTH=0 -sINITIAL_MEMORY=1GB -O1)
+
 link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
   mkdir -p "$2"
-  em++ "${ldflags[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
+  eh_flags "$eh_now"
+  em++ "${ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
   cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"
   echo "wasm/build.sh: $2/attnlite.mjs + attnlite.wasm ($(stat -c %s "$2/attnlite.wasm") bytes," \
     "gzip -9 $(gzip -9c "$2/attnlite.wasm" | wc -c))"
 }
 
 for t in "${targets[@]}"; do
+  eh_now=$eh_mode  # the exception handling of this target (compile and link)
   case $t in
     web)
       compile "$(simd_mode "${SIMD_WEB:-${SIMD:-off}}")"
@@ -144,6 +167,12 @@ for t in "${targets[@]}"; do
     node)
       compile "$(simd_mode "${SIMD_NODE:-${SIMD:-auto}}")"
       link node "${NODE_OUT:-build/wasm-node}" --extern-pre-js wasm/node-prelude.mjs ;;
-    *) echo "wasm/build.sh: unknown target '$t' (web, node)" >&2; exit 2 ;;
+    node-asan)
+      # Always JavaScript-based exceptions: with native WebAssembly exceptions, a C++ throw in
+      # Emscripten 3.1.6's ASan build traps ("RuntimeError: unreachable") before its catch.
+      eh_now=js
+      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-auto}}")" asan
+      link node "${ASAN_OUT:-build/wasm-node-asan}" --extern-pre-js wasm/node-prelude.mjs "${asan_ldflags[@]}" ;;
+    *) echo "wasm/build.sh: unknown target '$t' (web, node, node-asan)" >&2; exit 2 ;;
   esac
 done

@@ -18,7 +18,11 @@
 //   m.free();
 //
 // Every array handed back is a copy: WASM memory is reused by the next call. Errors are
-// thrown as AttnliteError with the library's message.
+// thrown as AttnliteError with the library's message; an argument of the wrong type (a
+// number, null, an object where a string is expected) as a TypeError naming it. A text input
+// over 4096 bytes of UTF-8 is refused before it is copied into WASM memory. Every method of
+// a Model, Generator or Classifier after its free() throws "the model was freed" (generator,
+// classifier); free() twice does nothing.
 
 export class AttnliteError extends Error {
   constructor(message) {
@@ -37,6 +41,24 @@ const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
 const MAX_STEPS = 64, MAX_BEAM = 8, MAX_ALPHA = 2, MAX_INPUT_BYTES = 4096;
 
 const words = (s) => (s ? s.split(' ') : []);
+// Argument checks: a string (a TypeError otherwise) of at most MAX_INPUT_BYTES bytes of
+// UTF-8 (the library's own message otherwise, thrown before anything is copied into WASM
+// memory, which never shrinks), and an options object (undefined: the defaults).
+const typeName = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object'
+  : v === undefined ? 'undefined' : `a ${typeof v}`);
+function text(al, v, call, what = 'sentence') {
+  if (typeof v !== 'string') throw new TypeError(`${call}: the ${what} must be a string, got ${typeName(v)}`);
+  // Up to 4096 UTF-16 units (at most 12 KB of UTF-8) go to the library, which checks the bytes.
+  const n = v.length > MAX_INPUT_BYTES ? al.mod.lengthBytesUTF8(v) : 0;
+  if (n > MAX_INPUT_BYTES) throw new AttnliteError(`${what} is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
+  return v;
+}
+function optionsOf(o, call) {
+  if (o === undefined) return {};
+  if (o === null || typeof o !== 'object' || Array.isArray(o))
+    throw new TypeError(`${call}: options must be an object, got ${typeName(o)}`);
+  return o;
+}
 // printf's %g for the messages (the C library's wording of nan and inf).
 const g = (x) => (Number.isNaN(x) ? 'nan' : x === Infinity ? 'inf' : x === -Infinity ? '-inf'
   : String(Number(x.toPrecision(6))));
@@ -118,7 +140,7 @@ export class Attnlite {
   // needed): "He's calm!" -> ["he's", 'calm', '!'].
   tokenize(sentence) {
     const m = this.mod;
-    return words(this._withStrings([String(sentence)], (p) => {
+    return words(this._withStrings([text(this, sentence, 'tokenize')], (p) => {
       const n = this._check((e) => m._al_tokenize(p, 0, 0, e), (v) => v < 0, 'cannot tokenize');
       const out = m._malloc(n + 1);
       try {
@@ -378,7 +400,8 @@ export class Model {
   // A metadata value of the file ('' when absent): attnlite.config, attnlite.license ...
   metadata(key) {
     const h = this._live(), m = this.al.mod;
-    return this.al._withStrings([String(key)], (p) => {
+    if (typeof key !== 'string') throw new TypeError(`metadata: the key must be a string, got ${typeName(key)}`);
+    return this.al._withStrings([key], (p) => {
       const v = m._al_model_metadata(h, p);
       return v ? m.UTF8ToString(v) : '';
     });
@@ -386,6 +409,7 @@ export class Model {
 
   // The words of a sentence as the book's preprocessing splits them (al_tokenize).
   tokenize(sentence) {
+    this._live();
     return this.al.tokenize(sentence);
   }
 
@@ -397,9 +421,11 @@ export class Model {
   // ranked by logp / length^alpha. result.nbest lists the hypotheses best first (one for
   // greedy); the rest of the result (text, tokens, probs, steps, eos, attention) is the
   // best one. result.scores is the same array as result.probs (its name before the C API).
-  translate(sentence, options = {}) {
+  translate(sentence, options) {
     const h = this._live();
     const m = this.al.mod;
+    text(this.al, sentence, 'translate');
+    options = optionsOf(options, 'translate');
     if (!this.tr)
       throw new AttnliteError(this.kind === 'vit'
         ? 'this is a Vision Transformer: it classifies images (model.newClassifier()), it does not translate'
@@ -422,7 +448,7 @@ export class Model {
       this.opts >> 2);
     m.HEAPF32[(this.opts >> 2) + 4] = alpha;
     const tr = this.tr;
-    const status = this.al._withStrings([String(sentence)], (p) => m._al_translate(tr, p, this.opts));
+    const status = this.al._withStrings([sentence], (p) => m._al_translate(tr, p, this.opts));
     if (status !== 0) throw new AttnliteError(m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed');
     const res = m._al_translator_result(tr, 0);
     const n = m._al_result_num_tokens(res), steps = m._al_result_steps(res);
@@ -507,8 +533,8 @@ export class Model {
 
   // The target vocabulary as an array of strings (id -> token; al_model_tgt_token), read once.
   get vocab() {
+    const h = this._live(), m = this.al.mod;
     if (!this._vocab) {
-      const h = this._live(), m = this.al.mod;
       this._vocab = Array.from({ length: this.tgtVocabSize }, (_, id) => m.UTF8ToString(m._al_model_tgt_token(h, id)));
     }
     return this._vocab;
@@ -589,7 +615,8 @@ export class Generator {
 
   // Checks options and writes them into this.opts (al_generate_options); returns the options
   // as used. The messages name the option and its range.
-  _writeOptions(o = {}) {
+  _writeOptions(o, call) {
+    o = optionsOf(o, call);
     const given = (k) => o[k] !== undefined && o[k] !== null;
     const sample = given('sample') ? !!o.sample : ['temperature', 'topK', 'topP', 'seed'].some(given);
     const maxTokens = given('maxTokens') ? o.maxTokens : 0;
@@ -628,13 +655,14 @@ export class Generator {
   }
 
   // Reads the prompt and chooses the first token (al_generator_start). Returns this.
-  start(prompt, options = {}) {
+  start(prompt, options) {
     const h = this._live(), m = this.al.mod;
-    const used = this._writeOptions(options);
+    text(this.al, prompt, 'start', 'prompt');
+    const used = this._writeOptions(options, 'start');
     this.prompt = '';
     this.options = null;
-    this._call(() => this.al._withStrings([String(prompt)], (p) => m._al_generator_start(h, p, this.opts)));
-    this.prompt = String(prompt);
+    this._call(() => this.al._withStrings([prompt], (p) => m._al_generator_start(h, p, this.opts)));
+    this.prompt = prompt;
     this.options = used;
     return this;
   }
@@ -647,13 +675,14 @@ export class Generator {
   }
 
   // The whole generation (al_generate): start, then step until done. Returns this.
-  generate(prompt, options = {}) {
+  generate(prompt, options) {
     const h = this._live(), m = this.al.mod;
-    const used = this._writeOptions(options);
+    text(this.al, prompt, 'generate', 'prompt');
+    const used = this._writeOptions(options, 'generate');
     this.prompt = '';
     this.options = null;
-    this._call(() => this.al._withStrings([String(prompt)], (p) => m._al_generate(h, p, this.opts)));
-    this.prompt = String(prompt);
+    this._call(() => this.al._withStrings([prompt], (p) => m._al_generate(h, p, this.opts)));
+    this.prompt = prompt;
     this.options = used;
     return this;
   }
@@ -663,6 +692,7 @@ export class Generator {
   // empty or longer than context - 1 words. It ends the current generation.
   score(sentence) {
     const h = this._live(), m = this.al.mod;
+    text(this.al, sentence, 'score');
     const p = m._malloc(16);  // double nll, long tokens (4 bytes in wasm32), int scored
     try {
       m.HEAPF64[p >> 3] = 0;
@@ -670,7 +700,7 @@ export class Generator {
       m.HEAP32[(p >> 2) + 3] = 0;
       this.prompt = '';
       this.options = null;
-      this._call(() => this.al._withStrings([String(sentence)], (s) => m._al_generator_score(h, s, p, p + 8, p + 12)));
+      this._call(() => this.al._withStrings([sentence], (s) => m._al_generator_score(h, s, p, p + 8, p + 12)));
       const nll = m.HEAPF64[p >> 3], tokens = m.HEAP32[(p >> 2) + 2], scored = m.HEAP32[(p >> 2) + 3] === 1;
       return { nll, tokens, scored, perplexity: scored && tokens ? Math.exp(nll / tokens) : NaN };
     } finally {
@@ -681,6 +711,9 @@ export class Generator {
   // The perplexity of several sentences together: exp(summed nll / summed tokens), with the
   // counts of sentences scored and skipped.
   perplexity(sentences) {
+    this._live();
+    if (!Array.isArray(sentences))
+      throw new TypeError(`perplexity: sentences must be an array of strings, got ${typeName(sentences)}`);
     let nll = 0, tokens = 0, scored = 0, skipped = 0;
     for (const s of sentences) {
       const r = this.score(s);
@@ -816,8 +849,9 @@ export class Classifier {
   // image: C x S x S numbers (the model's pixel values: 0..16 for the digits); options.attention
   // (default true) records the attention weights for attention() and rollout().
   // Returns { label, name, prob, probs (Float32Array numClasses), layers, heads, tokens }.
-  classify(image, options = {}) {
+  classify(image, options) {
     const h = this._live(), m = this.al.mod;
+    options = optionsOf(options, 'classify');
     if (!image || typeof image.length !== 'number')
       throw new AttnliteError(`classify needs ${this.inputSize} pixel values (an array or Float32Array)`);
     if (image.length !== this.inputSize)

@@ -6,7 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-// The node build (wasm/build.sh node); ATTNLITE_WASM_DIR points elsewhere.
+// The node build (wasm/build.sh node); ATTNLITE_WASM_DIR points elsewhere (tools/test.sh also
+// runs the tests against build/wasm-node-asan, the sanitized build).
 export const wasmDir = resolve(process.env.ATTNLITE_WASM_DIR ?? join(root, 'build', 'wasm-node'));
 export const nativeCli = process.env.ATTNLITE_NATIVE_CLI ?? join(root, 'build', 'native', 'attnlite');
 
@@ -23,8 +24,13 @@ export const corpusSentences = readFileSync(join(root, 'tests', 'web', 'corpus50
   .split('\n').filter((l) => l.length > 0);
 export const sentences = [...bookSentences, ...corpusSentences];
 
+// The JavaScript API of a build (its module: Attnlite, Model, Generator, Classifier ...).
+export async function loadApi(dir = wasmDir) {
+  return import(pathToFileURL(join(resolve(dir), 'attnlite-api.mjs')).href);
+}
+
 export async function loadAttnlite(dir = wasmDir) {
-  const { Attnlite } = await import(pathToFileURL(join(resolve(dir), 'attnlite-api.mjs')).href);
+  const { Attnlite } = await loadApi(dir);
   return Attnlite.create();
 }
 
