@@ -244,7 +244,7 @@ EMSCRIPTEN_KEEPALIVE int al_nadaraya_watson(float* y, float* weights, const floa
   return guard(err, [&] {
     if (nq < 1 || nk < 1) throw Error("nadaraya_watson: needs queries and keys");
     if (!(std::isfinite(w))) throw Error("nadaraya_watson: w must be finite");
-    nadaraya_watson(y, weights, queries, nq, keys, values, nk, /*ld=*/0, w);
+    attention::nadaraya_watson(y, weights, queries, nq, keys, values, nk, /*ld=*/0, w);
   }) ? 1 : 0;
 }
 
