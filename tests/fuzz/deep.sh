@@ -53,6 +53,12 @@ start() {
       -artifact_prefix="$out/artifacts/$t-")
     [ -n "$secs" ] && args+=(-max_total_time="$secs")
     [ -f "tests/fuzz/$t.dict" ] && args+=(-dict="tests/fuzz/$t.dict")
+    # Earlier runs' logs are kept as <target>.log.1, .log.2 ... (status adds them up).
+    if [ -f "$out/$t.log" ]; then
+      local k=1
+      while [ -f "$out/$t.log.$k" ]; do k=$((k + 1)); done
+      mv "$out/$t.log" "$out/$t.log.$k"
+    fi
     echo "$(date -u +%FT%TZ) fuzz_$t ${args[*]}" >> "$out/runs.txt"
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       nohup nice -n 10 "build/fuzz/tests/fuzz/fuzz_$t" "${args[@]}" "$out/corpus/$t" \
@@ -68,10 +74,17 @@ status() {
     [ -f "$out/$t.log" ] || continue
     local state=finished
     [ -f "$out/$t.pid" ] && kill -0 "$(cat "$out/$t.pid")" 2>/dev/null && state=running
-    local last execs
+    local last execs total=0 f n
     last=$(grep -aE '^#[0-9]+' "$out/$t.log" | tail -n 1 || true)
     execs=$(grep -a '^stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}' || true)
-    printf '%-10s %-8s %s%s\n' "$t" "$state" "${execs:+executions $execs  }" "${last:0:120}"
+    # All runs: each log's final count, or its last progress line while it runs.
+    for f in "$out/$t.log" "$out/$t.log".*; do
+      [ -f "$f" ] || continue
+      n=$(grep -a '^stat::number_of_executed_units' "$f" | awk '{print $2}' || true)
+      [ -n "$n" ] || n=$(grep -aoE '^#[0-9]+' "$f" | tail -n 1 | tr -d '#' || true)
+      total=$((total + ${n:-0}))
+    done
+    printf '%-10s %-8s all runs %-10s %s%s\n' "$t" "$state" "$total" "${execs:+this run $execs  }" "${last:0:110}"
   done
   ls "$out/artifacts" 2>/dev/null | sed 's/^/finding: /' || true
 }
