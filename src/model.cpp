@@ -97,7 +97,8 @@ void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   e.num_heads = cfg_int(c, "num_heads", 1, 256);
   l.num_layers = cfg_int(c, "num_layers", 1, 64);
   e.dim_feedforward = cfg_int(c, "dim_feedforward", 1, 65536);
-  l.max_len = cfg_int(c, "max_len", 1, 4096);
+  // The context holds <bos> and at least one word (a prompt is never empty).
+  l.max_len = cfg_int(c, "max_len", 2, 4096);
   l.pos_max_len = c.contains("pos_max_len") ? cfg_int(c, "pos_max_len", 1, 100000) : 5000;
   e.activation = activation_of(c);
   e.norm_first = cfg_bool(c, "norm_first", false);

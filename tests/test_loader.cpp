@@ -297,6 +297,10 @@ TEST_CASE("Model: damaged language-model files are rejected by name", "[loader][
     REQUIRE_THROWS_WITH(load_model(config("num_heads", 3)), Contains("not a multiple of num_heads"));
     REQUIRE_THROWS_WITH(load_model(config("max_len", 0)), Contains("'max_len'"));
     REQUIRE_THROWS_WITH(load_model(config("max_len", 6000)), Contains("'max_len'"));
+    // A context of one position holds <bos> and no word: no prompt could ever be read
+    // (found by fuzz_loader: such a model loaded, then refused every prompt).
+    REQUIRE_THROWS_WITH(load_model(config("max_len", 1)), "model config 'max_len' = 1 is outside [2, 4096]");
+    REQUIRE_NOTHROW(load_model(config("max_len", 2)));
     REQUIRE_THROWS_WITH(load_model(config("d_model", 17)), Contains("not a multiple of num_heads"));
     REQUIRE_THROWS_WITH(load_model(config("d_model", 18)), Contains("has shape"));
     REQUIRE_THROWS_WITH(load_model(config("vocab_size", 24)), Contains("expected ["));
