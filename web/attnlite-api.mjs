@@ -881,6 +881,8 @@ export class Classifier {
   // classification did not record them.
   attention(layer) {
     const h = this._live(), m = this.al.mod, L = m._al_classification_layers(h);
+    if (L === 0)
+      throw new AttnliteError('attention: there is no classification to read (none yet, or the last one failed)');
     if (!(Number.isInteger(layer) && layer >= 0 && layer < L))
       throw new AttnliteError(`attention: layer must be an integer in [0, ${L - 1}], got ${layer}`);
     const a = m._al_classification_attention(h, layer) >> 2;

@@ -46,6 +46,8 @@ describe('the model', () => {
     assert.equal(cls.tokens, 17);
     assert.deepEqual(cls.labels, fixture.labels);
     assert.equal(cls.result(), null);  // nothing classified yet
+    assert.throws(() => cls.attention(0),
+      /^AttnliteError: attention: there is no classification to read \(none yet, or the last one failed\)$/);
   });
 });
 
