@@ -111,6 +111,21 @@ struct Classifier::Impl {
       a = host_attn;
     }
     op.sync();
+    // Finite but huge pixels can overflow inside the model (a patch embedding of inf, then NaN
+    // scores): refuse rather than hand out NaN logits or attention maps.
+    for (int b = 0; b < count; ++b) {
+      bool finite = true;
+      for (int k = 0; k < K; ++k) finite = finite && std::isfinite(z[(long)b * K + k]);
+      for (int l = 0; a && finite && l < L; ++l) {
+        const float* ab = a + (long)l * B * NH * T * T + (long)b * NH * T * T;
+        for (long j = 0; j < (long)NH * T * T; ++j) finite = finite && std::isfinite(ab[j]);
+      }
+      if (!finite) {
+        n = 0;  // the buffers the last results pointed at were overwritten
+        throw Error("image " + std::to_string(b) + ": the model's activations overflowed (not finite): "
+                    "the pixel values are far outside the model's range");
+      }
+    }
     n = count;
     attention = att;
     for (int b = 0; b < count; ++b) {
