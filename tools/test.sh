@@ -68,8 +68,9 @@ stage_web() {
   for f in attnlite.mjs attnlite.wasm attnlite-api.mjs; do
     cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
   done
+  diff -qr build/wasm-web/api web/api || { echo "web/api/ differs from a fresh build"; stale=1; }
   if [ $stale = 1 ]; then
-    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.*" >&2
+    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.* and web/api/" >&2
     return 1
   fi
   # npm ci only when package-lock.json changed since the last install.

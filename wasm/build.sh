@@ -9,7 +9,8 @@
 #                            any report ends the node process with status 1
 # WEB_OUT / NODE_OUT / ASAN_OUT put a build elsewhere (the test stage rebuilds the web files into
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
-# gets attnlite-api.mjs, the JavaScript API (wasm/attnlite-api.mjs).
+# gets the JavaScript API: attnlite-api.mjs and its classes in api/ (wasm/attnlite-api.mjs,
+# wasm/api/*.mjs).
 #
 # The same core sources as the native library (src/**/*.cpp without src/cuda, the C API
 # src/c_api/ included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
@@ -154,6 +155,7 @@ link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
   eh_flags "$eh_now"
   em++ "${ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
   cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"
+  rm -rf "$2/api" && mkdir -p "$2/api" && cp wasm/api/*.mjs "$2/api/"
   echo "wasm/build.sh: $2/attnlite.mjs + attnlite.wasm ($(stat -c %s "$2/attnlite.wasm") bytes," \
     "gzip -9 $(gzip -9c "$2/attnlite.wasm" | wc -c))"
 }

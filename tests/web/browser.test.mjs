@@ -645,7 +645,8 @@ test('python3 -m http.server in web/ serves the page, the module and the models'
     }
   }
   assert.ok(ok, 'http.server answers');
-  for (const [path, type] of [['app.js', /javascript/], ['attnlite-api.mjs', /javascript/], ['attnlite.mjs', /javascript/],
+  for (const [path, type] of [['app.js', /javascript/], ['attnlite-api.mjs', /javascript/], ['api/core.mjs', /javascript/],
+    ['attnlite.mjs', /javascript/],
     ['attnlite.wasm', /application\/wasm/]]) {
     const r = await fetch(base + path);
     assert.equal(r.status, 200, path);

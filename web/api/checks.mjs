@@ -1,0 +1,41 @@
+// attnlite JS API: the error type, the session limits and the argument checks every class
+// shares (see ../attnlite-api.mjs for the API as a whole).
+
+export class AttnliteError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'AttnliteError';
+  }
+}
+
+export const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
+
+// The page's session limits (al_limits): decoding can go past the model's num_steps when
+// asked (maxSteps), up to 64 steps, which keeps the buffers small (the decoder
+// self-attention weights grow with its square); beams up to 8 hypotheses: for the book's
+// Transformer 3.1 MB of buffers instead of 0.2 MB, for its Bahdanau GRU 0.4 MB instead of
+// 27 KB, for a 3-layer, 128-wide Transformer with 24000 French tokens 7.2 MB, not 0.7 MB.
+export const MAX_STEPS = 64, MAX_BEAM = 8, MAX_ALPHA = 2, MAX_INPUT_BYTES = 4096;
+
+export const words = (s) => (s ? s.split(' ') : []);
+// Argument checks: a string (a TypeError otherwise) of at most MAX_INPUT_BYTES bytes of
+// UTF-8 (the library's own message otherwise, thrown before anything is copied into WASM
+// memory, which never shrinks), and an options object (undefined: the defaults).
+export const typeName = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object'
+  : v === undefined ? 'undefined' : `a ${typeof v}`);
+export function text(al, v, call, what = 'sentence') {
+  if (typeof v !== 'string') throw new TypeError(`${call}: the ${what} must be a string, got ${typeName(v)}`);
+  // Up to 4096 UTF-16 units (at most 12 KB of UTF-8) go to the library, which checks the bytes.
+  const n = v.length > MAX_INPUT_BYTES ? al.mod.lengthBytesUTF8(v) : 0;
+  if (n > MAX_INPUT_BYTES) throw new AttnliteError(`${what} is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
+  return v;
+}
+export function optionsOf(o, call) {
+  if (o === undefined) return {};
+  if (o === null || typeof o !== 'object' || Array.isArray(o))
+    throw new TypeError(`${call}: options must be an object, got ${typeName(o)}`);
+  return o;
+}
+// printf's %g for the messages (the C library's wording of nan and inf).
+export const g = (x) => (Number.isNaN(x) ? 'nan' : x === Infinity ? 'inf' : x === -Infinity ? '-inf'
+  : String(Number(x.toPrecision(6))));

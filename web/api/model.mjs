@@ -1,0 +1,204 @@
+// attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
+import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, optionsOf, g } from './checks.mjs';
+import { Generator } from './generator.mjs';
+import { Classifier } from './classifier.mjs';
+
+// A model (al_model) and the page's translator on it (al_translator; its limits: checks.mjs).
+export class Model {
+  constructor(al, handle) {
+    this.al = al;
+    this.h = handle;
+    const m = al.mod;
+    // al_model_kind: 0 transformer, 1 bahdanau, 2 lm (a language model: no translator, see
+    // Generator below), 3 vit (a Vision Transformer: no translator, see Classifier below).
+    this.kind = ['transformer', 'bahdanau', 'lm', 'vit'][m._al_model_kind(handle)] ?? 'transformer';
+    this.numLayers = m._al_model_num_layers(handle);
+    this.layers = this.kind === 'transformer' ? this.numLayers : 0;  // 0 for Bahdanau
+    this.heads = this.numHeads = m._al_model_num_heads(handle);
+    this.numSteps = m._al_model_num_steps(handle);
+    this.numHiddens = m._al_model_num_hiddens(handle);
+    this.maxTargetSteps = m._al_model_max_target_steps(handle);
+    this.srcVocabSize = m._al_model_src_vocab_size(handle);
+    this.tgtVocabSize = m._al_model_tgt_vocab_size(handle);
+    this.weightBytes = m._al_model_weight_bytes(handle) >>> 0;
+    this.isInt8 = !!m._al_model_is_int8(handle);
+    this.tr = this.opts = 0;
+    if (this.kind === 'lm' || this.kind === 'vit') {  // model.newGenerator(), model.newClassifier()
+      this.maxSteps = 0;
+      this.maxBeam = 0;
+      this.workspaceBytes = 0;
+      return;
+    }
+    // The translator's limits: up to 64 steps, beams up to 8 (fewer for target vocabularies
+    // under 16 tokens: the Translator needs two target tokens per hypothesis).
+    this.maxSteps = Math.min(this.maxTargetSteps, Math.max(this.numSteps, MAX_STEPS));
+    this.maxBeam = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1));
+    const lim = m._malloc(20);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device
+    try {
+      m.HEAP32.set([1, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0], lim >> 2);
+      this.tr = al._check((e) => m._al_translator_new(handle, lim, e), (v) => !v, 'cannot make a translator');
+    } finally {
+      m._free(lim);
+    }
+    this.workspaceBytes = m._al_translator_workspace_bytes(this.tr) >>> 0;  // the Translator's buffers
+    this.opts = m._malloc(20);  // al_decode_options, rewritten by every translate()
+  }
+
+  _live() {
+    if (!this.h) throw new AttnliteError('the model was freed');
+    return this.h;
+  }
+
+  // A metadata value of the file ('' when absent): attnlite.config, attnlite.license ...
+  metadata(key) {
+    const h = this._live(), m = this.al.mod;
+    if (typeof key !== 'string') throw new TypeError(`metadata: the key must be a string, got ${typeName(key)}`);
+    return this.al._withStrings([key], (p) => {
+      const v = m._al_model_metadata(h, p);
+      return v ? m.UTF8ToString(v) : '';
+    });
+  }
+
+  // The words of a sentence as the book's preprocessing splits them (al_tokenize).
+  tokenize(sentence) {
+    this._live();
+    return this.al.tokenize(sentence);
+  }
+
+  // Greedy translation as the book's predict_seq2seq, or beam search. options.d2lCompat:
+  // the book's position-0-at-every-step decoding; options.maxSteps: 0 = the model's
+  // num_steps, up to model.maxSteps; options.attention: false skips the attention weights
+  // (result.attention is then null); options.beam: beam size, 1 (greedy, the default) to
+  // model.maxBeam (8); options.alpha: length penalty in [0, 2] (default 0), hypotheses are
+  // ranked by logp / length^alpha. result.nbest lists the hypotheses best first (one for
+  // greedy); the rest of the result (text, tokens, probs, steps, eos, attention) is the
+  // best one. result.scores is the same array as result.probs (its name before the C API).
+  translate(sentence, options) {
+    const h = this._live();
+    const m = this.al.mod;
+    text(this.al, sentence, 'translate');
+    options = optionsOf(options, 'translate');
+    if (!this.tr)
+      throw new AttnliteError(this.kind === 'vit'
+        ? 'this is a Vision Transformer: it classifies images (model.newClassifier()), it does not translate'
+        : 'this is a language model: it continues French text (model.newGenerator()), it does not translate');
+    const withAttention = options.attention !== false;
+    const beam = options.beam ?? 1, alpha = options.alpha ?? 0, maxSteps = options.maxSteps ?? 0;
+    if (!Number.isInteger(beam))
+      throw new AttnliteError(`beam size must be an integer in [1, ${this.maxBeam}], got ${beam}`);
+    if (typeof alpha !== 'number')
+      throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${alpha}`);
+    if (!(maxSteps >= 0 && maxSteps <= this.maxSteps))
+      throw new AttnliteError(`max steps must be in [0, ${this.maxSteps}], got ${maxSteps}`);
+    if (beam < 1 || beam > this.maxBeam)
+      throw new AttnliteError(`beam size must be in [1, ${this.maxBeam}], got ${beam}`);
+    if (!(alpha >= 0 && alpha <= MAX_ALPHA))  // NaN fails too
+      throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${g(alpha)}`);
+    // al_decode_options: d2l_compat, max_steps (0 would be the translator's 64), attention,
+    // beam_size, length_penalty.
+    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, withAttention ? 1 : 0, beam],
+      this.opts >> 2);
+    m.HEAPF32[(this.opts >> 2) + 4] = alpha;
+    const tr = this.tr;
+    const status = this.al._withStrings([sentence], (p) => m._al_translate(tr, p, this.opts));
+    if (status !== 0) throw new AttnliteError(m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed');
+    const res = m._al_translator_result(tr, 0);
+    const n = m._al_result_num_tokens(res), steps = m._al_result_steps(res);
+    const S = m._al_result_src_size(res), ld = m._al_result_ld(res);
+    const L = m._al_result_layers(res), NH = m._al_result_heads(res);
+    const ids = m._al_result_tokens(res) >> 2, pr = m._al_result_probs(res) >> 2;
+    const sids = m._al_result_src_ids(res) >> 2;
+    const r = {
+      text: m.UTF8ToString(m._al_result_text(res)),
+      tokenIds: m.HEAP32.slice(ids, ids + n),
+      probs: m.HEAPF32.slice(pr, pr + n),
+      srcIds: m.HEAP32.slice(sids, sids + S),
+      steps, eos: !!m._al_result_eos(res), srcLen: m._al_result_src_len(res),
+      srcValid: m._al_result_src_valid(res), truncated: !!m._al_result_truncated(res),
+      numUnknown: m._al_result_num_unknown(res), layers: L, heads: NH, S,
+      model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step', beam, alpha,
+    };
+    r.scores = r.probs;
+    const token = (id) => m.UTF8ToString(m._al_model_tgt_token(h, id));
+    r.tokens = Array.from(r.tokenIds, token);
+    r.srcTokens = Array.from(r.srcIds, (id) => m.UTF8ToString(m._al_model_src_token(h, id)));
+    // The words as the book's preprocessing splits them, and those the model lacks (<unk> = 0).
+    r.srcWords = this.tokenize(sentence);
+    r.unknown = r.srcWords.filter((w) => this.al._withStrings([w], (p) => m._al_model_src_id(h, p)) === 0);
+    r.nbest = [];
+    for (let k = 0, nb = m._al_nbest_size(res); k < nb; ++k) {
+      const nt = m._al_nbest_num_tokens(res, k), tp = m._al_nbest_tokens(res, k) >> 2;
+      const pp = m._al_nbest_probs(res, k) >> 2;
+      const tokenIds = m.HEAP32.slice(tp, tp + nt);
+      r.nbest.push({
+        text: m.UTF8ToString(m._al_nbest_text(res, k)),
+        score: m._al_nbest_score(res, k), logp: m._al_nbest_logp(res, k),
+        length: m._al_nbest_length(res, k), eos: !!m._al_nbest_eos(res, k),
+        tokenIds, tokens: Array.from(tokenIds, token), probs: m.HEAPF32.slice(pp, pp + nt),
+      });
+    }
+    if (!withAttention) {
+      r.attention = null;
+      return r;
+    }
+    // Attention: copies out of the translator's buffers (layouts of al_result_enc_self etc.).
+    const F32 = m.HEAPF32;
+    const enc = m._al_result_enc_self(res) >> 2, dec = m._al_result_dec_self(res) >> 2,
+      cr = m._al_result_cross(res) >> 2;
+    const att = { encoderSelf: [], decoderSelf: [], cross: [] };
+    if (L > 0) {
+      for (let l = 0; l < L; ++l) {
+        const el = [], dl = [], cl = [];
+        for (let hh = 0; hh < NH; ++hh) {
+          const off = enc + (l * NH + hh) * S * S;
+          el.push(F32.slice(off, off + S * S));
+          const d = new Float32Array(steps * steps), c = new Float32Array(steps * S);
+          for (let t = 0; t < steps; ++t) {
+            const doff = dec + ((l * ld + t) * NH + hh) * ld;
+            d.set(F32.subarray(doff, doff + steps), t * steps);
+            const coff = cr + ((l * ld + t) * NH + hh) * S;
+            c.set(F32.subarray(coff, coff + S), t * S);
+          }
+          dl.push(d);
+          cl.push(c);
+        }
+        att.encoderSelf.push(el);
+        att.decoderSelf.push(dl);
+        att.cross.push(cl);
+      }
+    } else {
+      att.cross.push([F32.slice(cr, cr + steps * S)]);  // Bahdanau: one layer, one head
+    }
+    r.attention = att;
+    return r;
+  }
+
+  // A language model's generator (al_generator_new); see Generator.
+  newGenerator() {
+    return new Generator(this);
+  }
+
+  // A Vision Transformer's classifier (al_classifier_new); see Classifier.
+  newClassifier() {
+    return new Classifier(this);
+  }
+
+  // The target vocabulary as an array of strings (id -> token; al_model_tgt_token), read once.
+  get vocab() {
+    const h = this._live(), m = this.al.mod;
+    if (!this._vocab) {
+      this._vocab = Array.from({ length: this.tgtVocabSize }, (_, id) => m.UTF8ToString(m._al_model_tgt_token(h, id)));
+    }
+    return this._vocab;
+  }
+
+  // al_translator_free + al_model_free.
+  free() {
+    if (!this.h) return;
+    const m = this.al.mod;
+    m._al_translator_free(this.tr);
+    m._al_model_free(this.h);
+    m._free(this.opts);
+    this.h = this.tr = this.opts = 0;
+  }
+}
