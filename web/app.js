@@ -4,8 +4,8 @@
 import { Attnlite } from './attnlite-api.mjs';
 import * as lmSection from './lm.js';
 import * as vitSection from './vit.js';
-
-const $ = (id) => document.getElementById(id);
+import { drawNW as drawNWWith } from './nw.js';
+import { $, scale, fillSelect, putImage, gatherPanels, cellUnder, showTooltip, layerLabels, downloadCanvas } from './ui.js';
 
 // The shipped models, fetched relative to this page (web/models is a link to ../models).
 // The first one present is loaded; those whose file is missing are listed, disabled.
@@ -26,9 +26,6 @@ const state = {
   fig: null,         // what the heatmap canvas shows: {layout, mats, rows, cols, qLabels, kLabels, ...}
   translations: 0,
 };
-
-// Figures are rendered at the screen's pixel density and shown at CSS size.
-const scale = () => Math.min(2, Math.max(1, Math.round(window.devicePixelRatio || 1)));
 
 // ---- status and errors ----
 function setState(s) {
@@ -243,14 +240,6 @@ function syncControls() {
   $('head').disabled = v.all || heads === 1;
 }
 
-function fillSelect(sel, n, word, value) {
-  if (sel.options.length !== n) {
-    sel.textContent = '';
-    for (let i = 0; i < n; ++i) sel.append(new Option(`${word} ${i + 1}`, String(i)));
-  }
-  sel.value = String(Math.min(value, n - 1));
-}
-
 // The matrices and labels of the current view: rows x cols panels of q x k weights.
 function currentFigure() {
   const r = state.result, v = state.view;
@@ -272,17 +261,8 @@ function currentFigure() {
   }
   const layers = v.all ? [...full.keys()] : [v.layer];
   const heads = v.all ? [...full[0].keys()] : [v.head];
-  const mats = new Float32Array(layers.length * heads.length * q * k);
-  const panels = [];
-  let o = 0;
-  for (const l of layers) {
-    for (const h of heads) {
-      const m = full[l][h];
-      for (let i = 0; i < q; ++i) for (let j = 0; j < k; ++j) mats[o++] = m[i * ld + j];
-      panels.push({ l, h });
-    }
-  }
-  return { mats, rows: layers.length, cols: heads.length, q, k, qLabels, kLabels, xlabel, ylabel, panels, layers, heads };
+  const p = gatherPanels(layers, heads, q, k, ld, (l, h) => full[l][h]);
+  return { ...p, q, k, qLabels, kLabels, xlabel, ylabel, layers, heads };
 }
 
 function drawAttention() {
@@ -313,29 +293,13 @@ function drawAttention() {
     return;
   }
   const c = $('heatmap');
-  c.width = img.width;
-  c.height = img.height;
-  c.style.width = `${img.width / s}px`;
-  c.style.height = `${img.height / s}px`;
-  c.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
+  putImage(c, img, s);
   state.fig = { ...f, layout: img.layout, s };
   c.dataset.kind = v.kind;
   c.dataset.layer = String(v.layer);
   c.dataset.head = String(v.head);
   c.dataset.all = String(v.all);
-  // Row labels of the all-heads grid: one per layer, beside its row of panels.
-  const rl = $('row-labels');
-  rl.textContent = '';
-  $('heatmap-box').classList.toggle('all', v.all);
-  if (v.all) {
-    f.layers.forEach((l, i) => {
-      const P = img.layout.panels[i * f.cols];
-      const d = document.createElement('div');
-      d.textContent = `Layer ${l + 1}`;
-      d.style.top = `${(P.y + P.h / 2) / s}px`;
-      rl.append(d);
-    });
-  }
+  layerLabels($('row-labels'), $('heatmap-box'), v.all, f.layers, img.layout, f.cols, s);
   $('attn-caption').textContent = tr
     ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}. Each row sums to 1.`
     : 'Bahdanau (additive) attention of each decoding step over the source: one layer, one head. Each row sums to 1.';
@@ -352,101 +316,25 @@ function onHover(e) {
   const f = state.fig;
   if (!f) return;
   const c = $('heatmap');
-  const x = Math.floor((e.offsetX * c.width) / c.clientWidth), y = Math.floor((e.offsetY * c.height) / c.clientHeight);
-  const hit = f.layout.cellAt(x, y);
+  const hit = cellUnder(e, c, f);
   if (!hit) {
     hideTooltip();
     return;
   }
-  const p = hit.row * f.cols + hit.col;
-  const w = f.mats[(p * f.q + hit.q) * f.k + hit.k];
-  const { l, h } = f.panels[p];
-  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
-  const text = `${where}${f.qLabels[hit.q]} → ${f.kLabels[hit.k]}  ${w.toFixed(4)}`;
-  $('hover').textContent = text;
+  const where = state.model.kind === 'transformer' ? `layer ${hit.l + 1}, head ${hit.h + 1}: ` : '';
+  $('hover').textContent = `${where}${f.qLabels[hit.q]} → ${f.kLabels[hit.k]}  ${hit.w.toFixed(4)}`;
   $('hover').classList.remove('muted');
-  const tip = $('tooltip');
-  tip.innerHTML = '<span class="q"></span> → <span class="k"></span><b></b>';
-  tip.querySelector('.q').textContent = f.qLabels[hit.q];
-  tip.querySelector('.k').textContent = f.kLabels[hit.k];
-  tip.querySelector('b').textContent = w.toFixed(4);
-  tip.hidden = false;
-  tip.style.left = `${c.offsetLeft + e.offsetX + 14}px`;
-  tip.style.top = `${c.offsetTop + e.offsetY + 14}px`;
+  showTooltip($('tooltip'), e, c, $('heatmap-box'), f.qLabels[hit.q], f.kLabels[hit.k], hit.w.toFixed(4));
 }
 
 function downloadPng() {
   const v = state.view;
   const name = `attnlite-${state.modelName.replace(/\.safetensors$/, '')}-${v.kind}` +
     (v.all ? '-all' : `-L${v.layer + 1}-H${v.head + 1}`) + '.png';
-  $('heatmap').toBlob((blob) => {
-    if (!blob) {
-      showError('The browser could not encode the PNG.');
-      return;
-    }
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(blob);
-    a.download = name;
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-  }, 'image/png');
+  downloadCanvas($('heatmap'), name, showError);
 }
 
-// ---- Nadaraya-Watson (d2l 10.2) ----
-function mulberry32(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const nw = (() => {
-  const rand = mulberry32(2021);
-  const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-  const f = (x) => 2 * Math.sin(x) + x ** 0.8;
-  const n = 50;
-  const xTrain = Array.from({ length: n }, () => rand() * 5).sort((a, b) => a - b);
-  const yTrain = xTrain.map((x) => f(x) + 0.5 * normal());
-  const xTest = Array.from({ length: n }, (_, i) => i * 0.1);
-  const yTruth = xTest.map(f);
-  return { xTrain, yTrain, xTest, yTruth };
-})();
-
-function drawNW() {
-  const w = Math.exp(Number($('nw-width').value));
-  $('nw-value').textContent = w.toFixed(2);
-  const s = scale();
-  try {
-    const { y, weights } = state.al.nadarayaWatson(nw.xTest, nw.xTrain, nw.yTrain, w);
-    const mse = y.reduce((a, v, i) => a + (v - nw.yTruth[i]) ** 2, 0) / y.length;
-    $('nw-loss').textContent = `mean squared error against the truth: ${mse.toFixed(3)}`;
-    const plot = state.al.renderPlot([
-      { x: nw.xTest, y: nw.yTruth, label: 'Truth' },
-      { x: nw.xTest, y: Array.from(y), label: 'Pred', style: 'dashed' },
-      { x: nw.xTrain, y: nw.yTrain, label: '', style: 'points', color: [255, 127, 14] },
-    ], { xlabel: 'x', ylabel: 'y', xlim: [0, 5], ylim: [-1, 5], width: 4.6, height: 3.2, dpi: 100 * s });
-    put($('nw-plot'), plot, s);
-    const hm = state.al.renderHeatmap(weights, {
-      queries: nw.xTest.length, keys: nw.xTrain.length, cmap: state.view.cmap,
-      xlabel: 'Sorted training inputs', ylabel: 'Sorted testing inputs', width: 3.8, height: 3.2, dpi: 100 * s,
-    });
-    put($('nw-heatmap'), hm, s);
-  } catch (e) {
-    showError(`Nadaraya–Watson: ${e.message}`);
-  }
-}
-
-function put(canvas, img, s) {
-  canvas.width = img.width;
-  canvas.height = img.height;
-  canvas.style.width = `${img.width / s}px`;
-  canvas.style.height = `${img.height / s}px`;
-  canvas.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
-}
+const drawNW = () => drawNWWith(state.al, state.view.cmap, showError);
 
 // ---- wiring ----
 function wire() {
@@ -502,6 +390,7 @@ function wire() {
     drawNW();
   });
   $('heatmap').addEventListener('mousemove', onHover);
+  $('heatmap').addEventListener('pointerdown', onHover);  // touch screens: tap a cell
   $('heatmap').addEventListener('mouseleave', hideTooltip);
   $('download').addEventListener('click', downloadPng);
   $('nw-width').addEventListener('input', drawNW);

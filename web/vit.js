@@ -6,8 +6,9 @@
 // the CLS token's attention over the patches is drawn over the input for a layer and head (or
 // all heads of a layer), with the attention rollout beside it.
 import { Classifier } from './attnlite-api.mjs';
-
-const $ = (id) => document.getElementById(id);
+import { DrawPad } from './draw-pad.js';
+import { $, fillSelect } from './ui.js';
+import { drawInput, drawOverlay, panel, maxInfo, paintInput } from './vit-figures.js';
 
 // The shipped model, fetched relative to the page like the other models (web/models links to
 // ../models), when a digit is first drawn or picked.
@@ -28,14 +29,6 @@ const TEST_DIGITS = [
   [8, 18, '00a7d900009acf20004bab00001ga10000cd400000c1c00001a2e00000be5000'],
   [9, 139, '005f500000cbd80000b9ag00003fgg1000000e6000000d8000630e60002dgf30'],
 ].map(([label, index, s]) => ({ label, index, values: Float32Array.from(s, (ch) => parseInt(ch, 17)) }));
-
-// The drawing canvas has a fixed size in pixels whatever its size on screen, so that a drawing
-// reaches the preprocessing the same way on every screen. The brush is round, 1/9 of the side:
-// a digit drawn 3/4 of the pad high then has strokes about 5 px wide in the dataset's 32x32
-// frame and about as much ink as the dataset's digits (some 310 of the 64 x 16); thinner
-// brushes make a plain vertical stroke read as a 7, since the dataset's ones are thick.
-const PAD = 256, BRUSH = PAD / 9;
-const TINT = [192, 57, 43];  // the page's accent colour: the attention tint
 
 const vit = {
   al: null,
@@ -132,24 +125,18 @@ function setModel(model, name) {
   const L = model.numLayers, NH = model.numHeads, P = cls.tokens - 1;
   $('vit-info').textContent = `${name}: Vision Transformer · ${L} layers · ${NH} heads · ${P} patches of ` +
     `${8 / Math.round(Math.sqrt(P))}×${8 / Math.round(Math.sqrt(P))} pixels + a CLS token · ${cls.numClasses} classes · ${kb(model.weightBytes)} of weights`;
-  fill($('vit-layer'), L, 'layer', Math.min(vit.view.layer, L - 1));
-  fill($('vit-head'), NH, 'head', Math.min(vit.view.head, NH - 1));
+  fillSelect($('vit-layer'), L, 'layer', vit.view.layer);
+  fillSelect($('vit-head'), NH, 'head', vit.view.head);
   vit.view.layer = Number($('vit-layer').value);
   vit.view.head = Number($('vit-head').value);
   setState('ready');
 }
 
-function fill(sel, n, word, value) {
-  sel.replaceChildren(...Array.from({ length: n }, (_, i) => new Option(`${word} ${i + 1}`, String(i))));
-  sel.value = String(value);
-}
-
 // ---- drawing ----
-let pad = null;  // the pad's 2D context
+let pad = null;  // the DrawPad
 
 function clearPad() {
-  pad.fillStyle = '#fff';
-  pad.fillRect(0, 0, PAD, PAD);
+  pad.clear();
   vit.ink = false;
   vit.input = null;
   vit.result = null;
@@ -157,84 +144,24 @@ function clearPad() {
   showEmpty();
 }
 
-function padPoint(e) {
-  const r = $('vit-draw').getBoundingClientRect();
-  return [((e.clientX - r.left) / r.width) * PAD, ((e.clientY - r.top) / r.height) * PAD];
-}
-
-function dot([x, y]) {
-  pad.beginPath();
-  pad.arc(x, y, BRUSH / 2, 0, 2 * Math.PI);
-  pad.fill();
-}
-
-function segment([x0, y0], [x1, y1]) {
-  pad.beginPath();
-  pad.moveTo(x0, y0);
-  pad.lineTo(x1, y1);
-  pad.stroke();
-}
-
 function wirePad() {
-  const c = $('vit-draw');
-  pad = c.getContext('2d', { willReadFrequently: true });
-  pad.lineWidth = BRUSH;
-  pad.lineCap = 'round';
-  pad.lineJoin = 'round';
-  pad.strokeStyle = pad.fillStyle = '#000';
-  clearPad();
-  let last = null, id = null;
-  c.addEventListener('pointerdown', (e) => {
-    if (e.button !== 0 && e.pointerType === 'mouse') return;
-    e.preventDefault();
-    if (vit.source.startsWith('test')) clearPad();  // a new drawing replaces a picked digit
-    id = e.pointerId;
-    c.setPointerCapture?.(id);
-    last = padPoint(e);
-    pad.fillStyle = '#000';
-    dot(last);
-    vit.ink = true;
-    vit.source = 'drawing';
-    vit.strokes += 1;
-    schedule();
+  pad = new DrawPad($('vit-draw'), {
+    onStroke: () => {
+      if (vit.source.startsWith('test')) clearPad();  // a new drawing replaces a picked digit
+      vit.ink = true;
+      vit.source = 'drawing';
+      vit.strokes += 1;
+    },
+    onChange: schedule,
   });
-  const move = (e) => {
-    if (id !== e.pointerId || !last) return;
-    e.preventDefault();
-    // every point the browser coalesced into this event: smooth strokes with fast pens
-    const events = e.getCoalescedEvents?.().length ? e.getCoalescedEvents() : [e];
-    for (const ev of events) {
-      const p = padPoint(ev);
-      segment(last, p);
-      last = p;
-    }
-    schedule();
-  };
-  c.addEventListener('pointermove', move);
-  const end = (e) => {
-    if (id !== e.pointerId) return;
-    id = null;
-    last = null;
-    schedule();
-  };
-  c.addEventListener('pointerup', end);
-  c.addEventListener('pointercancel', end);
+  clearPad();
   $('vit-clear').addEventListener('click', clearPad);
 }
 
-// Puts a test digit on the pad as its 8x8 blocks (grey = 1 - v/16, as the fixtures' PNGs):
-// the pad then goes through the same preprocessing as a drawing; the digit spans its 8 rows,
-// so digit_8x8 keeps its placement and gives back its values.
+// Puts a test digit on the pad as its 8x8 blocks: the pad then goes through the same
+// preprocessing as a drawing.
 function pickDigit(d) {
-  const cell = PAD / 8;
-  pad.fillStyle = '#fff';
-  pad.fillRect(0, 0, PAD, PAD);
-  for (let i = 0; i < 64; ++i) {
-    const g = 255 - Math.floor((d.values[i] * 255 + 8) / 16);
-    pad.fillStyle = `rgb(${g},${g},${g})`;
-    pad.fillRect((i % 8) * cell, Math.floor(i / 8) * cell, cell, cell);
-  }
-  pad.fillStyle = '#000';
+  pad.paint8x8(d.values);
   vit.ink = true;
   vit.source = `test digit ${d.label}`;
   vit.picked = d;
@@ -258,7 +185,7 @@ function schedule() {
 function classifyNow() {
   if (!vit.cls || !vit.ink) return;
   try {
-    const input = vit.al.digitFromRgba(pad.getImageData(0, 0, PAD, PAD));
+    const input = vit.al.digitFromRgba(pad.pixels());
     vit.input = input;
     if (!input.some((v) => v > 0)) {  // nothing the preprocessing counts as ink
       vit.result = null;
@@ -278,7 +205,7 @@ function classifyNow() {
 
 // ---- showing ----
 function showEmpty() {
-  drawInput($('vit-input'), null);
+  drawInput($('vit-input'), null, vit.scale());
   $('vit-label').textContent = '?';
   $('vit-prob').textContent = vit.cls ? 'Draw a digit' : '';
   $('vit-card').dataset.label = '';
@@ -296,7 +223,7 @@ function setBar(k, p, top) {
 
 function show() {
   const r = vit.result;
-  drawInput($('vit-input'), vit.input);
+  drawInput($('vit-input'), vit.input, vit.scale());
   $('vit-label').textContent = r.name;
   $('vit-prob').textContent = `${pct(r.prob)} sure`;
   $('vit-card').dataset.label = r.name;
@@ -304,61 +231,6 @@ function show() {
   $('vit-attn').hidden = false;
   syncControls();
   drawAttention();
-}
-
-// The 8x8 input in grey (ink dark, as drawn), on a canvas of `css` CSS pixels.
-function sizeCanvas(c, css) {
-  const s = vit.scale();
-  c.style.width = c.style.height = `${css}px`;
-  c.width = c.height = Math.round(css * s);
-  const ctx = c.getContext('2d');
-  ctx.setTransform(c.width / 8, 0, 0, c.height / 8, 0, 0);  // 8x8 user units
-  ctx.imageSmoothingEnabled = false;
-  return ctx;
-}
-
-// ink: the grey of a 16 (255: black); the overlays draw the ink lighter so that the tint shows.
-function paintInput(ctx, input, ink = 255) {
-  for (let i = 0; i < 64; ++i) {
-    const g = input ? Math.round(255 - (input[i] / 16) * ink) : 255;
-    ctx.fillStyle = `rgb(${g},${g},${g})`;
-    ctx.fillRect(i % 8, Math.floor(i / 8), 1.02, 1.02);
-  }
-}
-
-function drawInput(c, input) {
-  const ctx = sizeCanvas(c, 96);
-  paintInput(ctx, input);
-  ctx.strokeStyle = 'rgba(0,0,0,0.12)';
-  ctx.lineWidth = 1 / (c.width / 8);
-  for (let i = 1; i < 8; ++i) {
-    ctx.beginPath();
-    ctx.moveTo(i, 0); ctx.lineTo(i, 8);
-    ctx.moveTo(0, i); ctx.lineTo(8, i);
-    ctx.stroke();
-  }
-}
-
-// One overlay: the input, each patch tinted by the CLS token's weight on it (w / max of the
-// panel: the strongest patch at full tint), and the patch grid.
-function drawOverlay(c, css, weights, input) {
-  const ctx = sizeCanvas(c, css);
-  paintInput(ctx, input, 170);
-  const P = weights.length, g = Math.round(Math.sqrt(P)), cell = 8 / g;
-  const max = Math.max(...weights);
-  for (let i = 0; i < P; ++i) {
-    const a = max > 0 ? (0.8 * weights[i]) / max : 0;
-    ctx.fillStyle = `rgba(${TINT[0]},${TINT[1]},${TINT[2]},${a.toFixed(3)})`;
-    ctx.fillRect((i % g) * cell, Math.floor(i / g) * cell, cell, cell);
-  }
-  ctx.strokeStyle = 'rgba(29,35,48,0.45)';
-  ctx.lineWidth = 1 / (c.width / 8);
-  for (let i = 0; i <= g; ++i) {
-    ctx.beginPath();
-    ctx.moveTo(i * cell, 0); ctx.lineTo(i * cell, 8);
-    ctx.moveTo(0, i * cell); ctx.lineTo(8, i * cell);
-    ctx.stroke();
-  }
 }
 
 // The CLS row (query 0) over the patches (keys 1..T-1) of layer l, head h; and of the rollout.
@@ -408,25 +280,6 @@ function hoverPanel(c, title, weights) {
   c.addEventListener('pointerdown', read);
 }
 
-function panel(fig, title, sub) {
-  const f = document.createElement('figure');
-  const c = document.createElement('canvas');
-  const cap = document.createElement('figcaption');
-  cap.innerHTML = `<b></b><span class="muted"></span>`;
-  cap.querySelector('b').textContent = title;
-  cap.querySelector('span').textContent = sub;
-  f.append(c, cap);
-  fig.append(f);
-  return c;
-}
-
-function maxInfo(w) {
-  let k = 0;
-  for (let i = 1; i < w.length; ++i) if (w[i] > w[k]) k = i;
-  const g = Math.round(Math.sqrt(w.length));
-  return `max ${w[k].toFixed(2)} at patch (${Math.floor(k / g) + 1}, ${(k % g) + 1})`;
-}
-
 function drawAttention() {
   if (!vit.result) return;
   const figs = $('vit-figs');
@@ -442,14 +295,14 @@ function drawAttention() {
   figs.append(heads_);
   for (const h of heads) {
     const w = clsRow(l, h), title = `Layer ${l + 1}, head ${h + 1}`, c = panel(heads_, title, maxInfo(w));
-    drawOverlay(c, css, w, vit.input);
+    drawOverlay(c, css, w, vit.input, vit.scale());
     hoverPanel(c, title, w);
   }
   const ro = document.createElement('div');
   ro.className = 'vit-group rollout';
   figs.append(ro);
   const r = rolloutRow(), rc = panel(ro, 'Rollout, all layers', maxInfo(r));
-  drawOverlay(rc, css, r, vit.input);
+  drawOverlay(rc, css, r, vit.input, vit.scale());
   hoverPanel(rc, 'Rollout', r);
   $('vit-hover').textContent = 'Hover or tap a patch to read its weight.';
   const T = vit.cls.tokens, self = vit.attention[l];
@@ -487,12 +340,7 @@ export function wire() {
     b.dataset.label = String(d.label);
     const c = document.createElement('canvas');
     c.width = c.height = 8;
-    const ctx = c.getContext('2d');
-    for (let i = 0; i < 64; ++i) {
-      const g = Math.round(255 - (d.values[i] / 16) * 255);
-      ctx.fillStyle = `rgb(${g},${g},${g})`;
-      ctx.fillRect(i % 8, Math.floor(i / 8), 1, 1);
-    }
+    paintInput(c.getContext('2d'), d.values);
     b.append(c, document.createTextNode(String(d.label)));
     b.addEventListener('click', () => pickDigit(d));
     $('vit-examples').append(b);
