@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { loadAttnlite, models, nativeTranslate, root, sentences, wasmDir } from './common.mjs';
+import { loadApi, loadAttnlite, models, nativeTranslate, root, sentences, wasmDir } from './common.mjs';
 
 // The book's models agree with the native CLI within 1e-5. The whole-corpus int8 model runs
 // different int8 kernels on the two sides (native: AVX2 panels dequantized while packed;
@@ -298,4 +298,27 @@ test('the committed web build loads in node and agrees with the node build', asy
     al.setBackend(backend === 'scalar' ? 'scalar' : 'simd');
   }
   assert.notEqual(wasmDir, join(root, 'web'));
+});
+
+// The page compiles attnlite.wasm once and instantiates it on its thread and in its
+// translation worker (Attnlite.create({ wasmModule })).
+test('a compiled WebAssembly.Module instantiates as often as wanted', async () => {
+  const { Attnlite } = await loadApi();
+  const wasm = await WebAssembly.compile(readFileSync(join(wasmDir, 'attnlite.wasm')));
+  const [a, b] = [await Attnlite.create({ wasmModule: wasm }), await Attnlite.create({ wasmModule: wasm })];
+  const bytes = readFileSync(models[0].path);
+  const empty = a.heapUsed();
+  const ma = a.loadModel(bytes), mb = b.loadModel(bytes), mc = al.loadModel(bytes);
+  for (const s of sentences.slice(0, 4)) {
+    const want = mc.translate(s);
+    assert.equal(ma.translate(s).text, want.text);
+    assert.deepEqual(mb.translate(s).attention.cross[0][0], want.attention.cross[0][0]);
+  }
+  ma.free();
+  assert.equal(a.heapUsed(), empty, 'separate memories: a is back to its start');
+  assert.ok(b.heapUsed() > 0);
+  mb.free();
+  mc.free();
+  await assert.rejects(Attnlite.create({ wasmModule: new Uint8Array(8) }),
+    { name: 'TypeError', message: 'Attnlite.create: wasmModule must be a WebAssembly.Module, got an object' });
 });

@@ -1,15 +1,28 @@
 // attnlite JS API: Attnlite, the loaded WASM module (tokenizer, figures, digits, models) and
 // HeatmapLayout, where a rendered heatmap's cells are.
-import { AttnliteError, STYLES, words, text } from './checks.mjs';
+import { AttnliteError, STYLES, words, typeName, text } from './checks.mjs';
 import { Model } from './model.mjs';
 
 export class Attnlite {
   // options.factory: the Emscripten module factory (default: import attnlite.mjs next to
-  // attnlite-api.mjs); options.wasmBinary: the .wasm bytes (skips fetching them, e.g. in node).
+  // attnlite-api.mjs); options.wasmBinary: the .wasm bytes (skips fetching them, e.g. in node);
+  // options.wasmModule: a compiled WebAssembly.Module of them (compiled once, instantiated as
+  // often as wanted: in the page and in its workers).
   static async create(options = {}) {
     const factory = options.factory ?? (await import(new URL('../attnlite.mjs', import.meta.url))).default;
     const args = {};
-    if (options.wasmBinary) {
+    let failed = null;
+    if (options.wasmModule) {
+      const wasm = options.wasmModule;
+      if (!(wasm instanceof WebAssembly.Module))
+        throw new TypeError(`Attnlite.create: wasmModule must be a WebAssembly.Module, got ${typeName(wasm)}`);
+      failed = new Promise((_, reject) => {
+        args.instantiateWasm = (imports, done) => {
+          WebAssembly.instantiate(wasm, imports).then((instance) => done(instance, wasm), reject);
+          return {};  // the exports come later, through done
+        };
+      });
+    } else if (options.wasmBinary) {
       args.wasmBinary = options.wasmBinary;
     } else if (!options.factory && typeof process === 'object' && process.versions?.node) {
       // Node: read the .wasm beside attnlite-api.mjs (the glue would try fetch() on a file: URL).
@@ -17,7 +30,7 @@ export class Attnlite {
       args.wasmBinary = await readFile(new URL('../attnlite.wasm', import.meta.url));
     }
     if (options.locateFile) args.locateFile = options.locateFile;
-    return new Attnlite(await factory(args));
+    return new Attnlite(await (failed ? Promise.race([factory(args), failed]) : factory(args)));
   }
 
   constructor(mod) {
