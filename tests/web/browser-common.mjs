@@ -1,0 +1,63 @@
+// Shared by the tests of the page in headless Chromium (browser.test.mjs, lm-browser.test.mjs):
+// the browser, its flags, the screenshot folder, and the page as both files open it.
+// Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; without one the tests are skipped, unless
+// ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { root } from './common.mjs';
+import { serve } from './serve.mjs';
+
+export const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
+export const haveBrowser = existsSync(chromiumPath);
+if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
+  throw new Error(`${chromiumPath} is missing (apt-get install chromium)`);
+export const outDir = join(root, 'build', 'web-test');
+export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
+
+// Serves web/, launches Chromium and opens the page at 1200 x 900. The page loads the first
+// shipped model and translates the default sentence (firstModel: the model it chose); then
+// the book's Transformer is selected, which the tests are written for. pageErrors collects
+// the page's script errors, requests every request it makes (the language model is fetched
+// lazily). On a failure whatever was started is stopped again.
+export async function openPage() {
+  mkdirSync(outDir, { recursive: true });
+  const { server, url } = await serve(join(root, 'web'));
+  let browser;
+  try {
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: chromiumPath, args: FLAGS });
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, acceptDownloads: true });
+    const page = await context.newPage();
+    const pageErrors = [];
+    const requests = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('request', (r) => requests.push({ url: r.url(), method: r.method() }));
+    await page.goto(url);
+    // The page loads the first shipped model and translates the default sentence.
+    await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+    const firstModel = await page.inputValue('#model');
+    // The tests are written for the book's Transformer.
+    if (firstModel !== 'transformer-d2l') {
+      await page.selectOption('#model', 'transformer-d2l');
+      await page.waitForFunction(() => document.body.dataset.translations === '2', null, { timeout: 30000 });
+    }
+    return { browser, page, server, url, firstModel, pageErrors, requests };
+  } catch (e) {
+    await browser?.close();
+    server.close();
+    throw e;
+  }
+}
+
+// Translate and wait for the page to finish (a counter on <body> moves on, or an error shows).
+export async function translateOn(page, sentence) {
+  const before = await page.evaluate(() => Number(document.body.dataset.translations ?? 0));
+  await page.fill('#sentence', sentence);
+  await page.click('#translate');
+  await page.waitForFunction((n) => Number(document.body.dataset.translations) > n || document.body.dataset.state === 'error',
+    before, { timeout: 10000 });
+}
