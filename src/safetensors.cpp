@@ -52,6 +52,23 @@ uint64_t as_u64(const nlohmann::json& v, const std::string& what) {
   return v.get<uint64_t>();
 }
 
+// What a file that is no safetensors file looks like, from its first bytes (nullptr: unknown),
+// so that a picture or a PyTorch checkpoint given as a model gets a message a person can act on.
+const char* looks_like(const uint8_t* b, size_t n) {
+  auto starts = [&](const char* magic, size_t len) { return n >= len && std::memcmp(b, magic, len) == 0; };
+  if (starts("\x89PNG\r\n\x1a\n", 8)) return "a PNG image";
+  if (starts("\xff\xd8\xff", 3)) return "a JPEG image";
+  if (starts("GIF87a", 6) || starts("GIF89a", 6)) return "a GIF image";
+  if (starts("RIFF", 4) && n >= 12 && std::memcmp(b + 8, "WEBP", 4) == 0) return "a WebP image";
+  if (starts("%PDF", 4)) return "a PDF document";
+  if (starts("PK\x03\x04", 4)) return "a zip archive (PyTorch's .pt and .pth checkpoints are zip archives)";
+  if (starts("\x1f\x8b", 2)) return "a gzip file";
+  if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return "a Python pickle (an old-style PyTorch checkpoint)";
+  if (starts("{", 1)) return "a JSON text";
+  if (starts("<", 1)) return "an HTML or XML text";
+  return nullptr;
+}
+
 }  // namespace
 
 SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
@@ -64,9 +81,13 @@ SafeTensors SafeTensors::parse(std::vector<uint8_t>&& file) {
   if (size < 8) bad("truncated: " + std::to_string(size) + " bytes, the 8-byte header length is missing");
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | bytes[i];
-  if (hlen > kMaxHeaderBytes)
+  if (hlen > kMaxHeaderBytes) {
+    // No safetensors file starts like this (a truncated one still has a plausible length).
+    if (const char* kind = looks_like(bytes, size))
+      bad(std::string("this looks like ") + kind + ", not a safetensors model file");
     bad("header length " + std::to_string(hlen) + " exceeds the limit of " +
         std::to_string(kMaxHeaderBytes) + " bytes");
+  }
   if (hlen > size - 8)
     bad("header length " + std::to_string(hlen) + " exceeds the file (" + std::to_string(size - 8) +
         " bytes after the length field)");

@@ -13,6 +13,7 @@ using namespace attnlite;
 using attnlite::test::StFile;
 using attnlite::test::StTensor;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -96,6 +97,30 @@ TEST_CASE("safetensors: hostile headers are rejected by name", "[loader]") {
   SECTION("length field of 2^64 - 1") {
     auto b = StFile::assemble(hdr, f.data(), UINT64_MAX - 1);
     REQUIRE_THROWS_WITH(parse(b), Contains("exceeds the limit"));
+  }
+  SECTION("files of other formats are named") {
+    // The first bytes of real files (PNG and JPEG headers, a PyTorch zip checkpoint, the old
+    // pickle format, a PDF, JSON, HTML), padded to 64 bytes: each is named, never taken for a
+    // safetensors header length.
+    const std::pair<std::string, const char*> files[] = {
+        {std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16), "this looks like a PNG image, not a safetensors model file"},
+        {std::string("\xff\xd8\xff\xe0\0\x10JFIF", 10), "this looks like a JPEG image"},
+        {std::string("GIF89a\x08\0", 8), "this looks like a GIF image"},
+        {std::string("RIFF\x24\x10\0\0WEBPVP8 ", 16), "this looks like a WebP image"},
+        {std::string("PK\x03\x04\x14\0\0\0", 8), "this looks like a zip archive (PyTorch's .pt and .pth checkpoints are zip archives)"},
+        {std::string("\x80\x02\x8a\x0al\xfc\x9c" "F", 8), "this looks like a Python pickle (an old-style PyTorch checkpoint)"},
+        {"%PDF-1.7\n", "this looks like a PDF document"},
+        {"{\"a\": {\"dtype\": \"F32\"}}", "this looks like a JSON text"},
+        {"<!doctype html>", "this looks like an HTML or XML text"},
+    };
+    for (const auto& [start, message] : files) {
+      std::vector<uint8_t> b(start.begin(), start.end());
+      b.resize(64, ' ');
+      REQUIRE_THROWS_WITH(parse(b), StartsWith(std::string("invalid safetensors file: ") + message));
+    }
+    // A truncated safetensors file keeps its own message, whatever its first bytes.
+    auto b = StFile::assemble(hdr, f.data(), 0x0280);  // the low bytes \x80\x02 of a pickle
+    REQUIRE_THROWS_WITH(parse(b), Contains("header length 640 exceeds the file"));
   }
   SECTION("malformed JSON") {
     REQUIRE_THROWS_WITH(parse(StFile::assemble("{\"a\": [1, 2", {})), Contains("malformed JSON"));
