@@ -8,7 +8,10 @@ import * as lmSection from './lm.js';
 import * as vitSection from './vit.js';
 import { drawNW as drawNWWith } from './nw.js';
 import { $, scale } from './ui.js';
-import { showResult, syncControls, drawAttention, hideTooltip, onHover, downloadPng, attach } from './translation-view.js';
+import {
+  showResult, syncControls, drawAttention, hideTooltip, onHover, downloadPng, attach,
+  showCursor, hideCursor, onKey, onTabKey, toggleTable,
+} from './translation-view.js';
 
 // The shipped models, fetched relative to this page (web/models is a link to ../models).
 // The first one present is loaded; those whose file is missing are listed, disabled.
@@ -28,6 +31,9 @@ const state = {
   view: { kind: 'cross', layer: 0, head: 0, all: false, pad: false, cmap: 'Reds' },
   fig: null,         // what the heatmap canvas shows: {layout, mats, rows, cols, qLabels, kLabels, ...}
   translations: 0,
+  cursor: null,      // the map's cell read by the keyboard: { panel, q, k }
+  table: false,      // the table view of the cursor's panel is shown
+  files: new Map(),  // the user's own translator files by name (the selector's "file:" entries)
 };
 
 // ---- status and errors ----
@@ -68,8 +74,10 @@ async function probeModels() {
   return MODELS.filter((m) => !m.option.disabled).map((m) => m.name);
 }
 
-function useModel(model, name) {
+function useModel(model, name, value) {
   state.model = model;
+  state.modelValue = value;
+  $('model').value = value;
   state.modelName = name;
   const kind = model.kind === 'transformer' ? `Transformer · ${model.layers} layers · ${model.heads} heads` : 'Bahdanau GRU · additive attention';
   $('model-info').textContent = `${name}: ${kind} · ${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens · ` +
@@ -91,14 +99,14 @@ async function loadShipped(name) {
     const r = await fetch(`models/${name}.safetensors`);
     if (!r.ok) throw new Error(`models/${name}.safetensors: HTTP ${r.status}`);
     const bytes = new Uint8Array(await r.arrayBuffer());
-    useModel(await state.client.load(bytes), name);
-    $('model').value = name;
+    useModel(await state.client.load(bytes), name, name);
     clearError();
     await translate();  // before main() words a fallback: this clears the error box
     return '';
   } catch (e) {
     showError(`Could not load the model ${name}: ${e.message}`);
-    setState('error');
+    if (state.model) showCurrentModel();
+    else setState('error');
     return e.message;
   }
 }
@@ -133,26 +141,57 @@ async function loadFile(file) {
       return;
     }
     model.free();  // read here for its kind; the worker translates with it
-    useModel(await state.client.load(bytes), file.name);
-    const opt = document.createElement('option');
-    opt.value = `file:${file.name}`;
-    opt.textContent = `${file.name} (your file)`;
-    $('model').append(opt);
-    $('model').value = opt.value;
-    clearError();
-    translate();
+    await useOwnFile(file.name, bytes);
   } catch (e) {
     showError(`Could not load ${file.name}: ${e.message}`);
-    setState('error');
+    if (state.model) showCurrentModel();
+    else setState('error');
   }
 }
 
+// A translator file of the user's, loaded (or loaded again) into the worker: one entry in the
+// selector per file name, selected; choosing it later loads it again.
+async function useOwnFile(name, bytes) {
+  const value = `file:${name}`;
+  const info = await state.client.load(bytes);
+  state.files.set(value, bytes);
+  if (![...$('model').options].some((o) => o.value === value)) $('model').append(new Option(`${name} (your file)`, value));
+  useModel(info, name, value);
+  clearError();
+  await translate();
+}
+
+async function loadOwn(value) {
+  setState('busy');
+  try {
+    await useOwnFile(value.slice(5), state.files.get(value));
+  } catch (e) {
+    showError(`Could not load ${value.slice(5)}: ${e.message}`);
+    showCurrentModel();
+  }
+}
+
+// After a failed load the model before it still translates: the selector says so again.
+function showCurrentModel() {
+  $('model').value = state.modelValue;
+  setState(state.model ? 'ready' : 'error');
+}
+
 // ---- translation ----
+// The translation and its maps go when the input they showed is refused.
+function clearResult() {
+  state.result = null;
+  state.fig = null;
+  $('result').hidden = true;
+  $('attention-card').hidden = true;
+}
+
 // In the worker; a new request (another sentence, option or model) cancels one still running.
 async function translate() {
   if (!state.model) return;
   const sentence = $('sentence').value;
   if (!sentence.trim()) {
+    clearResult();
     showError('Type an English sentence first (the input is empty).');
     setState('error');
     return;
@@ -168,6 +207,7 @@ async function translate() {
     });
   } catch (e) {
     if (e instanceof CancelledError) return;  // a newer request took its place
+    clearResult();
     showError(e.message);
     setState('error');
     return;
@@ -185,7 +225,10 @@ async function translate() {
   setState('ready');
 }
 
-const drawNW = () => drawNWWith(state.al, state.view.cmap, showError);
+const drawNW = () => drawNWWith(state.al, state.view.cmap, (message) => {
+  $('nw-error').textContent = message;
+  $('nw-error').hidden = false;
+});
 
 // ---- wiring ----
 function wire() {
@@ -200,7 +243,8 @@ function wire() {
   $('alpha').addEventListener('change', translate);
   $('model').addEventListener('change', (e) => {
     const v = e.target.value;
-    if (!v.startsWith('file:')) loadShipped(v);
+    if (v.startsWith('file:')) loadOwn(v);
+    else loadShipped(v);
   });
   $('model-file').addEventListener('change', (e) => {
     const file = e.target.files[0];
@@ -244,6 +288,11 @@ function wire() {
   $('heatmap').addEventListener('pointerdown', onHover);  // touch screens: tap a cell
   $('heatmap').addEventListener('mouseleave', hideTooltip);
   $('download').addEventListener('click', downloadPng);
+  $('heatmap').addEventListener('keydown', onKey);
+  $('heatmap').addEventListener('focus', showCursor);
+  $('heatmap').addEventListener('blur', hideCursor);
+  $('attn-kind').addEventListener('keydown', onTabKey);
+  $('table-view').addEventListener('click', toggleTable);
   $('nw-width').addEventListener('input', drawNW);
 }
 

@@ -44,6 +44,7 @@ export function drawNW(al, cmap, onError) {
       xlabel: 'Sorted training inputs', ylabel: 'Sorted testing inputs', width: 3.8, height: 3.2, dpi: 100 * s,
     });
     putImage($('nw-heatmap'), hm, s);
+    $('nw-error').hidden = true;
   } catch (e) {
     onError(`Nadaraya–Watson: ${e.message}`);
   }

@@ -31,7 +31,7 @@ export function showResult(r) {
   });
   $('result-info').textContent = `${r.steps} decoding step${r.steps > 1 ? 's' : ''}` +
     (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
-    ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` +
+    (r.model === 'transformer' ? ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` : '') +
     (r.beam > 1 ? ` · beam ${r.beam}, α ${r.alpha}` : ' · greedy') +
     ` · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
   showNBest(r);
@@ -69,6 +69,7 @@ export function syncControls() {
   for (const b of $('attn-kind').querySelectorAll('button')) {
     b.disabled = !tr && b.dataset.kind !== 'cross';
     b.setAttribute('aria-selected', String(b.dataset.kind === v.kind));
+    b.tabIndex = b.dataset.kind === v.kind ? 0 : -1;  // one tab stop; arrows move between tabs
   }
   const layers = tr ? m.layers : 1, heads = m.heads;
   fillSelect($('layer'), layers, 'Layer', v.layer);
@@ -144,8 +145,13 @@ export function drawAttention() {
     ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}. Each row sums to 1.`
     : 'Bahdanau (additive) attention of each decoding step over the source: one layer, one head. Each row sums to 1.';
   hideTooltip();
-  $('hover').textContent = 'Hover a cell to read its weight.';
+  $('hover').textContent = 'Hover or tap a cell, or focus the map and use the arrow keys, to read a weight.';
   $('hover').classList.add('muted');
+  const cur = state.cursor;
+  if (!cur || cur.panel >= f.rows * f.cols || cur.q >= f.q || cur.k >= f.k) state.cursor = { panel: 0, q: 0, k: 0 };
+  if (document.activeElement === c) showCursor();
+  else $('cell-focus').hidden = true;
+  if (state.table) drawTable();
 }
 
 export function hideTooltip() {
@@ -167,9 +173,159 @@ export function onHover(e) {
   showTooltip($('tooltip'), e, c, $('heatmap-box'), f.qLabels[hit.q], f.kLabels[hit.k], hit.w.toFixed(4));
 }
 
+// The PNG to download: the figure as drawn, with what the page shows around it written into
+// the image: the model and the map above, the sentence and its translation, and on an
+// all-heads grid each row's layer at its left.
+export function figureForDownload() {
+  const f = state.fig, src = $('heatmap'), s = f.s, r = state.result, v = state.view;
+  const font = (px, weight = '') => `${weight} ${px * s}px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif`;
+  const line = 20 * s, pad = 10 * s, left = v.all ? 64 * s : 0;
+  const what = state.model.kind === 'transformer'
+    ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}`
+    : 'Bahdanau (additive) attention';
+  const lines = [
+    { text: `${state.modelName} · ${what}`, font: font(14, '600') },
+    { text: `${r.srcWords.join(' ')}  →  ${r.text}`, font: font(13) },
+  ];
+  const c = document.createElement('canvas');
+  const ctx = c.getContext('2d');
+  const textWidth = Math.max(...lines.map((l) => ((ctx.font = l.font), ctx.measureText(l.text).width)));
+  c.width = Math.ceil(Math.max(left + src.width, textWidth + 2 * pad));
+  c.height = Math.ceil(pad + lines.length * line + src.height);
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, c.width, c.height);
+  ctx.fillStyle = '#1d2330';
+  ctx.textBaseline = 'middle';
+  lines.forEach((l, i) => {
+    ctx.font = l.font;
+    ctx.fillText(l.text, pad, pad + (i + 0.5) * line);
+  });
+  const top = pad + lines.length * line;
+  ctx.drawImage(src, left, top);
+  if (v.all) {
+    ctx.font = font(12, '600');
+    ctx.textAlign = 'right';
+    f.layers.forEach((l, i) => {
+      const P = f.layout.panels[i * f.cols];
+      ctx.fillText(`Layer ${l + 1}`, left - 4 * s, top + P.y + P.h / 2);
+    });
+  }
+  return { canvas: c, top, left };
+}
+
 export function downloadPng() {
   const v = state.view;
   const name = `attnlite-${state.modelName.replace(/\.safetensors$/, '')}-${v.kind}` +
     (v.all ? '-all' : `-L${v.layer + 1}-H${v.head + 1}`) + '.png';
-  downloadCanvas($('heatmap'), name, showError);
+  downloadCanvas(figureForDownload().canvas, name, showError);
+}
+
+// ---- keyboard and table ----
+// The cell a key press reads: state.cursor = { panel, q, k }, shown by a frame on the map and
+// read out below it (and announced: the readout is a live region).
+export function showCursor() {
+  const f = state.fig;
+  if (!f) return;
+  const { panel, q, k } = state.cursor;
+  const row = Math.floor(panel / f.cols), col = panel % f.cols;
+  const cell = f.layout.cell(row, col, q, k), c = $('heatmap'), box = $('cell-focus');
+  box.style.left = `${c.offsetLeft + cell.x / f.s - 1}px`;
+  box.style.top = `${c.offsetTop + cell.y / f.s - 1}px`;
+  box.style.width = `${cell.w / f.s + 2}px`;
+  box.style.height = `${cell.h / f.s + 2}px`;
+  box.hidden = false;
+  const { l, h } = f.panels[panel], w = f.mats[(panel * f.q + q) * f.k + k];
+  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
+  $('hover').textContent = `${where}${f.qLabels[q]} → ${f.kLabels[k]}  ${w.toFixed(4)} ` +
+    `(query ${q + 1} of ${f.q}, key ${k + 1} of ${f.k})`;
+  $('hover').classList.remove('muted');
+  if (state.table) drawTable();
+}
+
+export function hideCursor() {
+  $('cell-focus').hidden = true;
+}
+
+// Arrow keys move one cell (across panels at a panel's edge), Home/End to the row's first and
+// last key, PageUp/PageDown to the first and last query.
+export function onKey(e) {
+  const f = state.fig;
+  if (!f) return;
+  const cur = { ...state.cursor };
+  let row = Math.floor(cur.panel / f.cols), col = cur.panel % f.cols;
+  switch (e.key) {
+    case 'ArrowRight':
+      if (cur.k + 1 < f.k) cur.k += 1;
+      else if (col + 1 < f.cols) [col, cur.k] = [col + 1, 0];
+      break;
+    case 'ArrowLeft':
+      if (cur.k > 0) cur.k -= 1;
+      else if (col > 0) [col, cur.k] = [col - 1, f.k - 1];
+      break;
+    case 'ArrowDown':
+      if (cur.q + 1 < f.q) cur.q += 1;
+      else if (row + 1 < f.rows) [row, cur.q] = [row + 1, 0];
+      break;
+    case 'ArrowUp':
+      if (cur.q > 0) cur.q -= 1;
+      else if (row > 0) [row, cur.q] = [row - 1, f.q - 1];
+      break;
+    case 'Home': cur.k = 0; break;
+    case 'End': cur.k = f.k - 1; break;
+    case 'PageUp': cur.q = 0; break;
+    case 'PageDown': cur.q = f.q - 1; break;
+    default: return;
+  }
+  e.preventDefault();
+  cur.panel = row * f.cols + col;
+  state.cursor = cur;
+  showCursor();
+}
+
+// Arrow keys, Home and End between the attention tabs (the enabled ones), selecting as they go.
+export function onTabKey(e) {
+  const tabs = [...$('attn-kind').querySelectorAll('button:not([disabled])')];
+  const i = tabs.indexOf(document.activeElement);
+  if (i < 0) return;
+  const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  const t = tabs[(to + tabs.length) % tabs.length];
+  t.focus();
+  t.click();
+}
+
+// The weights of the cursor's panel as a table: a row per query, a column per key, the
+// largest weight of each row in bold.
+export function toggleTable() {
+  state.table = !state.table;
+  $('table-view').setAttribute('aria-pressed', String(state.table));
+  $('weights-table-box').hidden = !state.table;
+  if (state.table) drawTable();
+}
+
+function drawTable() {
+  const f = state.fig;
+  if (!f) return;
+  const p = state.cursor?.panel ?? 0, { l, h } = f.panels[p];
+  const t = document.createElement('table');
+  const cap = t.createCaption();
+  cap.textContent = (state.model.kind === 'transformer' ? `Layer ${l + 1}, head ${h + 1}: ` : '') +
+    `${f.ylabel.replace(/^Queries: /, '')} (rows) attending to ${f.xlabel.replace(/^Keys: /, '')} (columns)`;
+  const head = t.createTHead().insertRow();
+  head.append(Object.assign(document.createElement('th'), { scope: 'col', textContent: '' }));
+  for (const k of f.kLabels) head.append(Object.assign(document.createElement('th'), { scope: 'col', textContent: k }));
+  const body = t.createTBody();
+  for (let q = 0; q < f.q; ++q) {
+    const tr = body.insertRow();
+    tr.append(Object.assign(document.createElement('th'), { scope: 'row', textContent: f.qLabels[q] }));
+    const row = f.mats.subarray((p * f.q + q) * f.k, (p * f.q + q + 1) * f.k);
+    const best = row.indexOf(Math.max(...row));
+    row.forEach((w, k) => {
+      const td = tr.insertCell();
+      td.textContent = w.toFixed(3);
+      if (k === best) td.className = 'max';
+    });
+  }
+  $('weights-table-box').replaceChildren(t);
 }

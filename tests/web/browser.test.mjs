@@ -178,7 +178,7 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.selectOption('#cmap', 'Reds');
   });
 
-  test('Download PNG saves the canvas, pixel for pixel', async () => {
+  test('Download PNG saves the canvas, pixel for pixel, under the model and the sentence', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     assert.match(download.suggestedFilename(), /^attnlite-transformer-d2l-cross-L1-H1\.png$/);
     const file = join(outDir, download.suggestedFilename());
@@ -189,9 +189,17 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
       const c = document.getElementById('heatmap');
       return { w: c.width, h: c.height, px: Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data) };
     });
-    assert.equal(png.width, canvas.w);
-    assert.equal(png.height, canvas.h);
-    assert.ok(Buffer.from(canvas.px).equals(png.data), 'decoded PNG equals the canvas');
+    // One head: no layer labels at the left; the header lines above the figure.
+    const top = png.height - canvas.h;
+    assert.ok(png.width >= canvas.w && top > 20, `${png.width}x${png.height} around ${canvas.w}x${canvas.h}`);
+    for (let y = 0; y < canvas.h; ++y) {
+      const a = Buffer.from(png.data.buffer, png.data.byteOffset + (top + y) * png.width * 4, canvas.w * 4);
+      if (!a.equals(Buffer.from(canvas.px.slice(y * canvas.w * 4, (y + 1) * canvas.w * 4))))
+        assert.fail(`row ${y} of the decoded PNG differs from the canvas`);
+    }
+    let ink = 0;
+    for (let i = 0; i < top * png.width * 4; i += 4) if (png.data[i] < 100 && png.data[i + 1] < 100) ink += 1;
+    assert.ok(ink > 100, `text above the figure (${ink} dark pixels)`);
   });
 
   test('a corrupted model file shows an error and keeps the current model', async () => {
