@@ -69,6 +69,7 @@ stage_web() {
     cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
   done
   diff -qr build/wasm-web/api web/api || { echo "web/api/ differs from a fresh build"; stale=1; }
+  node tools/web_version.mjs --check || stale=1  # the service worker's files and version
   if [ $stale = 1 ]; then
     echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.* and web/api/" >&2
     return 1

@@ -7,7 +7,7 @@ import { TranslatorClient, CancelledError } from './translator-client.js';
 import * as lmSection from './lm.js';
 import * as vitSection from './vit.js';
 import { drawNW as drawNWWith } from './nw.js';
-import { $, scale } from './ui.js';
+import { $, scale, readAll } from './ui.js';
 import {
   showResult, syncControls, drawAttention, hideTooltip, onHover, downloadPng, attach,
   showCursor, hideCursor, onKey, onTabKey, toggleTable,
@@ -92,13 +92,35 @@ function useModel(model, name, value) {
   state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
 }
 
-// Returns the error message, or '' once the model is in use.
-async function loadShipped(name) {
+const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
+
+// A shipped model's bytes, with a progress bar and the bytes so far in the status line.
+async function download(name) {
+  const path = `models/${name}.safetensors`;
+  const r = await fetch(path);
+  if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
+  const bar = $('model-progress');
+  bar.value = 0;
+  bar.hidden = false;
+  $('model-info').textContent = `Downloading ${name}…`;
+  try {
+    return await readAll(r, (got, total) => {
+      bar.max = total;
+      bar.value = got;
+      $('model-info').textContent = `Downloading ${name}: ${mb(got)} of ${mb(total)}…`;
+    });
+  } finally {
+    bar.hidden = true;
+  }
+}
+
+// Returns the error message, or '' once the model is in use. bytes: a download already
+// started (main() fetches the first model while the module compiles).
+async function loadShipped(name, bytes = null) {
   setState('busy');
   try {
-    const r = await fetch(`models/${name}.safetensors`);
-    if (!r.ok) throw new Error(`models/${name}.safetensors: HTTP ${r.status}`);
-    const bytes = new Uint8Array(await r.arrayBuffer());
+    bytes = await (bytes ?? download(name));
+    $('model-info').textContent = `Loading ${name}…`;
     useModel(await state.client.load(bytes), name, name);
     clearError();
     await translate();  // before main() words a fallback: this clears the error box
@@ -312,19 +334,28 @@ async function compileModule() {
 async function main() {
   attach(state, showError);
   wire();
-  try {
+  // Offline after the first visit (sw.js); pages opened from file: have no service worker.
+  if ('serviceWorker' in navigator && location.protocol.startsWith('http')) navigator.serviceWorker.register('sw.js').catch(() => {});
+  // The module compiles while the models are listed and the first one downloads.
+  const starting = (async () => {
     const wasm = await compileModule();
     state.al = await Attnlite.create({ wasmModule: wasm });
     state.client = new TranslatorClient(wasm);
+  })();
+  const available = await probeModels();
+  const first = available.length ? download(available[0]) : null;
+  first?.catch(() => {});  // reported by loadShipped below
+  try {
+    await starting;
   } catch (e) {
     showError(`Could not start the WebAssembly module: ${e.message ?? e}`);
+    $('model-info').textContent = 'Nothing loaded.';
     setState('error');
     return;
   }
   drawNW();
   lmSection.init(state.al, { scale });
   vitSection.init(state.al, { scale });
-  const available = await probeModels();
   if (!available.length) {
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
     $('model-info').textContent = 'No model loaded.';
@@ -334,7 +365,7 @@ async function main() {
   // The first model that loads: one this build cannot read is marked and the next tried.
   const failed = [];
   for (const name of available) {
-    const err = await loadShipped(name);
+    const err = await loadShipped(name, name === available[0] ? first : null);
     if (!err) break;
     failed.push(`${name} (${err})`);
     const opt = MODELS.find((m) => m.name === name).option;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.css': 'text/css', '.wasm': 'application/wasm', '.png': 'image/png', '.json': 'application/json',
-  '.safetensors': 'application/octet-stream', '.svg': 'image/svg+xml',
+  '.safetensors': 'application/octet-stream', '.svg': 'image/svg+xml', '.webmanifest': 'application/manifest+json',
 };
 
 export function serve(dir, port = 0, { files = {} } = {}) {

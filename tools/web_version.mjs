@@ -1,0 +1,62 @@
+// Writes the service worker's file list and VERSION (web/sw.js, between its "written by"
+// markers): every file of the page under web/ (the models folder and editor leftovers
+// aside) and the shipped translators, and a SHA-256 over their names and bytes, the shipped
+// models' and sw.js's own code, so that any change to the page, the module, a model or the
+// worker makes a new cache.
+//   node tools/web_version.mjs           rewrite web/sw.js
+//   node tools/web_version.mjs --check   exit 1 if web/sw.js is not current
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const web = join(root, 'web');
+const TRANSLATORS = ['transformer-fra', 'transformer-d2l', 'bahdanau-d2l'];
+const CACHED_LATER = ['lm-fra', 'vit-digits'];  // hashed too: a new model is a new version
+
+function pageFiles(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (name === 'models' || name === 'sw.js' || name.startsWith('.') || name.endsWith('~')) continue;
+    if (statSync(path).isDirectory()) out.push(...pageFiles(path));
+    else out.push(relative(web, path).split('\\').join('/'));
+  }
+  return out;
+}
+
+const shell = pageFiles(web);
+const models = TRANSLATORS.map((m) => `models/${m}.safetensors`);
+const hash = createHash('sha256');
+for (const f of [...shell, ...models, ...CACHED_LATER.map((m) => `models/${m}.safetensors`)]) {
+  const path = join(web, f);
+  hash.update(`${f}\n`);
+  hash.update(existsSync(path) ? readFileSync(path) : 'missing');
+}
+// The service worker's own code too (its written block aside): a new worker, a new cache.
+const swText = readFileSync(join(web, 'sw.js'), 'utf8');
+hash.update(swText.replace(/\/\/ ---- written by tools\/web_version\.mjs ----[\s\S]*\/\/ ---- end ----/, ''));
+const version = hash.digest('hex').slice(0, 16);
+const block = `// ---- written by tools/web_version.mjs ----
+const VERSION = '${version}';
+const SHELL = ${JSON.stringify(shell, null, 2).replace(/"/g, "'")};
+const MODELS = ${JSON.stringify(models, null, 2).replace(/"/g, "'")};
+// ---- end ----`;
+const swPath = join(web, 'sw.js');
+const sw = readFileSync(swPath, 'utf8');
+const start = sw.indexOf('// ---- written by tools/web_version.mjs ----');
+const endMark = '// ---- end ----';
+const end = sw.indexOf(endMark);
+if (start < 0 || end < 0) throw new Error('web/sw.js has lost its "written by" markers');
+const next = sw.slice(0, start) + block + sw.slice(end + endMark.length);
+if (process.argv.includes('--check')) {
+  if (next !== sw) {
+    console.error(`web/sw.js is not current (version ${version}): run node tools/web_version.mjs and commit web/sw.js`);
+    process.exit(1);
+  }
+  console.log(`web/sw.js is current (version ${version}, ${shell.length} files, ${models.length} translators)`);
+} else {
+  writeFileSync(swPath, next);
+  console.log(`web/sw.js: version ${version}, ${shell.length} files, ${models.length} translators`);
+}
