@@ -25,9 +25,9 @@ const Kernels* simd_kernels() {
 #if defined(ATTNLITE_HAVE_SIMD)
     Kernels t = *simd_kernels_impl();
 #else
-    Kernels t{"simd128",     wasm::linear,  nullptr,   wasm::gemm_nt, wasm::gemm_nn,
-              wasm::softmax_rows, wasm::layer_norm, wasm::add, wasm::relu, wasm::tanh,
-              wasm::sigmoid, wasm::gelu};
+    Kernels t{"simd128",          wasm::linear,     nullptr,   wasm::gemm_nt, wasm::gemm_nn,
+              wasm::softmax_rows, wasm::layer_norm, wasm::add, wasm::relu,    wasm::tanh,
+              wasm::sigmoid,      wasm::gelu};
 #endif
     t.linear_i8 = wasm::linear_i8;
     return t;
