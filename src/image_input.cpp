@@ -115,6 +115,11 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
   long dw = -1, dh = -1;
   const char* format = declared_size(bytes, size, &dw, &dh);
   if (!format) throw Error("not an image attnlite can read (PNG, JPEG, BMP or GIF)");
+#if defined(STBI_NO_JPEG)
+  // Builds without the JPEG decoder (the WebAssembly module, for its size: wasm/build.sh).
+  if (format[0] == 'J')
+    throw Error("JPEG images are not supported in this build; decode the image with the browser and use digitFromRgba");
+#endif
   if (dw == 0 || dh == 0)
     throw Error(std::string(format) + " image of " + std::to_string(dw) + "x" + std::to_string(dh) + " pixels: it has no pixels");
   if (dw > kMaxImageSide || dh > kMaxImageSide || (dw > 0 && dw * dh > kMaxImagePixels))

@@ -64,6 +64,9 @@ stage_web() {
   # One compile, two links: the node build for the tests, the web build into build/wasm-web
   # to compare with the committed web/ files.
   JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node web
+  # The SIMD128 kernels against the scalar ones at every tail size (tests/web/kernels.test.mjs
+  # runs it; required here, so a missing program fails instead of skipping).
+  JOBS=$jobs bash wasm/build.sh kernel-test
   local f stale=0
   for f in attnlite.mjs attnlite.wasm attnlite-api.mjs; do
     cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
@@ -81,7 +84,7 @@ stage_web() {
     npm ci --ignore-scripts --no-audit --no-fund
     echo "$stamp" > node_modules/.attnlite-lock
   fi
-  ATTNLITE_REQUIRE_BROWSER=1 node --test tests/web/
+  ATTNLITE_REQUIRE_BROWSER=1 ATTNLITE_REQUIRE_KERNEL_TEST=1 node --test tests/web/
   # The node tests (not the browser ones, which load web/) against the sanitized node build:
   # an ASan or UBSan report ends the node process with status 1, so the file fails;
   # tests/web/misuse.test.mjs ends with LeakSanitizer's check. Two files at a time.

@@ -7,6 +7,10 @@
 #   wasm/build.sh node-asan  build/wasm-node-asan/: the node build under AddressSanitizer and
 #                            UndefinedBehaviorSanitizer (its own objects, build/wasm-obj-*-asan/);
 #                            any report ends the node process with status 1
+#   wasm/build.sh kernel-test  build/wasm-kernel-test/kernel_parity.mjs: tests/wasm/kernel_parity.cpp
+#                            (every kernel of the SIMD128 table against the scalar reference, tails
+#                            and strides included; `node build/wasm-kernel-test/kernel_parity.mjs`
+#                            exits non-zero on a mismatch), linked from the node build's objects
 # WEB_OUT / NODE_OUT / ASAN_OUT put a build elsewhere (the test stage rebuilds the web files into
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
 # gets the JavaScript API: attnlite-api.mjs and its classes in api/ (wasm/attnlite-api.mjs,
@@ -17,11 +21,13 @@
 # target. Objects are rebuilt when a source or one of the headers it includes changes.
 # JOBS (default 2) compiles in parallel.
 #
-# SIMD kernels (src/cpu/simd/, SIMDe -> SIMD128, -DATTNLITE_HAVE_SIMD=1): SIMD=auto builds
-# them when present, SIMD=on insists, SIMD=off leaves them out; SIMD_WEB / SIMD_NODE set one
-# target. Defaults: node auto (the tests check them against the scalar kernels), web off:
-# under SIMD128 they are currently slower than the scalar kernels and push the .wasm over
-# its size budget (numbers in docs/web.md and bench/RESULTS-wasm.md).
+# Kernels: every build has the native SIMD128 kernels of src/cpu/wasm/ (the "simd128" table)
+# and the scalar reference. The SIMDe kernels (src/cpu/simd/, AVX2 emulated on SIMD128,
+# -DATTNLITE_HAVE_SIMD=1) replace the simd128 table when built in: SIMD=auto builds them when
+# present, SIMD=on insists, SIMD=off leaves them out; SIMD_WEB / SIMD_NODE set one target.
+# Default off for every target: under SIMD128 they are slower than even the scalar kernels and
+# push the .wasm over its size budget (docs/web.md, bench/RESULTS-wasm.md), and the node
+# builds that the tests load carry the same kernels as the shipped web build.
 # EXCEPTIONS=js selects Emscripten's JavaScript-based exception handling instead of
 # native WebAssembly exceptions (see docs/web.md for the size and speed of each).
 set -euo pipefail
@@ -52,21 +58,26 @@ eh_flags() {
     js) eh=(-fexceptions -sDISABLE_EXCEPTION_CATCHING=0) ;;
   esac
 }
-cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG
+# -DSTBI_NO_JPEG: no JPEG decoder in the module (14 KB of the size budget; the page draws
+# digits on a canvas and the browser decodes image files): al_digit_from_file_bytes refuses
+# JPEG with a message that says so (src/image_input.cpp).
+cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG -DSTBI_NO_JPEG
   -Wall -Wextra -Wno-unused-parameter)
 # The compute of the translate path (the kernels, the CPU op set, masked softmax) at -O3; the
 # blocks, which only call ops, and code that runs once per model load, sentence, step or
 # figure (the safetensors/JSON loader, the tokenizer, translate.cpp, the searches and the
 # drivers, the C API, the renderer, the bindings; the image decoder and digit preprocessing
 # and the classifier's bookkeeping, which run once per image) at -Os, which keeps the .wasm
-# small (docs/web.md).
+# small (docs/web.md). The scalar kernels too: in WebAssembly they are the reference that
+# set_backend(Scalar) selects, the SIMD128 ones translate (-Os gives the same results: no
+# float reassociation at any level).
 opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
       src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api/* | \
-      src/image_input.cpp | src/classify.cpp | \
+      src/image_input.cpp | src/classify.cpp | src/cpu/kernels_scalar.cpp | \
       src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac
@@ -167,14 +178,34 @@ for t in "${targets[@]}"; do
       compile "$(simd_mode "${SIMD_WEB:-${SIMD:-off}}")"
       link web "${WEB_OUT:-web}" ;;
     node)
-      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-auto}}")"
+      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-off}}")"
       link node "${NODE_OUT:-build/wasm-node}" --extern-pre-js wasm/node-prelude.mjs ;;
     node-asan)
       # Always JavaScript-based exceptions: with native WebAssembly exceptions, a C++ throw in
       # Emscripten 3.1.6's ASan build traps ("RuntimeError: unreachable") before its catch.
       eh_now=js
-      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-auto}}")" asan
+      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-off}}")" asan
       link node "${ASAN_OUT:-build/wasm-node-asan}" --extern-pre-js wasm/node-prelude.mjs "${asan_ldflags[@]}" ;;
-    *) echo "wasm/build.sh: unknown target '$t' (web, node, node-asan)" >&2; exit 2 ;;
+    kernel-test)
+      # The node build's objects and flags; the test's own object next to them. Only the
+      # kernels and their table are linked (the rest of the library is not needed).
+      compile "$(simd_mode "${SIMD_NODE:-${SIMD:-off}}")"
+      out=${KERNEL_TEST_OUT:-build/wasm-kernel-test}
+      kobj=build/wasm-obj-$eh_now-kernel-test
+      mkdir -p "$out" "$kobj"
+      eh_flags "$eh_now"
+      em++ -O3 "${cxxflags[@]:0:2}" "${eh[@]}" "${cxxflags[@]:2}" -c tests/wasm/kernel_parity.cpp \
+        -o "$kobj/kernel_parity.o"
+      # A program: tests/wasm/run-main.mjs calls the module's factory on load, main() runs and
+      # its status is node's (EXIT_RUNTIME); synchronous compilation reads the .wasm from disk
+      # (the glue's asynchronous path would fetch() it, which node cannot do for a file).
+      em++ -O3 -msimd128 "${eh[@]}" -sENVIRONMENT=node -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 \
+        -sWASM_ASYNC_COMPILATION=0 -sEXPORT_ES6=1 --extern-pre-js wasm/node-prelude.mjs \
+        --extern-post-js tests/wasm/run-main.mjs \
+        "$kobj/kernel_parity.o" \
+        $(printf '%s\n' "${objects[@]}" | grep -E '/src_cpu_(dispatch|kernels_scalar|wasm_|simd_)') \
+        -o "$out/kernel_parity.mjs"
+      echo "wasm/build.sh: $out/kernel_parity.mjs (node $out/kernel_parity.mjs)" ;;
+    *) echo "wasm/build.sh: unknown target '$t' (web, node, node-asan, kernel-test)" >&2; exit 2 ;;
   esac
 done

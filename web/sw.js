@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'c0604e38ffa7a2e8';
+const VERSION = '6fcafd57369ab19c';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -5,6 +5,7 @@
 #include "attnlite/ops/kernels.h"
 
 #if defined(__wasm_simd128__)
+#include "cpu/wasm/kernels_simd128.h"
 #include "cpu/wasm/linear_i8_simd128.h"
 #endif
 
@@ -16,15 +17,17 @@ const Kernels* simd_kernels_impl();  // src/cpu/simd/kernels_simd.cpp
 
 const Kernels* simd_kernels() {
 #if defined(__wasm_simd128__)
-  // WebAssembly: the SIMDe tables when built in, else the scalar fp32 kernels (faster than
-  // SIMDe's emulation under SIMD128, bench/RESULTS-wasm.md); the int8 linear layer is the
-  // native SIMD128 kernel either way.
+  // WebAssembly: the native SIMD128 kernels of src/cpu/wasm/ (the web build's table), or the
+  // SIMDe tables when built in (wasm/build.sh SIMD=on: their emulation of AVX2 under SIMD128
+  // is slower than even the scalar kernels, bench/RESULTS-wasm.md); the int8 linear layer is
+  // the native SIMD128 kernel either way.
   static const Kernels k = [] {
 #if defined(ATTNLITE_HAVE_SIMD)
     Kernels t = *simd_kernels_impl();
 #else
-    Kernels t = scalar_kernels();
-    t.name = "scalar+simd128-i8";
+    Kernels t{"simd128",          wasm::linear,     nullptr,   wasm::gemm_nt, wasm::gemm_nn,
+              wasm::softmax_rows, wasm::layer_norm, wasm::add, wasm::relu,    wasm::tanh,
+              wasm::sigmoid,      wasm::gelu};
 #endif
     t.linear_i8 = wasm::linear_i8;
     return t;

@@ -187,6 +187,16 @@ describe('bad input: clear errors, and the session keeps working', () => {
     assert.throws(() => al.digitFromFileBytes('not bytes'), /Uint8Array/);
   });
 
+  // The WebAssembly module has no JPEG decoder (its size budget, docs/web.md): a JPEG file
+  // is refused by name, with what to do instead, and the session keeps working.
+  test('JPEG files: a clear error in the WebAssembly build', () => {
+    const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xc0, 0, 11, 8, 0, 8, 0, 8, 1, 1, 0x11, 0, 0xff, 0xd9]);
+    assert.throws(() => al.digitFromFileBytes(jpeg),
+      (e) => e instanceof AttnliteError &&
+        /JPEG images are not supported in this build; decode the image with the browser and use digitFromRgba/.test(e.message));
+    good();
+  });
+
   test('wrong RGBA sizes', () => {
     assert.throws(() => al.digitFromRgba(new Uint8ClampedArray(10), 2, 2), /10 bytes are not 2 x 2 RGBA pixels/);
     assert.throws(() => al.digitFromRgba(new Uint8ClampedArray(0), 0, 0), AttnliteError);

@@ -120,7 +120,9 @@ export class Attnlite {
     return this._digit(data, (p, out, e) => this.mod._al_digit_from_rgba(p, width, height, out, e));
   }
 
-  // digitFromFileBytes: an image file's bytes (PNG, JPEG, BMP, GIF; al_digit_from_file_bytes).
+  // digitFromFileBytes: an image file's bytes (PNG, BMP, GIF; al_digit_from_file_bytes). The
+  // WebAssembly module has no JPEG decoder: JPEG bytes are refused with an error that says so
+  // (decode them with the browser, e.g. on a canvas, and use digitFromRgba).
   digitFromFileBytes(bytes) {
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
     if (!(bytes instanceof Uint8Array)) throw new AttnliteError('digitFromFileBytes needs a Uint8Array or ArrayBuffer');

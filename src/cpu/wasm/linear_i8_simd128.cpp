@@ -1,5 +1,5 @@
-// attnlite — the int8 linear layer in native WebAssembly SIMD128 (the web build's fp32
-// kernels are the scalar ones: see bench/RESULTS-wasm.md). y = x · (scale ⊙ q)ᵀ + b.
+// attnlite — the int8 linear layer in native WebAssembly SIMD128 (the fp32 kernels are in
+// gemm_simd128.cpp and pointwise_simd128.cpp). y = x · (scale ⊙ q)ᵀ + b.
 // Blocks of 4 weight rows x 2 rows of x; 8 int8 weights per step are widened
 // (i8 -> i16 -> i32 -> f32) once and used for both rows of x. Tails in M, N and K in place.
 #if defined(__wasm_simd128__)
