@@ -45,6 +45,17 @@ check "--verbose lists the n-best" "4" "$($book --verbose --beam 4 "go ." | grep
 $book --beam 0 "go ." 2>/dev/null; check "--beam 0 exit status" "2" "$?"
 $book --beam 65 "go ." 2>/dev/null; check "--beam 65 exit status" "2" "$?"
 $book --alpha -1 "go ." 2>/dev/null; check "--alpha -1 exit status" "2" "$?"
+# the scalar reference kernels: the same translations, within float noise the same weights
+check "--kernels scalar" "$($book "no way !" "he's calm .")" "$($book --kernels scalar "no way !" "he's calm .")"
+$book --kernels scalar --json --weights "i'm home ." > "$tmp/ks"
+check "--kernels scalar weights within 1e-5 of simd" "True" "$(python3 -c '
+import json,sys
+a=json.load(open(sys.argv[1]))["attention"]; b=json.load(open(sys.argv[2]))["attention"]
+flat=lambda x: [x] if not isinstance(x, list) else [w for y in x for w in flat(y)]
+fa=flat(a["cross"])+flat(a["encoder_self"]); fb=flat(b["cross"])+flat(b["encoder_self"])
+print(len(fa)==len(fb)>0 and max(abs(x-y) for x,y in zip(fa,fb))<=1e-5)' "$tmp/ks" "$tmp/w")"
+$book --kernels fast "go ." 2>"$tmp/err"; check "--kernels fast exit status" "2" "$?"
+check "--kernels fast message" "attnlite translate: --kernels must be simd or scalar, got 'fast' (see \`attnlite translate --help\`)" "$(cat "$tmp/err")"
 
 # errors: clear message, non-zero status, other sentences still translated
 out=$($book "go ." "" "i'm home ." 2>"$tmp/err"); st=$?

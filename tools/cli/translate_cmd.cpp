@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
+#include "attnlite/ops/kernels.h"
 #include "attnlite/translate.h"
 #include "common.h"
 
@@ -40,6 +41,8 @@ const char* kHelp =
     "                     (default 0 = summed log-probabilities)\n"
     "  --device cpu|cuda  where the model runs (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
+    "  --kernels K        CPU kernels: simd (the default where the CPU has them) or scalar,\n"
+    "                     the reference (to compare with other builds, e.g. WebAssembly)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
     "  -h, --help         this text\n"
     "\n"
@@ -141,6 +144,12 @@ int cmd_translate(int argc, char** argv) {
   args.value("--device", &device_arg);
   if (device_arg != "cpu" && device_arg != "cuda")
     throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
+  std::string kernels_arg;
+  if (args.value("--kernels", &kernels_arg)) {
+    if (kernels_arg != "simd" && kernels_arg != "scalar")
+      throw UsageError{"--kernels must be simd or scalar, got '" + kernels_arg + "'"};
+    ops::set_backend(kernels_arg == "simd" ? ops::Backend::Simd : ops::Backend::Scalar);
+  }
   std::vector<std::string> sentences = args.positionals();
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   if (tsv && !sentences.empty()) throw UsageError{"--tsv reads standard input; give no sentences"};
