@@ -7,7 +7,7 @@ import { TranslatorClient, CancelledError } from './translator-client.js';
 import * as lmSection from './lm.js';
 import * as vitSection from './vit.js';
 import { drawNW as drawNWWith } from './nw.js';
-import { $, scale, readAll } from './ui.js';
+import { $, scale, readAll, mb } from './ui.js';
 import {
   showResult, syncControls, drawAttention, hideTooltip, onHover, downloadPng, attach,
   showCursor, hideCursor, onKey, onTabKey, toggleTable,
@@ -91,8 +91,6 @@ function useModel(model, name, value) {
   state.view.head = 0;
   state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
 }
-
-const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
 
 // A shipped model's bytes, with a progress bar and the bytes so far in the status line.
 async function download(name) {

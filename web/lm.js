@@ -4,7 +4,7 @@
 // through the Generator of attnlite-api.mjs; between two words the page hands control back to
 // the browser (one animation frame), so it stays responsive and Stop works. The attention map
 // is drawn by lm-map.js.
-import { $, readAll } from './ui.js';
+import { $, readAll, kb, mb } from './ui.js';
 import { syncMapControls, drawMap, onMapHover } from './lm-map.js';
 import { readOptions, showOptionErrors } from './lm-options.js';
 
@@ -46,9 +46,6 @@ function message(text, kind = 'error') {
 function info(text) {
   $('lm-info').textContent = text;
 }
-
-const kb = (n) => `${Math.round(n / 1024).toLocaleString('en')} KB`;
-const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
 
 function validate() {
   const r = readOptions(lm.mode, lm.gen?.context ?? 32);

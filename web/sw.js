@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '6fcafd57369ab19c';
+const VERSION = '57630b5024696c91';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -8,6 +8,19 @@ const KIND_NAMES = { enc: 'Encoder self-attention', dec: 'Decoder self-attention
 let state = null;      // the page's state (app.js): model, result, view, fig
 let showError = null;  // the page's error box
 
+// Which map the view shows: "Encoder self-attention, layer 1, head 2" (or all of a grid).
+function mapName(v, f) {
+  return state.model.kind === 'transformer'
+    ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}`
+    : 'Bahdanau (additive) attention';
+}
+
+// The reading of one cell, for the line under the map: "layer 1, head 2: suis → home  0.7275".
+function cellReading(f, l, h, q, k, w) {
+  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
+  return `${where}${f.qLabels[q]} → ${f.kLabels[k]}  ${w.toFixed(4)}`;
+}
+
 export function attach(pageState, onError) {
   state = pageState;
   showError = onError;
@@ -142,7 +155,7 @@ export function drawAttention() {
   c.dataset.all = String(v.all);
   layerLabels($('row-labels'), $('heatmap-box'), v.all, f.layers, img.layout, f.cols, s);
   $('attn-caption').textContent = tr
-    ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}. Each row sums to 1.`
+    ? `${mapName(v, f)}. Each row sums to 1.`
     : 'Bahdanau (additive) attention of each decoding step over the source: one layer, one head. Each row sums to 1.';
   hideTooltip();
   $('hover').textContent = 'Hover or tap a cell, or focus the map and use the arrow keys, to read a weight.';
@@ -167,8 +180,7 @@ export function onHover(e) {
     hideTooltip();
     return;
   }
-  const where = state.model.kind === 'transformer' ? `layer ${hit.l + 1}, head ${hit.h + 1}: ` : '';
-  $('hover').textContent = `${where}${f.qLabels[hit.q]} → ${f.kLabels[hit.k]}  ${hit.w.toFixed(4)}`;
+  $('hover').textContent = cellReading(f, hit.l, hit.h, hit.q, hit.k, hit.w);
   $('hover').classList.remove('muted');
   showTooltip($('tooltip'), e, c, $('heatmap-box'), f.qLabels[hit.q], f.kLabels[hit.k], hit.w.toFixed(4));
 }
@@ -180,11 +192,8 @@ export function figureForDownload() {
   const f = state.fig, src = $('heatmap'), s = f.s, r = state.result, v = state.view;
   const font = (px, weight = '') => `${weight} ${px * s}px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif`;
   const line = 20 * s, pad = 10 * s, left = v.all ? 64 * s : 0;
-  const what = state.model.kind === 'transformer'
-    ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}`
-    : 'Bahdanau (additive) attention';
   const lines = [
-    { text: `${state.modelName} · ${what}`, font: font(14, '600') },
+    { text: `${state.modelName} · ${mapName(v, f)}`, font: font(14, '600') },
     { text: `${r.srcWords.join(' ')}  →  ${r.text}`, font: font(13) },
   ];
   const c = document.createElement('canvas');
@@ -235,9 +244,7 @@ export function showCursor() {
   box.style.height = `${cell.h / f.s + 2}px`;
   box.hidden = false;
   const { l, h } = f.panels[panel], w = f.mats[(panel * f.q + q) * f.k + k];
-  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
-  $('hover').textContent = `${where}${f.qLabels[q]} → ${f.kLabels[k]}  ${w.toFixed(4)} ` +
-    `(query ${q + 1} of ${f.q}, key ${k + 1} of ${f.k})`;
+  $('hover').textContent = `${cellReading(f, l, h, q, k, w)} (query ${q + 1} of ${f.q}, key ${k + 1} of ${f.k})`;
   $('hover').classList.remove('muted');
   if (state.table) drawTable();
 }

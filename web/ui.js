@@ -5,6 +5,10 @@
 
 export const $ = (id) => document.getElementById(id);
 
+// Sizes for the status lines: "408 KB", "3.1 MB".
+export const kb = (n) => `${Math.round(n / 1024).toLocaleString('en')} KB`;
+export const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
+
 // Figures are rendered at the screen's pixel density (1 or 2) and shown at CSS size.
 export const scale = () => Math.min(2, Math.max(1, Math.round(window.devicePixelRatio || 1)));
 

@@ -7,7 +7,7 @@
 // all heads of a layer), with the attention rollout beside it.
 import { Classifier } from './attnlite-api.mjs';
 import { DrawPad } from './draw-pad.js';
-import { $, fillSelect } from './ui.js';
+import { $, fillSelect, kb } from './ui.js';
 import { drawInput, drawOverlay, panel, maxInfo, paintInput } from './vit-figures.js';
 
 // The shipped model, fetched relative to the page like the other models (web/models links to
@@ -60,7 +60,6 @@ function message(text, kind = 'error') {
   box.hidden = !text;
 }
 
-const kb = (n) => `${Math.round(n / 1024).toLocaleString('en')} KB`;
 const pct = (p) => (p >= 0.9995 ? '100%' : p < 0.0005 ? '0%' : `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`);
 
 // ---- the model ----
