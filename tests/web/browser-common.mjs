@@ -1,4 +1,4 @@
-// Shared by the tests of the page in headless Chromium (browser.test.mjs, lm-browser.test.mjs):
+// Shared by the tests of the page in headless Chromium (tests/web/*browser.test.mjs):
 // the browser, its flags, the screenshot folder, and the page as both files open it.
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; without one the tests are skipped, unless
 // ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).

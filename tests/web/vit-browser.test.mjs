@@ -14,15 +14,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { nativeCli, root } from './common.mjs';
+import { FLAGS, chromiumPath, haveBrowser, outDir } from './browser-common.mjs';
 import { serve } from './serve.mjs';
 
-const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
-const haveBrowser = existsSync(chromiumPath);
-if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
-  throw new Error(`${chromiumPath} is missing (apt-get install chromium)`);
-const outDir = join(root, 'build', 'web-test');
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const fixture = JSON.parse(readFileSync(join(root, 'tests', 'fixtures', 'vit_digits_test.json'), 'utf8'));
 
 describe('the Vision Transformer section in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {

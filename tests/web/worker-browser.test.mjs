@@ -7,19 +7,13 @@
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; skipped without one unless
 // ATTNLITE_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { nativeTranslate, root } from './common.mjs';
+import { FLAGS, chromiumPath, haveBrowser } from './browser-common.mjs';
 import { serve } from './serve.mjs';
 
-const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
-const haveBrowser = existsSync(chromiumPath);
-if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
-  throw new Error(`${chromiumPath} is missing (apt-get install chromium)`);
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const model = (name) => join(root, 'models', `${name}.safetensors`);
 // Long enough that a beam of 8 takes many decoding steps over a long source.
