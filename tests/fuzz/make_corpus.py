@@ -251,6 +251,9 @@ def image():
         for x in range(16):
             corner[y + 1][x + 2] = ink[y // 2][x // 2]
     write("image", "seven_8x8.png", png_bytes(ink))
+    # files of other formats given as a model: the loader names them from their first bytes
+    write("loader", "png_image_as_model.safetensors", png_bytes(ink))
+    write("loader", "pytorch_zip_as_model.safetensors", b"PK\x03\x04\x14\x00\x00\x00" + bytes(56))
     write("image", "seven_32x32.png", png_bytes(big))
     write("image", "seven_corner.png", png_bytes(corner))
     write("image", "seven_reversed.png", png_bytes([[255 - v for v in r] for r in big]))
