@@ -106,11 +106,30 @@ TEST_CASE("figure 7: transformer maps have layers x heads panels and zero masked
       }
   REQUIRE(masked > 0);
 
+  // By default the source's positions end at its <eos>: i'm home . <eos>.
   const auto cross = figures::make("07-transformer-cross", c);
-  REQUIRE(cross.keys == c.transformer->num_steps());
-  // Padding keys beyond the source's valid length get no weight.
-  const Image ci = png_roundtrip(cross.image);
-  REQUIRE(cell_rgb(ci, cross.layout, 0, 0, 0, cross.keys - 1) == zero);
+  REQUIRE(cross.keys == 4);
+  REQUIRE(cross.xticks == std::vector<std::string>{"i'm", "home", ".", "<eos>"});
+  REQUIRE(enc.keys == 4);
+  REQUIRE(enc.queries == 4);
+  REQUIRE(!cross.layout.title.empty());  // model, kind, sentence and translation
+  REQUIRE(cross.layout.title_text ==
+          "transformer-d2l, encoder-decoder attention: i'm home . \u2192 je suis chez moi .");
+  REQUIRE(ink(png_roundtrip(cross.image), cross.layout.title) > 50);
+  // With padding, as the book draws them: num_steps keys, the padding ones with no weight.
+  auto cp = c;
+  cp.padding = true;
+  const auto padded = figures::make("07-transformer-cross", cp);
+  REQUIRE(padded.keys == c.transformer->num_steps());
+  REQUIRE(padded.xticks.back() == "<pad>");
+  const Image ci = png_roundtrip(padded.image);
+  REQUIRE(cell_rgb(ci, padded.layout, 0, 0, 0, padded.keys - 1) == zero);
+  for (int q = 0; q < cross.queries; ++q)  // the kept keys carry the same weights
+    for (int k = 0; k < cross.keys; ++k)
+      REQUIRE(cross.matrices[(size_t)q * cross.keys + k] == padded.matrices[(size_t)q * padded.keys + k]);
+  const auto penc = figures::make("07-transformer-encoder", cp);
+  REQUIRE(penc.keys == c.transformer->num_steps());
+  REQUIRE(penc.queries == c.transformer->num_steps());
 }
 
 TEST_CASE("every figure of the chapter renders", "[figures]") {
@@ -145,7 +164,10 @@ TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   o.layer = 1;
   o.head = 2;
   const auto f = figures::translation_map(c.transformer, "he's calm .", o);
-  REQUIRE((f.rows == 1 && f.cols == 1 && f.queries == 10));
+  REQUIRE((f.rows == 1 && f.cols == 1 && f.queries == 4));  // he's calm . <eos>
+  o.padding = true;
+  REQUIRE(figures::translation_map(c.transformer, "he's calm .", o).queries == 10);  // num_steps
+  o.padding = false;
   o.kind = figures::MapKind::Cross;
   o.layer = o.head = -1;
   const auto b = figures::translation_map(c.bahdanau, "i'm home .", o);
@@ -287,8 +309,8 @@ TEST_CASE("generation map: the whole context, positions and bad input", "[figure
   const auto big = figures::generation_map(lm_fra(), prompt, o);
   REQUIRE(big.queries == 32);
   const Rect c = big.layout.cell(0, 0, 0, 0);
-  REQUIRE(c.w >= text_line_height());  // a cell per label line: none is thinned away
-  REQUIRE(c.h >= text_line_height());
+  REQUIRE(c.w >= text_line_height(points_to_px(10.f, 100)));  // a cell per label line: none is thinned away
+  REQUIRE(c.h >= text_line_height(points_to_px(10.f, 100)));
 
   o.layer = 3;
   REQUIRE_THROWS_WITH(figures::generation_map(lm_fra(), "je", o), Catch::Matchers::Contains("out of range"));

@@ -181,8 +181,7 @@ TEST_CASE("colorbar_max_ticks thins the ticks of a tall colorbar", "[viz][heatma
     }
     return runs;
   };
-  const int all = ticks(o);
-  CHECK(all > 11);
+  CHECK(ticks(o) == 6);  // by default 5-8 ticks: 0, 0.2, ..., 1 (0.1 would give 11)
   o.colorbar_max_ticks = 6;
   CHECK(ticks(o) == 6);  // 0, 0.2, ..., 1
   o.colorbar_max_ticks = 11;
@@ -200,7 +199,7 @@ TEST_CASE("figure size follows figsize and dpi; text scales with dpi", "[viz][he
   const HeatmapLayout big = heatmap_layout(1, 1, 10, 10, o);
   o.dpi = 100;
   const HeatmapLayout small = heatmap_layout(1, 1, 10, 10, o);
-  CHECK(big.titles[0].h == 2 * small.titles[0].h);
+  CHECK(std::abs(big.titles[0].h - 2 * small.titles[0].h) <= 1);  // line heights rounded up
   CHECK(big.panels[0].w > small.panels[0].w * 3 / 2);
   o.fig_width_in = 5.f;
   CHECK(heatmap_layout(1, 1, 10, 10, o).width == 500);

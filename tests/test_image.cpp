@@ -4,7 +4,10 @@
 #include <attnlite/error.h>
 #include <attnlite/viz/image.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <set>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -55,9 +58,11 @@ int ink_count(const Image& img) {
   return n;
 }
 
-Image text_image(const std::string& s, int scale = 1, TextDirection dir = TextDirection::Horizontal) {
-  Image img(120 * scale, 20 * scale);
-  draw_text(img, 2, 2, s, kBlack, scale, dir);
+constexpr float kPx = 13.88889f;  // 10 pt at 100 dpi
+
+Image text_image(const std::string& s, float px = kPx, TextDirection dir = TextDirection::Horizontal) {
+  Image img(static_cast<int>(9 * px), static_cast<int>(2 * px));
+  draw_text(img, 2, 2, s, kBlack, px, dir);
   return img;
 }
 
@@ -137,9 +142,9 @@ TEST_CASE("text drawing survives arbitrary bytes", "[viz][text][utf8]") {
   for (int i = 0; i < 2000; ++i) {
     std::string s(static_cast<size_t>(rng() % 12), '\0');
     for (auto& c : s) c = static_cast<char>(rng());
-    const TextSize t = text_size(s);
+    const TextSize t = text_size(s, kPx);
     CHECK(t.w >= 0);
-    const Rect box = draw_text(img, static_cast<int>(rng() % 80) - 8, static_cast<int>(rng() % 80) - 8, s, kBlack, 1,
+    const Rect box = draw_text(img, static_cast<int>(rng() % 80) - 8, static_cast<int>(rng() % 80) - 8, s, kBlack, kPx,
                                i % 2 ? TextDirection::Up : TextDirection::Horizontal);
     CHECK(box.w >= 0);
   }
@@ -187,29 +192,53 @@ TEST_CASE("unknown code points draw a box, bad bytes a question mark", "[viz][te
   CHECK(text_image("\xFF").rgba == text_image("?").rgba);
 }
 
-TEST_CASE("text scales and rotates", "[viz][text]") {
-  const TextSize t1 = text_size("Keys"), t2 = text_size("Keys", 2);
-  CHECK(t1.h == text_line_height(1));
-  CHECK(t2.w == 2 * t1.w);
-  CHECK(t2.h == 2 * t1.h);
-  CHECK(text_size("").w == 0);
+TEST_CASE("text is DejaVu Sans at its size: metrics, kerning, anti-aliasing", "[viz][text]") {
+  // DejaVu Sans: 2048 units per em, ascent 1901, descent 483, 'H' 1493 units high.
+  const FontMetrics fm = font_metrics(kPx);
+  CHECK(fm.ascent == Approx(1901.0 / 2048 * kPx).epsilon(1e-4));
+  CHECK(fm.descent == Approx(483.0 / 2048 * kPx).epsilon(1e-4));
+  CHECK(fm.line_height == static_cast<int>(std::ceil((1901.0 + 483.0) / 2048 * kPx)));
+  CHECK(text_line_height(kPx) == fm.line_height);
+  CHECK(points_to_px(10.f, 100) == Approx(kPx));
+  // Advance widths: 'i' 569 units, 'W' 2025 units; proportional, not a fixed cell.
+  CHECK(text_width("i", kPx) == Approx(569.0 / 2048 * kPx).epsilon(1e-4));
+  CHECK(text_width("W", kPx) == Approx(2025.0 / 2048 * kPx).epsilon(1e-4));
+  CHECK(text_width("AV", kPx) < text_width("A", kPx) + text_width("V", kPx));  // kerned pair
+  CHECK(text_width("Keys", 2 * kPx) == Approx(2 * text_width("Keys", kPx)).epsilon(1e-4));
+  const TextSize t = text_size("Keys", kPx);
+  CHECK(t.w == static_cast<int>(std::ceil(text_width("Keys", kPx))));
+  CHECK(t.h == fm.line_height);
+  CHECK(text_size("", kPx).w == 0);
+  CHECK_THROWS_AS(text_size("x", 0.f), attnlite::Error);
+  CHECK_THROWS_AS(text_size("x", std::nanf("")), attnlite::Error);
 
-  // Scale 2: every font pixel becomes a 2x2 block.
-  const Image s1 = text_image("Ab", 1), s2 = text_image("Ab", 2);
-  for (int y = 0; y < t1.h; ++y)
-    for (int x = 0; x < t1.w; ++x) {
-      const Rgb v = s1.rgb(2 + x, 2 + y);
-      CHECK(s2.rgb(2 + 2 * x, 2 + 2 * y) == v);
-      CHECK(s2.rgb(3 + 2 * x, 3 + 2 * y) == v);
+  // 'H' inked from the cap height down to the baseline, with grey edge pixels.
+  const Image h = text_image("Hx");
+  int top = h.height, bottom = -1;
+  std::set<int> greys;
+  for (int y = 0; y < h.height; ++y)
+    for (int x = 0; x < h.width; ++x) {
+      const Rgb c = h.rgb(x, y);
+      if (c == kWhite) continue;
+      top = std::min(top, y), bottom = std::max(bottom, y);
+      greys.insert(c[0]);
     }
+  const int baseline = 2 + static_cast<int>(std::round(fm.ascent));
+  CHECK(bottom == baseline - 1);
+  CHECK(std::abs((bottom - top + 1) - 1493.0 / 2048 * kPx) <= 1.0);
+  CHECK(greys.size() > 8);  // anti-aliased: many grey levels, not black and white
+}
 
+TEST_CASE("text rotates", "[viz][text]") {
+  const TextSize t1 = text_size("Keys", kPx);
   // Up: rotated 90 degrees counter-clockwise; the box is h wide and w high.
-  Image up(40, 40);
-  const Rect box = draw_text(up, 5, 3, "Keys", kBlack, 1, TextDirection::Up);
+  Image up(40, 60);
+  const Rect box = draw_text(up, 5, 3, "Keys", kBlack, kPx, TextDirection::Up);
   CHECK(box.w == t1.h);
   CHECK(box.h == t1.w);
-  Image flat(40, 40);
-  draw_text(flat, 0, 0, "Keys", kBlack);
+  Image flat(60, 40);
+  draw_text(flat, 0, 0, "Keys", kBlack, kPx);
+  CHECK(ink_count(flat) > 20);
   for (int fy = 0; fy < t1.h; ++fy)
     for (int fx = 0; fx < t1.w; ++fx) CHECK(up.rgb(5 + fy, 3 + (t1.w - 1 - fx)) == flat.rgb(fx, fy));
 }

@@ -235,7 +235,7 @@ TEST_CASE("vit maps: (N+1) x (N+1) per layer and head, CLS and patch labels", "[
   o.head = 0;
   const auto one = figures::vit_map(cls, 0, dg.px.data(), o);
   REQUIRE((one.rows == 1 && one.cols == 1));
-  REQUIRE(one.layout.cell(0, 0, 0, 0).w >= text_line_height());  // a cell per label
+  REQUIRE(one.layout.cell(0, 0, 0, 0).w >= text_line_height(points_to_px(10.f, 100)));  // a cell per label
 }
 
 TEST_CASE("vit maps: bad input", "[figures][vit]") {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Generate src/viz/font_data.h: the bitmap font the figure renderer draws text with.
+"""Generate src/viz/font_data.h: the TrueType font (a DejaVu Sans subset) figures are drawn with.
 
-    python3 tools/gen_font.py [--font /usr/share/consolefonts/Lat15-Fixed13.psf.gz] \
-        [--out src/viz/font_data.h] [--preview /tmp/font.pgm]
+    apt-get install fonts-dejavu-core python3-fonttools
+    python3 tools/gen_font.py [--font /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf] \
+        [--out src/viz/font_data.h]
 
 Code: tools/attnlite_tools/font.py, main().
 """

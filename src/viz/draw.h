@@ -8,14 +8,15 @@
 
 namespace attnlite::viz::detail {
 
-// Integer text scale for a resolution: 1 at 100 dpi, 2 at 150-249 dpi, ...
-int text_scale(int dpi);
+// Integer scale of small gaps and marks for a resolution: 1 at 100 dpi, 2 at 150-249 dpi, ...
+int pixel_scale(int dpi);
 
 // Sizes in pixels shared by every figure at a resolution (matplotlib's defaults
-// converted from points: 3.5 pt ticks, 0.8 pt frames).
+// converted from points: 10 pt text, 3.5 pt ticks, 0.8 pt frames).
 struct FigureMetrics {
-  int s = 1;      // text scale
-  int lh = 13;    // line height
+  int s = 1;      // pixel_scale
+  float font_px = 13.9f;  // the text size: 10 pt (matplotlib's font.size)
+  int lh = 17;    // line height of that text
   int pad = 4;    // outer margin
   int tick = 5;   // tick length
   int frame = 1;  // frame and tick thickness

@@ -280,6 +280,8 @@ Figure make(const std::string& name, const Context& c) {
              : name == "07-transformer-decoder-self" ? MapKind::DecoderSelf
                                                      : MapKind::Cross;
     o.d2l_compat = c.d2l_compat;
+    o.padding = c.padding;
+    o.model_name = bahdanau ? c.bahdanau_name : c.transformer_name;
     o.dpi = c.dpi;
     Figure f = translation_map(model, c.sentence, o);
     f.name = name;

@@ -17,6 +17,7 @@ namespace {
 
 constexpr Rgb kFrameColor{0, 0, 0};
 constexpr Rgb kTextColor{0, 0, 0};
+constexpr int kDefaultColorbarTicks = 8;
 
 using Metrics = detail::FigureMetrics;
 
@@ -68,9 +69,13 @@ std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacin
     return out;
   }
   const double range = static_cast<double>(vmax) - vmin;
+  if (max_ticks <= 0) max_ticks = kDefaultColorbarTicks;
   double step = detail::nice_step(range * min_spacing_px / (len_px - 1), false);
-  if (max_ticks > 1 && detail::ticks_in(vmin, vmax, step).size() > static_cast<size_t>(max_ticks))
-    step = detail::nice_step(range / (max_ticks - 1), false);
+  // Coarser nice steps until at most max_ticks (the first coarser one can still give one too
+  // many when the range is not a multiple of it).
+  for (int guard = 0; max_ticks > 1 && guard < 8 &&
+                      detail::ticks_in(vmin, vmax, step).size() > static_cast<size_t>(max_ticks); ++guard)
+    step = detail::nice_step(std::max(range / (max_ticks - 1), step * 1.0001), false);
   const int decimals = detail::decimals_for_step(step);
   for (double v : detail::ticks_in(vmin, vmax, step)) out.push_back({0, v, detail::format_tick(v, decimals)});
   if (out.empty()) {  // a short bar: one tick at a finer step rather than none
@@ -84,21 +89,25 @@ std::vector<Tick> value_ticks(float vmin, float vmax, int len_px, int min_spacin
   return out;
 }
 
-int max_text_width(const std::vector<Tick>& ticks, int s) {
+int max_text_width(const std::vector<Tick>& ticks, float px) {
   int w = 0;
-  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, s).w);
+  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, px).w);
   return w;
 }
 
-int max_text_width(const std::vector<std::string>& texts, int s) {
+int max_text_width(const std::vector<std::string>& texts, float px) {
   int w = 0;
-  for (const auto& t : texts) w = std::max(w, text_size(t, s).w);
+  for (const auto& t : texts) w = std::max(w, text_size(t, px).w);
   return w;
 }
 
-// The y label beside row r: its own when row_labels are given, else the shared one.
+// Row labels and a y label both given: each row is named in a band of its own, left of the
+// shared y label.
+bool row_band(const HeatmapOptions& o) { return !o.row_labels.empty() && !o.ylabel.empty(); }
+
+// The y label beside row r: the shared one, or the row's label when there is no shared one.
 const std::string& row_ylabel(const HeatmapOptions& o, int r) {
-  return o.row_labels.empty() ? o.ylabel : o.row_labels[static_cast<size_t>(r)];
+  return o.row_labels.empty() || row_band(o) ? o.ylabel : o.row_labels[static_cast<size_t>(r)];
 }
 
 bool any_ylabel(const HeatmapOptions& o) {
@@ -122,6 +131,8 @@ int snap_to_cells(int len, int n) {
   if (per >= 3 && per * n >= len * 0.85) return per * n;
   return len;
 }
+
+std::string fit_text(const std::string& text, int max_w, float px);
 
 Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& o, const float* data) {
   if (rows <= 0 || cols <= 0 || queries <= 0 || keys <= 0)
@@ -176,25 +187,28 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
 
   // Tick label bands.
   p.xrot = !o.xticks.empty();
-  p.xlab_h = p.xrot ? max_text_width(o.xticks, m.s) : m.lh;
-  p.ylab_w = o.yticks.empty() ? text_size(std::to_string(queries - 1), m.s).w : max_text_width(o.yticks, m.s);
-  const int last_label_half = o.xticks.empty() ? text_size(std::to_string(keys - 1), m.s).w / 2 : m.lh / 2;
+  p.xlab_h = p.xrot ? max_text_width(o.xticks, m.font_px) : m.lh;
+  p.ylab_w = o.yticks.empty() ? text_size(std::to_string(queries - 1), m.font_px).w : max_text_width(o.yticks, m.font_px);
+  const int last_label_half = o.xticks.empty() ? text_size(std::to_string(keys - 1), m.font_px).w / 2 : m.lh / 2;
 
-  const int left = m.pad + (any_ylabel(o) ? m.lh + m.lgap : 0) + p.ylab_w + m.tgap + m.tick + m.frame;
-  const int top = m.pad + std::max(title_h, m.lh / 2) + m.frame;
+  const int band = row_band(o) ? m.lh + m.lgap : 0;  // the row labels' band
+  const int left = m.pad + band + (any_ylabel(o) ? m.lh + m.lgap : 0) + p.ylab_w + m.tgap + m.tick + m.frame;
+  const int fig_title_h = o.title.empty() ? 0 : m.lh + 2 * m.tgap;
+  const int top = m.pad + fig_title_h + std::max(title_h, m.lh / 2) + m.frame;
   const int bottom = m.frame + m.tick + m.tgap + p.xlab_h + (o.xlabel.empty() ? 0 : m.lgap + m.lh) + m.pad;
   int hgap = 2 * m.frame + m.tick + 6 * m.s;
   // Titles and x labels are centred on their panels: neighbours must not touch.
-  int centred_w = o.xlabel.empty() ? 0 : text_size(o.xlabel, m.s).w;
-  for (const auto& t : o.titles) centred_w = std::max(centred_w, text_size(t, m.s).w);
-  const int vgap = 2 * m.frame + m.tick + 4 * m.s + title_h;
+  int centred_w = o.xlabel.empty() ? 0 : text_size(o.xlabel, m.font_px).w;
+  for (const auto& t : o.titles) centred_w = std::max(centred_w, text_size(t, m.font_px).w);
+  // Titles (one per column) stand above the top row only.
+  const int vgap = 2 * m.frame + m.tick + 6 * m.s;
 
   // The colorbar's size and tick labels depend on the panel size and the other way
   // round: settle them in a few rounds.
   const bool key = o.colorbar && !o.masked_label.empty();
-  const int key_w = key ? text_size(o.masked_label, m.s).w : 0;
+  const int key_w = key ? text_size(o.masked_label, m.font_px).w : 0;
   const int key_gap = m.lh, key_h = m.lh;  // the masked swatch: its gap below the bar, its height
-  int cbar_w = 8 * m.s, cbar_lab_w = std::max(text_size("0.00", m.s).w, key_w);
+  int cbar_w = 8 * m.s, cbar_lab_w = std::max(text_size("0.00", m.font_px).w, key_w);
   int pw = 1, ph = 1, cbar_h = 0;
   for (int round = 0; round < 4; ++round) {
     if (round > 0 && cols > 1 && centred_w + 6 * m.s > pw + hgap) hgap = centred_w + 6 * m.s - pw;
@@ -225,7 +239,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
     if (key) cbar_h = std::max(std::min(cbar_h, grid_h - key_gap - key_h - 2 * m.frame), 3 * m.lh);
     cbar_w = std::clamp(static_cast<int>(std::lround(cbar_h / 16.0)), 8 * m.s, 20 * m.s);
     p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 6 * m.s, o.colorbar_max_ticks);
-    cbar_lab_w = std::max(max_text_width(p.cticks, m.s), key_w);
+    cbar_lab_w = std::max(max_text_width(p.cticks, m.font_px), key_w);
   }
   const int right_used = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad
                                     : std::max(m.frame + m.pad, last_label_half + m.pad);
@@ -245,43 +259,80 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
                   cbar_h};
     if (key) {
       L.masked_swatch = {L.colorbar.x, L.colorbar.bottom() + 2 * m.frame + key_gap, cbar_w, key_h};
-      const TextSize t = text_size(o.masked_label, m.s);
+      const TextSize t = text_size(o.masked_label, m.font_px);
       L.masked_text = {L.colorbar.right() + m.frame + m.tick + m.tgap, L.masked_swatch.cy() - t.h / 2, t.w, t.h};
     }
   }
 
   // Ticks along the shared axes.
   // Numeric ticks about as far apart as matplotlib's MaxNLocator puts them.
-  const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.s).w + 6 * m.s, 2 * m.lh);
+  const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.font_px).w + 6 * m.s, 2 * m.lh);
   p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks, o.xtick_colors);
   p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks, o.ytick_colors);
 
   // Text boxes.
+  if (!o.title.empty()) {
+    L.title_text = fit_text(o.title, L.width - 2 * m.pad, m.font_px);
+    const TextSize t = text_size(L.title_text, m.font_px);
+    const int mid = (first.x + last.right()) / 2;
+    L.title = {std::clamp(mid - t.w / 2, m.pad, std::max(m.pad, L.width - m.pad - t.w)), oy + m.pad, t.w, t.h};
+  }
   L.titles.assign(L.panels.size(), Rect{});
   L.xlabels.assign(L.panels.size(), Rect{});
   L.ylabels.assign(L.panels.size(), Rect{});
+  L.row_labels.assign(static_cast<size_t>(rows), Rect{});
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const size_t i = static_cast<size_t>(r) * cols + c;
       const Rect& P = L.panels[i];
-      if (static_cast<size_t>(c) < o.titles.size() && !o.titles[static_cast<size_t>(c)].empty()) {
-        const TextSize t = text_size(o.titles[static_cast<size_t>(c)], m.s);
+      if (r == 0 && static_cast<size_t>(c) < o.titles.size() && !o.titles[static_cast<size_t>(c)].empty()) {
+        const TextSize t = text_size(o.titles[static_cast<size_t>(c)], m.font_px);
         L.titles[i] = {P.cx() - t.w / 2, P.y - m.frame - m.tgap - t.h, t.w, t.h};
       }
       if (r == rows - 1 && !o.xlabel.empty()) {
-        const TextSize t = text_size(o.xlabel, m.s);
+        const TextSize t = text_size(o.xlabel, m.font_px);
         L.xlabels[i] = {P.cx() - t.w / 2, P.bottom() + m.frame + m.tick + m.tgap + p.xlab_h + m.lgap, t.w, t.h};
       }
       if (c == 0 && !row_ylabel(o, r).empty()) {
-        const TextSize t = text_size(row_ylabel(o, r), m.s);  // drawn rotated: t.h wide, t.w high
+        const TextSize t = text_size(row_ylabel(o, r), m.font_px);  // drawn rotated: t.h wide, t.w high
         L.ylabels[i] = {P.x - m.frame - m.tick - m.tgap - p.ylab_w - m.lgap - t.h, P.cy() - t.w / 2, t.h, t.w};
+      }
+      if (c == 0 && row_band(o) && !o.row_labels[static_cast<size_t>(r)].empty()) {
+        const TextSize t = text_size(o.row_labels[static_cast<size_t>(r)], m.font_px);  // rotated too
+        L.row_labels[static_cast<size_t>(r)] = {P.x - m.frame - m.tick - m.tgap - p.ylab_w - 2 * m.lgap - m.lh - t.h,
+                                                P.cy() - t.w / 2, t.h, t.w};
       }
     }
   return p;
 }
 
-bool format_fits(const Rect& cell, const std::string& text, int s) {
-  const TextSize t = text_size(text, s);
+// The text, or as much of it as fits max_w pixels followed by "…".
+std::string fit_text(const std::string& text, int max_w, float px) {
+  if (text_size(text, px).w <= max_w) return text;
+  const std::u32string cps = decode_utf8(text);
+  std::string best = "\u2026";
+  for (size_t n = 1; n < cps.size(); ++n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {  // re-encode the first n code points
+      const char32_t c = cps[i];
+      if (c < 0x80) s += static_cast<char>(c);
+      else if (c < 0x800) s += {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
+      else if (c < 0x10000)
+        s += {static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
+              static_cast<char>(0x80 | (c & 0x3F))};
+      else
+        s += {static_cast<char>(0xF0 | (c >> 18)), static_cast<char>(0x80 | ((c >> 12) & 0x3F)),
+              static_cast<char>(0x80 | ((c >> 6) & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
+    }
+    s += "\u2026";
+    if (text_size(s, px).w > max_w) break;
+    best = s;
+  }
+  return best;
+}
+
+bool format_fits(const Rect& cell, const std::string& text, float px, int s) {
+  const TextSize t = text_size(text, px);
   return t.w + 2 * s <= cell.w && t.h - 4 * s <= cell.h;
 }
 
@@ -335,14 +386,14 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
             char buf[32];
             std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
             std::string text = buf;
-            if (!format_fits(cell, text, m.s)) {
+            if (!format_fits(cell, text, m.font_px, m.s)) {
               std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(v));
               text = buf;
-              if (!format_fits(cell, text, m.s)) continue;
+              if (!format_fits(cell, text, m.font_px, m.s)) continue;
             }
-            const TextSize t = text_size(text, m.s);
+            const TextSize t = text_size(text, m.font_px);
             const Rgb fg = detail::luminance(color_of(v)) < 0.5f ? kWhite : kBlack;
-            draw_text(img, cell.x + (cell.w - t.w + 1) / 2, cell.y + (cell.h - t.h + 1) / 2, text, fg, m.s);
+            draw_text(img, cell.x + (cell.w - t.w + 1) / 2, cell.y + (cell.h - t.h + 1) / 2, text, fg, m.font_px);
           }
       }
       detail::frame_around(img, P, m.frame, kFrameColor);
@@ -354,23 +405,28 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
         detail::fill_rect(img, {x, P.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
         if (r != rows - 1) continue;
         const int y = P.bottom() + m.frame + m.tick + m.tgap;
-        const TextSize ts = text_size(t.text, m.s);
+        const TextSize ts = text_size(t.text, m.font_px);
         if (p.xrot)
-          draw_text(img, x + half - ts.h / 2, y, t.text, t.color, m.s, TextDirection::Up);
+          draw_text(img, x + half - ts.h / 2, y, t.text, t.color, m.font_px, TextDirection::Up);
         else
-          draw_text(img, x + half - ts.w / 2, y, t.text, t.color, m.s);
+          draw_text(img, x + half - ts.w / 2, y, t.text, t.color, m.font_px);
       }
       for (const Tick& t : p.yticks) {
         const int y = P.y + cell_centre(t.index, queries, P.h) - half;
         detail::fill_rect(img, {P.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
         if (c != 0) continue;
-        const TextSize ts = text_size(t.text, m.s);
-        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, t.color, m.s);
+        const TextSize ts = text_size(t.text, m.font_px);
+        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, t.color, m.font_px);
       }
-      if (!L.titles[pi].empty()) draw_text(img, L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.s);
-      if (!L.xlabels[pi].empty()) draw_text(img, L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.s);
+      if (!L.titles[pi].empty()) draw_text(img, L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.font_px);
+      if (pi == 0 && !L.title.empty())
+        draw_text(img, L.title.x, L.title.y, L.title_text, kTextColor, m.font_px);
+      if (!L.xlabels[pi].empty()) draw_text(img, L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.font_px);
       if (!L.ylabels[pi].empty())
-        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, row_ylabel(o, r), kTextColor, m.s, TextDirection::Up);
+        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, row_ylabel(o, r), kTextColor, m.font_px, TextDirection::Up);
+      if (c == 0 && !L.row_labels[static_cast<size_t>(r)].empty())
+        draw_text(img, L.row_labels[static_cast<size_t>(r)].x, L.row_labels[static_cast<size_t>(r)].y,
+                  o.row_labels[static_cast<size_t>(r)], kTextColor, m.font_px, TextDirection::Up);
     }
 
   if (o.colorbar && !L.colorbar.empty()) {
@@ -384,15 +440,15 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
       const double frac = range > 0.f ? (t.value - L.vmin) / range : 0.0;
       const int y = cb.y + (cb.h - 1) - static_cast<int>(std::lround(frac * (cb.h - 1))) - m.frame / 2;
       detail::fill_rect(img, {cb.right() + m.frame, y, m.tick, m.frame}, kFrameColor);
-      const TextSize ts = text_size(t.text, m.s);
-      draw_text(img, cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.s);
+      const TextSize ts = text_size(t.text, m.font_px);
+      draw_text(img, cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.font_px);
     }
     if (!L.masked_swatch.empty()) {
       const Rect& sw = L.masked_swatch;
       for (int y = 0; y < sw.h; ++y)
         for (int x = 0; x < sw.w; ++x) detail::fill_rect(img, {sw.x + x, sw.y + y, 1, 1}, masked_pixel(o, m.s, x, y));
       detail::frame_around(img, sw, m.frame, kFrameColor);
-      draw_text(img, L.masked_text.x, L.masked_text.y, o.masked_label, kTextColor, m.s);
+      draw_text(img, L.masked_text.x, L.masked_text.y, o.masked_label, kTextColor, m.font_px);
     }
   }
   return img;

@@ -76,12 +76,13 @@ void write_png(const std::string& path, const Image& image) {
 
 namespace detail {
 
-int text_scale(int dpi) { return std::max(1, static_cast<int>(std::lround(dpi / 100.0))); }
+int pixel_scale(int dpi) { return std::max(1, static_cast<int>(std::lround(dpi / 100.0))); }
 
 FigureMetrics figure_metrics(int dpi) {
   FigureMetrics m;
-  m.s = text_scale(dpi);
-  m.lh = text_line_height(m.s);
+  m.s = pixel_scale(dpi);
+  m.font_px = points_to_px(10.f, dpi);
+  m.lh = text_line_height(m.font_px);
   m.pad = 4 * m.s;
   m.tick = std::max(2, static_cast<int>(std::lround(3.5 * dpi / 72.0)));
   m.frame = std::max(1, static_cast<int>(std::lround(0.8 * dpi / 72.0)));

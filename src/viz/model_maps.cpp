@@ -19,9 +19,9 @@ using detail::heatmap;
 
 namespace {
 
-std::vector<std::string> src_labels(const Model& m, const Translation& r) {
+std::vector<std::string> src_labels(const Model& m, const Translation& r, int S) {
   std::vector<std::string> l;
-  for (int k = 0; k < r.S; ++k) l.push_back(m.src_vocab().token(r.src_ids[k]));
+  for (int k = 0; k < S; ++k) l.push_back(m.src_vocab().token(r.src_ids[k]));
   return l;
 }
 // Query row t is the step that produced token t (or <eos>).
@@ -68,12 +68,14 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   for (int h = 0; h < NH; ++h)
     if (o.head < 0 || o.head == h) heads.push_back(h);
   int Q = 0, K = 0;
+  // The source's positions drawn: all r.S (the book's padded num_steps), or up to its <eos>.
+  const int S = o.padding ? r.S : std::max(1, std::min(r.S, r.src_valid));
   std::vector<std::string> xt, yt;
   const char* what = "";
   switch (o.kind) {
-    case MapKind::Encoder: Q = K = r.S; xt = yt = src_labels(m, r); what = "encoder self-attention"; break;
+    case MapKind::Encoder: Q = K = S; xt = yt = src_labels(m, r, S); what = "encoder self-attention"; break;
     case MapKind::DecoderSelf: Q = K = r.steps; xt = in_labels(m, r); yt = out_labels(m, r); what = "decoder self-attention"; break;
-    case MapKind::Cross: Q = r.steps; K = r.S; xt = src_labels(m, r); yt = out_labels(m, r); what = "encoder-decoder attention"; break;
+    case MapKind::Cross: Q = r.steps; K = S; xt = src_labels(m, r, S); yt = out_labels(m, r); what = "encoder-decoder attention"; break;
   }
   const int rows = (int)layers.size(), cols = (int)heads.size();
   std::vector<float> data((size_t)rows * cols * Q * K);
@@ -92,8 +94,9 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   ho.xlabel = "Key positions";
   ho.ylabel = "Query positions";
   if (o.tokens) { ho.xticks = xt; ho.yticks = yt; }
-  if (tr && cols > 1) {
+  if (tr && rows * cols > 1) {
     for (int h : heads) ho.titles.push_back("Head " + std::to_string(h + 1));
+    for (int l : layers) ho.row_labels.push_back("Layer " + std::to_string(l + 1));
   } else if (tr) {
     ho.titles.push_back("Layer " + std::to_string(layers[0] + 1) + ", head " + std::to_string(heads[0] + 1));
   }
@@ -104,6 +107,8 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   ho.annotate = o.annotate;
   ho.dpi = o.dpi;
   ho.vmin = 0.f;  // masked positions are exactly the zero colour
+  ho.title = (o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name) + ", " + what + ": " +
+             sentence + " \u2192 " + std::string(r.text);
   const std::string caption = std::string(model_kind_name(m.kind())) + " " + what + " for '" + sentence +
                               "' => '" + std::string(r.text) + "'";
   Figure f = heatmap("translation", caption, std::move(data), rows, cols, Q, K, ho);
@@ -184,7 +189,7 @@ Figure generation_map(const std::shared_ptr<const Model>& model, const std::stri
   const bool grid = rows * cols > 1;
   if (grid) {
     for (int h : heads) ho.titles.push_back("Head " + std::to_string(h + 1));
-    for (int l : layers) ho.row_labels.push_back("Layer " + std::to_string(l + 1) + " " + (o.tokens ? "queries" : "query positions"));
+    for (int l : layers) ho.row_labels.push_back("Layer " + std::to_string(l + 1));
   } else {
     ho.titles.push_back("Layer " + std::to_string(layers[0] + 1) + ", head " + std::to_string(heads[0] + 1));
   }
@@ -192,17 +197,18 @@ Figure generation_map(const std::shared_ptr<const Model>& model, const std::stri
   // at least as wide as the x label and as tall as the y label centred on them.
   // With annotations, room for "0.00" and a margin in every cell.
   const float cell = o.annotate ? 0.34f : o.tokens ? (grid ? 0.17f : 0.22f) : (grid ? 0.12f : 0.16f);
-  const int s = viz::detail::text_scale(o.dpi);
+  const viz::detail::FigureMetrics fm = viz::detail::figure_metrics(o.dpi);
+  const int s = fm.s;
+  const float fpx = fm.font_px;
   const float dpi = (float)o.dpi;
   float ylabel_w = 0.f;
-  for (const auto& l : ho.row_labels) ylabel_w = std::max(ylabel_w, (float)viz::text_size(l, s).w);
-  if (ho.row_labels.empty()) ylabel_w = (float)viz::text_size(ho.ylabel, s).w;
-  const float panel_w = std::max(P * cell, (viz::text_size(ho.xlabel, s).w + 8.f * s) / dpi);
+  for (const auto& l : ho.row_labels) ylabel_w = std::max(ylabel_w, (float)viz::text_size(l, fpx).w);
+  if (ho.row_labels.empty()) ylabel_w = (float)viz::text_size(ho.ylabel, fpx).w;
+  const float panel_w = std::max(P * cell, (viz::text_size(ho.xlabel, fpx).w + 8.f * s) / dpi);
   const float panel_h = std::max(P * cell, (ylabel_w + 8.f * s) / dpi);
   const float side = std::max(panel_w, panel_h);  // square panels: P x P cells
   ho.fig_width_in = std::max(2.6f, 1.6f + cols * (0.4f + side));
   ho.fig_height_in = std::max(2.4f, 1.2f + rows * (0.5f + side));
-  ho.colorbar_max_ticks = 11;
   ho.cmap = o.cmap;
   ho.annotate = o.annotate;
   ho.dpi = o.dpi;
@@ -213,6 +219,8 @@ Figure generation_map(const std::shared_ptr<const Model>& model, const std::stri
   ho.masked_label = "masked";
 
   const std::string read = std::string(g.text);
+  ho.title = (o.model_name.empty() ? std::string(m.kind_name()) : o.model_name) + ", causal self-attention (" +
+             decoding_text(go) + "): " + prompt + " \u2192 " + read;
   std::string caption = std::string(m.kind_name()) + " causal self-attention for '" + prompt + "' => '" + read +
                         "' (" + decoding_text(go) + "): " + std::to_string(P) + " positions read (<bos>, " +
                         std::to_string(g.num_prompt) + " prompt word" + (g.num_prompt == 1 ? "" : "s") + ", " +

@@ -71,21 +71,21 @@ std::vector<Tick> make_ticks(double lo, double hi, double step) {
   return out;
 }
 
-int widest(const std::vector<Tick>& ticks, int s) {
+int widest(const std::vector<Tick>& ticks, float px) {
   int w = 0;
-  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, s).w);
+  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, px).w);
   return w;
 }
 
 // Ticks at a nice step whose labels keep at least `gap` pixels apart (`along_w`:
 // labels are laid side by side, so their widths count).
-std::vector<Tick> axis_ticks(double lo, double hi, int len_px, int min_px, bool along_w, int gap, int s) {
+std::vector<Tick> axis_ticks(double lo, double hi, int len_px, int min_px, bool along_w, int gap, float px) {
   if (len_px < 2) return {};
   double step = detail::nice_step((hi - lo) * min_px / len_px, false);
   std::vector<Tick> ticks = make_ticks(lo, hi, step);
   for (int round = 0; round < 8 && along_w; ++round) {
     const double spacing_px = step / (hi - lo) * len_px;
-    if (spacing_px >= widest(ticks, s) + gap) break;
+    if (spacing_px >= widest(ticks, px) + gap) break;
     step = detail::nice_step(step * 1.01, false);
     ticks = make_ticks(lo, hi, step);
   }
@@ -129,17 +129,17 @@ Plan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
   const int top = m.pad + m.lh / 2 + m.frame;
   const int bottom = m.frame + m.tick + m.tgap + m.lh + (o.xlabel.empty() ? 0 : m.lgap + m.lh) + m.pad;
   const int ah = std::max(2, L.height - top - bottom);
-  p.yticks = axis_ticks(L.ymin, L.ymax, ah, m.lh + 10 * m.s, false, 0, m.s);
-  const int left = m.pad + (o.ylabel.empty() ? 0 : m.lh + m.lgap) + widest(p.yticks, m.s) + m.tgap + m.tick + m.frame;
+  p.yticks = axis_ticks(L.ymin, L.ymax, ah, m.lh + 10 * m.s, false, 0, m.font_px);
+  const int left = m.pad + (o.ylabel.empty() ? 0 : m.lh + m.lgap) + widest(p.yticks, m.font_px) + m.tgap + m.tick + m.frame;
   int right = m.pad + m.frame;
   for (int round = 0; round < 2; ++round) {
     const int aw = std::max(2, L.width - left - right);
-    p.xticks = axis_ticks(L.xmin, L.xmax, aw, 40 * m.s, true, 10 * m.s, m.s);
+    p.xticks = axis_ticks(L.xmin, L.xmax, aw, 40 * m.s, true, 10 * m.s, m.font_px);
     // The last x label is centred on its tick and may stick out past the frame.
     int overhang = 0;
     if (!p.xticks.empty()) {
       const double frac = (p.xticks.back().value - L.xmin) / (L.xmax - L.xmin);
-      overhang = static_cast<int>(text_size(p.xticks.back().text, m.s).w / 2 - (1.0 - frac) * aw);
+      overhang = static_cast<int>(text_size(p.xticks.back().text, m.font_px).w / 2 - (1.0 - frac) * aw);
     }
     right = m.pad + std::max(m.frame, overhang);
   }
@@ -151,7 +151,7 @@ Plan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
   if (o.legend && !p.legend_entries.empty()) {
     p.legend_handle = 22 * m.s;
     int label_w = 0;
-    for (size_t i : p.legend_entries) label_w = std::max(label_w, text_size(series[i].label, m.s).w);
+    for (size_t i : p.legend_entries) label_w = std::max(label_w, text_size(series[i].label, m.font_px).w);
     const int n = static_cast<int>(p.legend_entries.size());
     const int w = 4 * m.s + p.legend_handle + 6 * m.s + label_w + 5 * m.s;
     const int h = 4 * m.s + n * m.lh + (n - 1) * m.s + 4 * m.s;
@@ -271,22 +271,22 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
   for (const Tick& t : p.xticks) {
     const int x = static_cast<int>(std::floor(L.x_to_px(static_cast<float>(t.value)))) - half;
     detail::fill_rect(img, {x, A.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
-    const TextSize ts = text_size(t.text, m.s);
-    draw_text(img, x + half - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap, t.text, kTextColor, m.s);
+    const TextSize ts = text_size(t.text, m.font_px);
+    draw_text(img, x + half - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap, t.text, kTextColor, m.font_px);
   }
   for (const Tick& t : p.yticks) {
     const int y = static_cast<int>(std::floor(L.y_to_px(static_cast<float>(t.value)))) - half;
     detail::fill_rect(img, {A.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
-    const TextSize ts = text_size(t.text, m.s);
-    draw_text(img, A.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.s);
+    const TextSize ts = text_size(t.text, m.font_px);
+    draw_text(img, A.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.font_px);
   }
   if (!o.xlabel.empty()) {
-    const TextSize ts = text_size(o.xlabel, m.s);
-    draw_text(img, A.cx() - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap + m.lh + m.lgap, o.xlabel, kTextColor, m.s);
+    const TextSize ts = text_size(o.xlabel, m.font_px);
+    draw_text(img, A.cx() - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap + m.lh + m.lgap, o.xlabel, kTextColor, m.font_px);
   }
   if (!o.ylabel.empty()) {
-    const TextSize ts = text_size(o.ylabel, m.s);
-    draw_text(img, m.pad, A.cy() - ts.w / 2, o.ylabel, kTextColor, m.s, TextDirection::Up);
+    const TextSize ts = text_size(o.ylabel, m.font_px);
+    draw_text(img, m.pad, A.cy() - ts.w / 2, o.ylabel, kTextColor, m.font_px, TextDirection::Up);
   }
 
   if (!L.legend.empty()) {
@@ -304,7 +304,7 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
         detail::draw_disc(img, {(hx0 + hx1) / 2, cy}, p.marker_r, color, 0.5f, color, 0.5f, std::max(1.f, o.dpi / 72.f), B);
       else
         detail::draw_polyline(img, {{hx0, cy}, {hx1, cy}}, p.line_w, color, dash_pattern(s.style, p.line_w), B);
-      draw_text(img, static_cast<int>(hx1) + 6 * m.s, y, s.label, kTextColor, m.s);
+      draw_text(img, static_cast<int>(hx1) + 6 * m.s, y, s.label, kTextColor, m.font_px);
       y += m.lh + m.s;
     }
   }

@@ -96,7 +96,9 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
     labels.push_back("CLS");
     for (int n = 1; n <= N; ++n) labels.push_back(std::to_string(n));
   }
-  const int s = viz::detail::text_scale(o.dpi);
+  const viz::detail::FigureMetrics fm = viz::detail::figure_metrics(o.dpi);
+  const int s = fm.s;
+  const float fpx = fm.font_px;
   const float dpi = (float)o.dpi;
   const bool grid = rows * cols > 1;
   const float cell = overlay ? (grid ? 0.15f : 0.24f) : (grid ? 0.13f : 0.2f);
@@ -117,16 +119,15 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
       ho.titles.push_back("Layer " + std::to_string(layers[0] + 1) + ", head " + std::to_string(heads[0] + 1));
     }
     float ylabel_w = 0.f;
-    for (const auto& l : ho.row_labels) ylabel_w = std::max(ylabel_w, (float)viz::text_size(l, s).w);
-    if (ho.row_labels.empty()) ylabel_w = (float)viz::text_size(ho.ylabel, s).w;
+    for (const auto& l : ho.row_labels) ylabel_w = std::max(ylabel_w, (float)viz::text_size(l, fpx).w);
+    if (ho.row_labels.empty()) ylabel_w = (float)viz::text_size(ho.ylabel, fpx).w;
     float title_w = 0.f;
-    for (const auto& t : ho.titles) title_w = std::max(title_w, (float)viz::text_size(t, s).w);
-    const float side = std::max({Q * cell, (viz::text_size(ho.xlabel, s).w + 8.f * s) / dpi,
+    for (const auto& t : ho.titles) title_w = std::max(title_w, (float)viz::text_size(t, fpx).w);
+    const float side = std::max({Q * cell, (viz::text_size(ho.xlabel, fpx).w + 8.f * s) / dpi,
                                  (ylabel_w + 8.f * s) / dpi, (title_w + 8.f * s) / dpi});
     const int n = c1 - c0;
     ho.fig_width_in = std::max(2.6f, (with_ylabel ? 1.6f : 1.3f) + n * (0.4f + side));
     ho.fig_height_in = std::max(2.4f, 1.2f + rows * (0.5f + side));
-    ho.colorbar_max_ticks = 11;
     ho.cmap = o.cmap;
     ho.dpi = o.dpi;
     ho.vmin = 0.f;
@@ -243,7 +244,7 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
   }
   const auto shift = [](viz::HeatmapLayout& lay, int dx, int width) {
     lay.width = width;
-    for (auto* boxes : {&lay.panels, &lay.titles, &lay.xlabels, &lay.ylabels})
+    for (auto* boxes : {&lay.panels, &lay.titles, &lay.xlabels, &lay.ylabels, &lay.row_labels})
       for (auto& box : *boxes)
         if (!box.empty()) box.x += dx;
     lay.colorbar.x += dx;

@@ -22,5 +22,17 @@ check "bahdanau map" "png" "$(png "$tmp/b.png")"
 $bin heatmap translate "go ." --kind sideways --out "$tmp/x.png" 2>/dev/null; check "bad --kind is a usage error" "2" "$?"
 $bin heatmap translate "go ." --head 9 --out "$tmp/x.png" 2>"$tmp/err"; check "head out of range" "1" "$?"
 check "head out of range message" "1" "$(grep -c 'head 9 is out of range: the model has 4' "$tmp/err")"
+# PNG width: bytes 16-19 of the IHDR chunk, big-endian.
+png_width() { od -An -tu1 -j16 -N4 "$1" | awk '{print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4}'; }
+$bin heatmap translate --model transformer-d2l "i'm home ." --kind enc --layer 1 --head 1 --out "$tmp/crop.png" >/dev/null
+$bin heatmap translate --model transformer-d2l "i'm home ." --kind enc --layer 1 --head 1 --padding \
+  --out "$tmp/pad.png" >/dev/null; check "--padding exit status" "0" "$?"
+check "--padding keeps the 10 padded positions: a wider map" "yes" \
+  "$([ "$(png_width "$tmp/pad.png")" -gt "$(png_width "$tmp/crop.png")" ] && echo yes)"
+$bin heatmap --all --padding --out "$tmp/figs3" >/dev/null
+check "--all --padding: the maps with source keys or queries change, the others do not" \
+  "04-bahdanau-attention.png 07-transformer-cross.png 07-transformer-encoder.png" \
+  "$(cd "$tmp/figs" && for f in *.png; do cmp -s "$f" "../figs3/$f" || printf '%s ' "$f"; done | sed 's/ $//')"
+$bin heatmap generate "je" --padding --out "$tmp/x.png" 2>/dev/null; check "--padding with generate is a usage error" "2" "$?"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"
 exit $fail

@@ -41,6 +41,8 @@ const char* kHelp =
     "  --transformer M    Transformer model (default: shipped transformer-d2l)\n"
     "  --bahdanau M       Bahdanau model (default: shipped bahdanau-d2l)\n"
     "  --d2l-compat       Transformer decoding with the book's position-0 quirk\n"
+    "  --padding          keep the source's <pad> positions in translation maps, as the\n"
+    "                     book's figures do (default: the maps end at the source's <eos>)\n"
     "  --seed N           seed of the demo data (default 0)\n"
     "translate options:\n"
     "  --model M          model path or shipped name (default transformer-fra)\n"
@@ -116,6 +118,14 @@ GenerateOptions generate_options(Args& a) {
   return o;
 }
 
+// A model as figure titles name it: a shipped name as given, a path by its file's stem.
+std::string display_name(const std::string& arg) {
+  std::string n = arg.substr(arg.find_last_of('/') + 1);
+  const std::string ext = ".safetensors";
+  if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0) n.resize(n.size() - ext.size());
+  return n;
+}
+
 void ensure_dir(const std::string& d) {
   struct stat st;
   if (stat(d.c_str(), &st) == 0) {
@@ -141,6 +151,7 @@ int cmd_heatmap(int argc, char** argv) {
   args.value("--out", &out);
   const int dpi = args.int_value("--dpi", 100, 20, 600);
   const bool compat = args.flag("--d2l-compat");
+  const bool padding = args.flag("--padding");
   const bool all = args.flag("--all");
 
   std::vector<std::string> pos;
@@ -149,7 +160,9 @@ int cmd_heatmap(int argc, char** argv) {
     args.value("--model", &model_arg);
     args.value("--cmap", &cmap);
     if (compat) throw UsageError{"--d2l-compat is for Transformer translations, not generations"};
+    if (padding) throw UsageError{"--padding is for translations: a generation has no padding"};
     viz::figures::GenerationMapOptions o;
+    o.model_name = display_name(model_arg);
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
     o.annotate = args.flag("--annotate");
@@ -182,6 +195,8 @@ int cmd_heatmap(int argc, char** argv) {
     o.annotate = args.flag("--annotate");
     o.tokens = !args.flag("--positions");
     o.d2l_compat = compat;
+    o.padding = padding;
+    o.model_name = display_name(model_arg.empty() ? "transformer-fra" : model_arg);
     o.dpi = dpi;
     try {
       o.cmap = viz::colormap_from_name(cmap);
@@ -202,11 +217,14 @@ int cmd_heatmap(int argc, char** argv) {
   viz::figures::Context ctx;
   ctx.dpi = dpi;
   ctx.d2l_compat = compat;
+  ctx.padding = padding;
   ctx.seed = (uint32_t)args.int_value("--seed", 0, 0, 1 << 30);
   args.value("--sentence", &ctx.sentence);
   std::string tpath, bpath;
   args.value("--transformer", &tpath);
   args.value("--bahdanau", &bpath);
+  if (!tpath.empty()) ctx.transformer_name = display_name(tpath);
+  if (!bpath.empty()) ctx.bahdanau_name = display_name(bpath);
   pos = args.positionals();
   std::vector<std::string> wanted = all ? viz::figures::names() : pos;
   if (all && !pos.empty()) throw UsageError{"--all takes no figure names"};

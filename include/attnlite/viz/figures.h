@@ -31,9 +31,12 @@ struct Figure {
 struct Context {
   std::shared_ptr<const Model> transformer;  // needed by the transformer figures
   std::shared_ptr<const Model> bahdanau;     // needed by the Bahdanau figure
+  std::string transformer_name = "transformer-d2l", bahdanau_name = "bahdanau-d2l";  // in titles
   std::string sentence = "i'm home .";       // the book's example
   int dpi = 100;
   bool d2l_compat = false;                   // Transformer decoding positions (see DecodeOptions)
+  bool padding = false;                      // translation figures: keep the source's <pad>
+                                             // positions, as the book's figures do
   uint32_t seed = 0;                         // data of the demo figures
 };
 
@@ -52,9 +55,13 @@ struct MapOptions {
   bool tokens = true;       // token tick labels instead of positions
   bool annotate = false;
   bool d2l_compat = false;
+  bool padding = false;     // keep the source's <pad> positions (the book's figures show them);
+                            // by default the maps end at the source's <eos>
+  std::string model_name;   // named in the figure's title (empty: the model's kind)
   viz::Colormap cmap = viz::Colormap::Reds;
   int dpi = 100;
 };
+// The figure's title: model, attention kind, sentence => translation.
 Figure translation_map(const std::shared_ptr<const Model>& model, const std::string& sentence,
                        const MapOptions& opts);
 
@@ -67,6 +74,7 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
 // swatch under the colorbar, so that it does not read as a weight of 0; in Figure::matrices
 // those cells are NaN. Colours run from 0 to 1; <bos> attends only to itself (weight 1).
 struct GenerationMapOptions {
+  std::string model_name;   // named in the figure's title (empty: the model's kind)
   int layer = -1;           // -1: every layer (one row per layer)
   int head = -1;            // -1: every head (one column per head)
   GenerateOptions generate; // greedy by default; sample, temperature, top_k, top_p, seed,

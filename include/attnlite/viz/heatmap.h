@@ -22,10 +22,14 @@ const char* colormap_name(Colormap cmap);
 std::array<uint8_t, 3> colormap_rgb(Colormap cmap, float t);
 
 struct HeatmapOptions {
+  std::string title;                        // over the whole figure, centred (matplotlib's
+                                            // suptitle); shortened with "…" to the width
   std::string xlabel = "Keys", ylabel = "Queries";
-  std::vector<std::string> row_labels;      // one per row (or empty): replaces ylabel beside that
-                                            // row, e.g. "Layer 2" for a layers x heads grid
-  std::vector<std::string> titles;          // one per column (or empty); drawn above every panel
+  std::vector<std::string> row_labels;      // one per row (or empty), e.g. "Layer 2" for a layers x
+                                            // heads grid: left of the row's y label (in the
+                                            // y label's place when ylabel is empty)
+  std::vector<std::string> titles;          // one per column (or empty), e.g. "Head 3": drawn
+                                            // above the column's top panel
   std::vector<std::string> xticks, yticks;  // token labels for the key / query axes (size == keys /
                                             // queries); empty: numeric ticks at "nice" steps
   std::vector<Rgb> xtick_colors, ytick_colors;  // one colour per token label (or empty: black),
@@ -35,8 +39,9 @@ struct HeatmapOptions {
   Colormap cmap = Colormap::Reds;
   bool annotate = false;     // print each value in its cell when it fits
   bool colorbar = true;      // one colorbar for the whole figure, on the right
-  int colorbar_max_ticks = 0;  // > 0: at most this many colorbar ticks (a coarser nice step
-                               // on a tall bar); 0: as many as fit
+  int colorbar_max_ticks = 0;  // at most this many colorbar ticks (0: 8); the finest "nice"
+                               // step (1, 2, 2.5, 5 x 10^k) within it whose labels fit the bar:
+                               // 5-8 ticks on a bar of usual height, like matplotlib's
   std::optional<float> vmin, vmax;  // default: min / max over all panels (NaN ignored)
 
   // NaN cells are masked (e.g. the future of a causal attention map): they are filled with
@@ -60,9 +65,13 @@ struct HeatmapLayout {
   float vmin = 0.f, vmax = 1.f;  // the colour scale actually used
   std::vector<Rect> panels;      // rows * cols, row-major: the data area inside each frame
   Rect colorbar;                 // the gradient inside its frame (empty without a colorbar)
+  Rect title;                    // the figure's title (empty without one)
+  std::string title_text;        // the title as drawn (shortened to fit)
   std::vector<Rect> titles;      // per panel (empty rect where there is no title)
   std::vector<Rect> xlabels;     // per panel: the x label's box (bottom row only)
   std::vector<Rect> ylabels;     // per panel: the y label's box (first column only)
+  std::vector<Rect> row_labels;  // per row: the row label's box when it has a band of its own
+                                 // (row_labels and ylabel both given; empty rects otherwise)
   Rect masked_swatch;            // the masked-cell swatch inside its frame (empty without
                                  // masked_label or without a colorbar)
   Rect masked_text;              // its label's box

@@ -1,4 +1,4 @@
-// RGBA8 images, PNG output and bitmap text for the figure renderer.
+// RGBA8 images, PNG output and anti-aliased text for the figure renderer.
 #pragma once
 
 #include <array>
@@ -53,11 +53,16 @@ std::vector<uint8_t> encode_png(const Image& image);
 void write_png(const std::string& path, const Image& image);
 
 // ---- text ---------------------------------------------------------------------
-// Text is UTF-8. Malformed bytes (stray continuation bytes, truncated or overlong
-// sequences, surrogates, values above U+10FFFF) decode to '?', one per bad byte;
-// code points the embedded font lacks are drawn as a hollow box. The font covers
-// printable ASCII, Latin-1 (French accents, « »), œ Œ Ÿ €, ‘ ’ “ ” – — … and −.
+// Text is UTF-8, drawn anti-aliased in DejaVu Sans (matplotlib's default font), embedded in
+// the library (src/viz/font_data.h; no font file is read). Malformed bytes (stray
+// continuation bytes, truncated or overlong sequences, surrogates, values above U+10FFFF)
+// decode to '?', one per bad byte; a base letter followed by a combining accent draws as the
+// precomposed letter; code points the embedded font lacks are drawn as a hollow box (□).
+// The font covers printable ASCII, Latin-1 (French accents, « »), œ Œ Ÿ €, ‘ ’ “ ” • – — …
+// → and −. Sizes are in pixels: a size in points at a resolution is points_to_px(pt, dpi).
 std::u32string decode_utf8(std::string_view utf8);
+
+inline float points_to_px(float points, int dpi) { return points * static_cast<float>(dpi) / 72.f; }
 
 enum class TextDirection {
   Horizontal,  // left to right
@@ -68,15 +73,26 @@ struct TextSize {
   int w = 0, h = 0;
 };
 
-// Size of the horizontal text box; `scale` multiplies every font pixel.
-TextSize text_size(std::string_view utf8, int scale = 1);
-// Height of one line of text (the font's cell height) at `scale`.
-int text_line_height(int scale = 1);
+// Vertical metrics of the font at a size, in pixels: the ascent above the baseline, the
+// descent below it (positive), and the line height (their sum, rounded up).
+struct FontMetrics {
+  float ascent = 0.f, descent = 0.f;
+  int line_height = 0;
+};
+FontMetrics font_metrics(float size_px);
 
-// Draws text with its box's top-left corner at (x, y) (for TextDirection::Up the
-// box is the rotated one: text_size's h wide and w high). Pixels outside the
-// image are clipped. Returns the box.
-Rect draw_text(Image& image, int x, int y, std::string_view utf8, Rgb color, int scale = 1,
+// The advance width of the text (kerning included) in pixels at size_px.
+float text_width(std::string_view utf8, float size_px);
+// Size of the horizontal text box: the advance width rounded up, and the line height (empty
+// text: 0 x 0). size_px must be in (0, 1000].
+TextSize text_size(std::string_view utf8, float size_px);
+int text_line_height(float size_px);
+
+// Draws text with its box's top-left corner at (x, y), the baseline font_metrics().ascent
+// below the top (for TextDirection::Up the box is the rotated one: text_size's h wide and
+// w high). Glyphs are blended into the image by their coverage; pixels outside the image
+// are clipped. Returns the box.
+Rect draw_text(Image& image, int x, int y, std::string_view utf8, Rgb color, float size_px,
                TextDirection direction = TextDirection::Horizontal);
 
 }  // namespace attnlite::viz
