@@ -68,13 +68,13 @@ stage_web() {
   # runs it; required here, so a missing program fails instead of skipping).
   JOBS=$jobs bash wasm/build.sh kernel-test
   local f stale=0
-  for f in attnlite.mjs attnlite.wasm attnlite-api.mjs; do
+  for f in attnlite.mjs attnlite.wasm attnlite-figures.mjs attnlite-figures.wasm attnlite-api.mjs; do
     cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
   done
   diff -qr build/wasm-web/api web/api || { echo "web/api/ differs from a fresh build"; stale=1; }
   node tools/web_version.mjs --check || stale=1  # the service worker's files and version
   if [ $stale = 1 ]; then
-    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.* and web/api/" >&2
+    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.*, web/attnlite-figures.* and web/api/" >&2
     return 1
   fi
   # npm ci only when package-lock.json changed since the last install.

@@ -1,11 +1,14 @@
-// attnlite in JavaScript: a small API over the WASM module built by wasm/build.sh, which
-// exports the C API of include/attnlite/c_api.h (plus the figures of wasm/bindings.cpp).
+// attnlite in JavaScript: a small API over the two WASM modules built by wasm/build.sh: the
+// runtime (attnlite.mjs + .wasm), which exports the C API of include/attnlite/c_api.h plus the
+// extras of wasm/bindings.cpp, and the figure renderer (attnlite-figures.mjs + .wasm, from
+// wasm/figures_bindings.cpp), which Attnlite.create loads in parallel unless told
+// { figures: false } (then renderHeatmap, renderPlot and colormap throw).
 // Names follow the C API in camelCase: al_model_num_steps -> model.numSteps,
 // al_result_src_valid -> result.srcValid, al_nbest_logp -> result.nbest[k].logp; docs/web.md
 // has the whole table.
 //
 //   import { Attnlite } from './attnlite-api.mjs';
-//   const al = await Attnlite.create();          // loads ./attnlite.mjs + ./attnlite.wasm
+//   const al = await Attnlite.create();          // loads ./attnlite.{mjs,wasm} + ./attnlite-figures.{mjs,wasm}
 //   const m = al.loadModel(bytes);                // Uint8Array of a .safetensors file
 //   const r = m.translate("i'm home .", { d2lCompat: false });
 //   r.text, r.tokens, r.probs (= r.scores), r.srcTokens, r.attention.encoderSelf[l][h] ...
@@ -24,8 +27,9 @@
 // a Model, Generator or Classifier after its free() throws "the model was freed" (generator,
 // classifier); free() twice does nothing.
 //
-// The classes live in api/ (checks.mjs: errors and argument checks; core.mjs: Attnlite and
-// HeatmapLayout; model.mjs: Model; generator.mjs: Generator; classifier.mjs: Classifier).
+// The classes live in api/ (checks.mjs: errors and argument checks; core.mjs: Attnlite;
+// figures.mjs: the renderer module and HeatmapLayout; model.mjs: Model; generator.mjs:
+// Generator; classifier.mjs: Classifier).
 
 export { AttnliteError } from './api/checks.mjs';
 export { Attnlite, HeatmapLayout } from './api/core.mjs';

@@ -2,8 +2,9 @@
 # Builds attnlite for WebAssembly with Emscripten (Debian's emscripten 3.1.6 is tested).
 #
 #   wasm/build.sh            both builds
-#   wasm/build.sh web        web/attnlite.mjs + web/attnlite.wasm (-sENVIRONMENT=web, committed)
-#   wasm/build.sh node       build/wasm-node/attnlite.mjs + .wasm (-sENVIRONMENT=node, for tests)
+#   wasm/build.sh web        web/attnlite.mjs + web/attnlite.wasm and web/attnlite-figures.mjs +
+#                            .wasm (-sENVIRONMENT=web, committed)
+#   wasm/build.sh node       build/wasm-node/: the same two modules (-sENVIRONMENT=node, for tests)
 #   wasm/build.sh node-asan  build/wasm-node-asan/: the node build under AddressSanitizer and
 #                            UndefinedBehaviorSanitizer (its own objects, build/wasm-obj-*-asan/);
 #                            any report ends the node process with status 1
@@ -16,9 +17,15 @@
 # gets the JavaScript API: attnlite-api.mjs and its classes in api/ (wasm/attnlite-api.mjs,
 # wasm/api/*.mjs).
 #
-# The same core sources as the native library (src/**/*.cpp without src/cuda, the C API
-# src/c_api/ included) plus wasm/bindings.cpp, compiled into build/wasm-obj-<exceptions>-<kernels>/ and linked per
-# target. Objects are rebuilt when a source or one of the headers it includes changes.
+# Two modules per build: the runtime, attnlite.{mjs,wasm}: the same core sources as the native
+# library (src/**/*.cpp without src/cuda and src/viz, the C API src/c_api/ included) plus
+# wasm/bindings.cpp; and the figure renderer, attnlite-figures.{mjs,wasm}: the src/viz/ sources
+# that draw (those that do not include the model-driven figures.h / figure_parts.h, which only
+# the native tools use) plus wasm/figures_bindings.cpp. The runtime has a size budget
+# (docs/web.md) and the translation worker never draws, so the renderer is a module of its own
+# that the page loads beside the runtime. Compiled into build/wasm-obj-<exceptions>-<kernels>/
+# and linked per target. Objects are rebuilt when a source or one of the headers it includes
+# changes.
 # JOBS (default 2) compiles in parallel.
 #
 # Kernels: every build has the native SIMD128 kernels of src/cpu/wasm/ (the "simd128" table)
@@ -74,6 +81,7 @@ cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG -D
 opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
+      wasm/figures_bindings.cpp | \
       src/vocab.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
       src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api/* | \
@@ -83,8 +91,11 @@ opt_for() {
   esac
 }
 
-mapfile -t all_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' | sort)
-all_sources+=(wasm/bindings.cpp)
+mapfile -t runtime_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' -not -path 'src/viz/*' | sort)
+runtime_sources+=(wasm/bindings.cpp)
+mapfile -t figures_sources < <(grep -L -E '#include "(attnlite/viz/figures|viz/figure_parts)\.h"' src/viz/*.cpp)
+figures_sources+=(wasm/figures_bindings.cpp)
+all_sources=("${runtime_sources[@]}" "${figures_sources[@]}")
 have_simd=0
 compgen -G "src/cpu/simd/*.cpp" >/dev/null && have_simd=1
 
@@ -111,7 +122,8 @@ simd_mode() {
 }
 
 # compile MODE [asan]: compiles (when stale) the objects of one kernel set into
-# build/wasm-obj-<exceptions>-<MODE>[-asan]/ and lists them in `objects`.
+# build/wasm-obj-<exceptions>-<MODE>[-asan]/ and lists the runtime's in `objects`, the
+# renderer's in `figures_objects`.
 compile() {
   eh_flags "$eh_now"
   local mode=$1 obj=build/wasm-obj-$eh_now-$1${2:+-$2} flags=("${cxxflags[@]:0:2}" "${eh[@]}" "${cxxflags[@]:2}")
@@ -126,11 +138,14 @@ compile() {
   # Flags change the objects: rebuild everything when they differ from the last build.
   { echo "${flags[*]}"; declare -f opt_for; } > "$obj/flags.new"
   if ! cmp -s "$obj/flags.new" "$obj/flags"; then rm -f "$obj"/*.o "$obj"/*.d; mv "$obj/flags.new" "$obj/flags"; fi
-  local todo=()
+  local todo=() f is_fig
   objects=()
+  figures_objects=()
   for s in "${sources[@]}"; do
     o=$obj/$(echo "${s%.cpp}" | tr / _).o
-    objects+=("$o")
+    is_fig=0
+    for f in "${figures_sources[@]}"; do [ "$f" = "$s" ] && is_fig=1; done
+    if [ $is_fig = 1 ]; then figures_objects+=("$o"); else objects+=("$o"); fi
     if stale "$s" "$o" "${o%.o}.d"; then todo+=("$s:$o:$(opt_for "$s")"); fi
   done
   if [ ${#todo[@]} -gt 0 ]; then
@@ -151,6 +166,13 @@ ldflags=(-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlit
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
   -sEXPORTED_FUNCTIONS=_malloc,_free,"$c_api"
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
+# The figure renderer: the same settings under its own factory name; its exports are the
+# EMSCRIPTEN_KEEPALIVE functions of wasm/figures_bindings.cpp (the same al_* names as the C API's
+# errors and the former figure functions of the runtime) and the allocator.
+figures_ldflags=(-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnliteFigures
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
+  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
 
 # The sanitized build: ASan and UBSan, both fatal (UBSan does not recover; ASan halts on its
 # first report): a report ends the node process with status 1, so the test file fails.
@@ -161,14 +183,19 @@ ldflags=(-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlit
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 asan_ldflags=("${sanitize[@]}" --profiling-funcs -sALLOW_MEMORY_GROWTH=0 -sINITIAL_MEMORY=1GB -O1)
 
-link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]
+link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]: both modules and the JavaScript API
   mkdir -p "$2"
   eh_flags "$eh_now"
   em++ "${ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
+  em++ "${figures_ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${figures_objects[@]}" \
+    -o "$2/attnlite-figures.mjs"
   cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"
   rm -rf "$2/api" && mkdir -p "$2/api" && cp wasm/api/*.mjs "$2/api/"
-  echo "wasm/build.sh: $2/attnlite.mjs + attnlite.wasm ($(stat -c %s "$2/attnlite.wasm") bytes," \
-    "gzip -9 $(gzip -9c "$2/attnlite.wasm" | wc -c))"
+  local m
+  for m in attnlite attnlite-figures; do
+    echo "wasm/build.sh: $2/$m.mjs + $m.wasm ($(stat -c %s "$2/$m.wasm") bytes," \
+      "gzip -9 $(gzip -9c "$2/$m.wasm" | wc -c))"
+  done
 }
 
 for t in "${targets[@]}"; do

@@ -1,7 +1,8 @@
 // The attnlite page: translation with every attention map, the language model (lm.js), the
 // Vision Transformer for drawn digits (vit.js) and the Nadaraya-Watson demo.
-// Everything runs here, in WebAssembly (attnlite.wasm through attnlite-api.mjs), compiled
-// once: translations run in a worker (translator-client.js), the rest on this thread.
+// Everything runs here, in WebAssembly (attnlite.wasm through attnlite-api.mjs, and the figure
+// renderer attnlite-figures.wasm), compiled once: translations run in a worker
+// (translator-client.js), which loads the runtime only; the rest on this thread.
 import { Attnlite } from './attnlite-api.mjs';
 import { TranslatorClient, CancelledError } from './translator-client.js';
 import * as lmSection from './lm.js';
@@ -23,7 +24,7 @@ const MODELS = [
 const EXAMPLES = ['go .', 'i lost .', "he's calm .", "i'm home ."];
 
 const state = {
-  al: null,          // the module on this thread: figures, the language model, the ViT
+  al: null,          // the modules on this thread: figures, the language model, the ViT
   client: null,      // the translation worker (TranslatorClient)
   model: null,       // the worker's model, as described by it ({kind, layers, heads ...})
   modelName: '',
@@ -92,23 +93,56 @@ function useModel(model, name, value) {
   state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
 }
 
+// The downloads that share the progress bar and the status line: a shipped model's and, at
+// start-up, the figure renderer's (attnlite-figures.wasm, fetched while the runtime compiles).
+// The bar counts the bytes of all of them; the renderer's stay counted until the first
+// model is in (loadShipped), so that the bar of that first download covers both.
+const downloads = new Map();  // name -> { got, total, model }
+
+function showDownloads() {
+  const bar = $('model-progress');
+  let got = 0, total = 0;
+  for (const d of downloads.values()) {
+    got += d.got;
+    total += d.total;
+  }
+  const model = [...downloads.entries()].find(([, d]) => d.model)?.[0];
+  bar.hidden = downloads.size === 0;
+  if (bar.hidden) return;
+  if (total > 0) {
+    bar.max = total;
+    bar.value = got;
+  } else {
+    bar.removeAttribute('value');
+  }
+  const what = model ?? 'the figure renderer';
+  $('model-info').textContent = total > 0 ? `Downloading ${what}: ${mb(got)} of ${mb(total)}…` : `Downloading ${what}…`;
+}
+
+// A response's bytes, counted in the bar under name.
+async function readCounted(name, r, model) {
+  const d = { got: 0, total: Number(r.headers.get('content-length')) || 0, model };
+  downloads.set(name, d);
+  showDownloads();
+  const bytes = await readAll(r, (got, total) => {
+    d.got = got;
+    d.total = total;
+    showDownloads();
+  });
+  d.got = d.total = bytes.length;
+  return bytes;
+}
+
 // A shipped model's bytes, with a progress bar and the bytes so far in the status line.
 async function download(name) {
   const path = `models/${name}.safetensors`;
   const r = await fetch(path);
   if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
-  const bar = $('model-progress');
-  bar.value = 0;
-  bar.hidden = false;
-  $('model-info').textContent = `Downloading ${name}…`;
   try {
-    return await readAll(r, (got, total) => {
-      bar.max = total;
-      bar.value = got;
-      $('model-info').textContent = `Downloading ${name}: ${mb(got)} of ${mb(total)}…`;
-    });
+    return await readCounted(name, r, true);
   } finally {
-    bar.hidden = true;
+    downloads.clear();  // this model and the renderer's bytes counted with it
+    $('model-progress').hidden = true;
   }
 }
 
@@ -317,7 +351,7 @@ function wire() {
 }
 
 // attnlite.wasm compiled once, for this thread and the translation worker.
-async function compileModule() {
+async function compileRuntime() {
   const url = new URL('attnlite.wasm', import.meta.url);
   const r = await fetch(url);
   if (!r.ok) throw new Error(`attnlite.wasm: HTTP ${r.status}`);
@@ -329,16 +363,26 @@ async function compileModule() {
   }
 }
 
+// attnlite-figures.wasm, the figure renderer, for this thread only (the worker never draws);
+// its bytes in the progress bar.
+async function compileFigures() {
+  const r = await fetch(new URL('attnlite-figures.wasm', import.meta.url));
+  if (!r.ok) throw new Error(`attnlite-figures.wasm: HTTP ${r.status}`);
+  return WebAssembly.compile(await readCounted('attnlite-figures.wasm', r, false));
+}
+
 async function main() {
   attach(state, showError);
   wire();
   // Offline after the first visit (sw.js); pages opened from file: have no service worker.
   if ('serviceWorker' in navigator && location.protocol.startsWith('http')) navigator.serviceWorker.register('sw.js').catch(() => {});
-  // The module compiles while the models are listed and the first one downloads.
+  // The modules compile while the models are listed and the first one downloads.
+  const figures = compileFigures();
+  figures.catch(() => {});  // reported through starting
   const starting = (async () => {
-    const wasm = await compileModule();
-    state.al = await Attnlite.create({ wasmModule: wasm });
+    const wasm = await compileRuntime();
     state.client = new TranslatorClient(wasm);
+    state.al = await Attnlite.create({ wasmModule: wasm, figuresModule: await figures });
   })();
   const available = await probeModels();
   const first = available.length ? download(available[0]) : null;
@@ -355,6 +399,8 @@ async function main() {
   lmSection.init(state.al, { scale });
   vitSection.init(state.al, { scale });
   if (!available.length) {
+    downloads.clear();
+    $('model-progress').hidden = true;
     showError('No shipped model could be fetched from models/. Load a .safetensors file with “Load your own model”.');
     $('model-info').textContent = 'No model loaded.';
     setState('error');

@@ -9,15 +9,18 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '57630b5024696c91';
+const VERSION = '525ca88256bbacb2';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
   'api/core.mjs',
+  'api/figures.mjs',
   'api/generator.mjs',
   'api/model.mjs',
   'app.js',
   'attnlite-api.mjs',
+  'attnlite-figures.mjs',
+  'attnlite-figures.wasm',
   'attnlite.mjs',
   'attnlite.wasm',
   'draw-pad.js',

@@ -3,6 +3,8 @@
 // over a long sentence. Driven by TranslatorClient (translator-client.js); one request at a
 // time, answered in order:
 //   { op: 'init', wasm }                     wasm: the compiled WebAssembly.Module of the page
+//                                            (the runtime only: the worker never draws, so the
+//                                            figure renderer, attnlite-figures.wasm, is not loaded)
 //   { id, op: 'load', bytes }                -> the model's description (kind, sizes, limits)
 //   { id, op: 'translate', sentence, options } -> Model.translate's result (structured clone)
 //   { id, op: 'unload' }                     frees the model (the worker stays)
@@ -50,7 +52,7 @@ async function handle(msg) {
 
 self.onmessage = async ({ data }) => {
   if (data.op === 'init') {
-    ready = Attnlite.create({ wasmModule: data.wasm });
+    ready = Attnlite.create({ wasmModule: data.wasm, figures: false });
     ready.catch(() => {});  // reported by the requests that wait for it
     return;
   }

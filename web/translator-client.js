@@ -23,7 +23,8 @@ function errorOf({ name, message }) {
 }
 
 export class TranslatorClient {
-  // wasm: the compiled WebAssembly.Module of attnlite.wasm (shared with the main thread).
+  // wasm: the compiled WebAssembly.Module of attnlite.wasm (shared with the main thread); the
+  // worker creates its Attnlite with figures: false (it never draws).
   constructor(wasm) {
     this.wasm = wasm;
     this.bytes = null;    // the current model's file, for a fresh worker

@@ -344,8 +344,8 @@ test('python3 -m http.server in web/ serves the page, the module and the models'
   }
   assert.ok(ok, 'http.server answers');
   for (const [path, type] of [['app.js', /javascript/], ['attnlite-api.mjs', /javascript/], ['api/core.mjs', /javascript/],
-    ['attnlite.mjs', /javascript/],
-    ['attnlite.wasm', /application\/wasm/]]) {
+    ['attnlite.mjs', /javascript/], ['attnlite-figures.mjs', /javascript/], ['api/figures.mjs', /javascript/],
+    ['attnlite.wasm', /application\/wasm/], ['attnlite-figures.wasm', /application\/wasm/]]) {
     const r = await fetch(base + path);
     assert.equal(r.status, 200, path);
     assert.match(r.headers.get('content-type'), type, path);

@@ -343,4 +343,6 @@ describe('memory over many loads and failures', () => {
 // what it made (a leak prints its report and fails here).
 after(() => {
   if (al?.mod._al_leak_check) assert.equal(al.mod._al_leak_check(), 0, 'LeakSanitizer found leaks (report above)');
+  if (al?.figures?.mod._al_leak_check)
+    assert.equal(al.figures.mod._al_leak_check(), 0, 'LeakSanitizer found leaks in the figure renderer (report above)');
 });

@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { loadApi, loadAttnlite, models, nativeTranslate, root, sentences, wasmDir } from './common.mjs';
+import { bookSentences, loadApi, loadAttnlite, models, nativeTranslate, root, sentences, wasmDir } from './common.mjs';
 
 // The book's models agree with the native CLI within 1e-5, the CLI on its scalar kernels
 // (`--kernels scalar`): the module's SIMD128 kernels sum in the scalar order (linear exactly,
@@ -242,6 +242,21 @@ describe('figures and Nadaraya-Watson', () => {
     assert.equal(img.height, 250);
   });
 
+  test('a rendered figure\'s memory comes back in the renderer module', () => {
+    const w = Float32Array.from({ length: 12 }, (_, i) => i / 11);
+    const draw = () => {
+      al.renderHeatmap(w, { queries: 3, keys: 4, titles: ['t'] });
+      al.renderPlot([{ x: [0, 1], y: [1, 0], label: 'a' }]);
+      assert.throws(() => al.renderHeatmap(w, { queries: 3, keys: 4, cmap: 'jet' }), /jet/);
+    };
+    draw();
+    const used = al.figures.heapUsed(), size = al.figures.mod.HEAP8.length, runtime = al.heapUsed();
+    for (let i = 0; i < 20; ++i) draw();
+    assert.equal(al.figures.heapUsed(), used, 'bytes in use by the renderer\'s malloc');
+    assert.equal(al.figures.mod.HEAP8.length, size, 'the renderer\'s WASM memory');
+    assert.equal(al.heapUsed(), runtime, 'the runtime module is not used by the figures');
+  });
+
   test('nadaraya_watson matches the formula', () => {
     const keys = [0.1, 0.7, 1.5, 2.2, 3.9], values = [1, 2, 0.5, -1, 3], queries = [0, 1, 2.5, 4.9];
     for (const w of [0.5, 1, 3]) {
@@ -287,6 +302,11 @@ test('size budget: web/attnlite.wasm is under 400 KB', () => {
   assert.ok(size < 400_000, `web/attnlite.wasm is ${size} bytes (budget 400,000; see docs/web.md)`);
 });
 
+test('size budget: web/attnlite-figures.wasm is under 160 KB', () => {
+  const size = statSync(join(root, 'web', 'attnlite-figures.wasm')).size;
+  assert.ok(size < 160_000, `web/attnlite-figures.wasm is ${size} bytes (budget 160,000; see docs/web.md)`);
+});
+
 test('the committed web build loads in node and agrees with the node build', async () => {
   const web = await loadAttnlite(join(root, 'web'));
   const m1 = web.loadModel(readFileSync(models[0].path));
@@ -304,6 +324,57 @@ test('the committed web build loads in node and agrees with the node build', asy
     al.setBackend(backend === 'scalar' ? 'scalar' : 'simd');
   }
   assert.notEqual(wasmDir, join(root, 'web'));
+});
+
+// Two modules: the runtime has no renderer; the figures live in attnlite-figures.wasm, which
+// Attnlite.create loads beside it unless told figures: false (the translation worker).
+describe('the runtime and the figure renderer are separate modules', () => {
+  test('the runtime module exports no renderer, the figures module nothing but the renderer', () => {
+    for (const f of ['_al_render_heatmap', '_al_render_plot', '_al_colormap_rgb', '_al_image_free', '_al_image_pixels'])
+      assert.equal(al.mod[f], undefined, `runtime exports ${f}`);
+    assert.equal(typeof al.figures.mod._al_render_heatmap, 'function');
+    assert.equal(typeof al.figures.mod._al_render_plot, 'function');
+    assert.equal(typeof al.figures.mod._al_colormap_rgb, 'function');
+    for (const f of ['_al_model_from_bytes', '_al_translate', '_al_tokenize', '_al_nadaraya_watson'])
+      assert.equal(al.figures.mod[f], undefined, `figures module exports ${f}`);
+    assert.notEqual(al.figures.mod.HEAP8.buffer, al.mod.HEAP8.buffer, 'separate memories');
+  });
+
+  test('figures: false: no renderer, a clear error from every figure method; translation works', async () => {
+    const { Attnlite, AttnliteError } = await loadApi();
+    const bare = await Attnlite.create({ figures: false });
+    assert.equal(bare.figures, null);
+    const w = new Float32Array(4);
+    for (const [call, f] of [['renderHeatmap', () => bare.renderHeatmap(w, { queries: 2, keys: 2 })],
+      ['renderPlot', () => bare.renderPlot([{ x: [0, 1], y: [0, 1] }])], ['colormap', () => bare.colormap('Reds', 0.5)]]) {
+      assert.throws(f, (e) => e instanceof AttnliteError &&
+        e.message === `${call}: this Attnlite was created without the figure renderer (figures: false)`, call);
+    }
+    const m = bare.loadModel(readFileSync(models[0].path)), mc = al.loadModel(readFileSync(models[0].path));
+    try {
+      for (const s of bookSentences) assert.equal(m.translate(s).text, mc.translate(s).text, s);
+    } finally {
+      m.free();
+      mc.free();
+    }
+  });
+
+  test('the figures module from bytes or a compiled module, instantiated as often as wanted', async () => {
+    const { Attnlite } = await loadApi();
+    const bytes = readFileSync(join(wasmDir, 'attnlite-figures.wasm'));
+    const compiled = await WebAssembly.compile(bytes);
+    const w = Float32Array.from({ length: 6 }, (_, i) => i / 5);
+    const want = al.renderHeatmap(w, { queries: 2, keys: 3 });
+    for (const options of [{ figuresBinary: bytes }, { figuresModule: compiled }, { figuresModule: compiled }]) {
+      const other = await Attnlite.create(options);
+      const img = other.renderHeatmap(w, { queries: 2, keys: 3 });
+      assert.deepEqual([img.width, img.height], [want.width, want.height]);
+      assert.deepEqual(img.data, want.data);
+      assert.deepEqual(other.colormap('viridis', 0.25), al.colormap('viridis', 0.25));
+    }
+    await assert.rejects(Attnlite.create({ figuresModule: new Uint8Array(8) }),
+      { name: 'TypeError', message: 'Attnlite.create: figuresModule must be a WebAssembly.Module, got an object' });
+  });
 });
 
 // The page compiles attnlite.wasm once and instantiates it on its thread and in its

@@ -1,40 +1,37 @@
-// attnlite JS API: Attnlite, the loaded WASM module (tokenizer, figures, digits, models) and
-// HeatmapLayout, where a rendered heatmap's cells are.
-import { AttnliteError, STYLES, words, typeName, text } from './checks.mjs';
+// attnlite JS API: Attnlite, the loaded WASM modules (the runtime: tokenizer, digits, models;
+// the figure renderer of figures.mjs) and, from figures.mjs, HeatmapLayout, where a rendered
+// heatmap's cells are.
+import { AttnliteError, words, text } from './checks.mjs';
+import { FIGURES, Figures, HeatmapLayout, instantiate } from './figures.mjs';
 import { Model } from './model.mjs';
+
+export { HeatmapLayout };
+
+const RUNTIME = { module: 'wasmModule', wasm: '../attnlite.wasm', glue: '../attnlite.mjs' };
 
 export class Attnlite {
   // options.factory: the Emscripten module factory (default: import attnlite.mjs next to
   // attnlite-api.mjs); options.wasmBinary: the .wasm bytes (skips fetching them, e.g. in node);
   // options.wasmModule: a compiled WebAssembly.Module of them (compiled once, instantiated as
-  // often as wanted: in the page and in its workers).
+  // often as wanted: in the page and in its workers). options.locateFile goes to both modules.
+  // The figure renderer (attnlite-figures.mjs + .wasm) loads in parallel with the runtime, with
+  // the same kinds of options: figuresFactory, figuresBinary, figuresModule; figures: false
+  // skips it (renderHeatmap, renderPlot and colormap then throw), as the translation worker,
+  // which never draws, does.
   static async create(options = {}) {
-    const factory = options.factory ?? (await import(new URL('../attnlite.mjs', import.meta.url))).default;
-    const args = {};
-    let failed = null;
-    if (options.wasmModule) {
-      const wasm = options.wasmModule;
-      if (!(wasm instanceof WebAssembly.Module))
-        throw new TypeError(`Attnlite.create: wasmModule must be a WebAssembly.Module, got ${typeName(wasm)}`);
-      failed = new Promise((_, reject) => {
-        args.instantiateWasm = (imports, done) => {
-          WebAssembly.instantiate(wasm, imports).then((instance) => done(instance, wasm), reject);
-          return {};  // the exports come later, through done
-        };
-      });
-    } else if (options.wasmBinary) {
-      args.wasmBinary = options.wasmBinary;
-    } else if (!options.factory && typeof process === 'object' && process.versions?.node) {
-      // Node: read the .wasm beside attnlite-api.mjs (the glue would try fetch() on a file: URL).
-      const { readFile } = await import('node:fs/promises');
-      args.wasmBinary = await readFile(new URL('../attnlite.wasm', import.meta.url));
-    }
-    if (options.locateFile) args.locateFile = options.locateFile;
-    return new Attnlite(await (failed ? Promise.race([factory(args), failed]) : factory(args)));
+    const runtime = instantiate({ factory: options.factory, module: options.wasmModule,
+      binary: options.wasmBinary, locateFile: options.locateFile }, RUNTIME);
+    const figures = options.figures === false ? null : instantiate({ factory: options.figuresFactory,
+      module: options.figuresModule, binary: options.figuresBinary, locateFile: options.locateFile }, FIGURES);
+    figures?.catch(() => {});  // reported below, after the runtime's own failure if any
+    const mod = await runtime;
+    return new Attnlite(mod, figures ? new Figures(await figures) : null);
   }
 
-  constructor(mod) {
+  // mod: the runtime's Emscripten module; figures: a Figures over the renderer's, or null.
+  constructor(mod, figures = null) {
     this.mod = mod;
+    this.figures = figures;
   }
 
   // The kernels in use: 'scalar', or the SIMD table's name when the build has them.
@@ -163,89 +160,22 @@ export class Attnlite {
     }
   }
 
-  // ---- figures ----
-  // matrices: Float32Array (rows, cols, queries, keys). Returns {width, height, data, layout}
-  // (data: Uint8ClampedArray RGBA, ready for new ImageData(data, width, height)).
-  renderHeatmap(matrices, o = {}) {
-    const rows = o.rows ?? 1, cols = o.cols ?? 1;
-    const queries = o.queries, keys = o.keys;
-    if (!(queries > 0 && keys > 0)) throw new AttnliteError('renderHeatmap needs queries and keys');
-    if (matrices.length !== rows * cols * queries * keys)
-      throw new AttnliteError(`renderHeatmap: ${matrices.length} values for ${rows}x${cols}x${queries}x${keys}`);
-    const m = this.mod;
-    const pm = this._floats(matrices);
-    try {
-      const h = this._withStrings(
-        [o.cmap ?? 'Reds', o.xlabel ?? 'Keys', o.ylabel ?? 'Queries', (o.titles ?? []).join('\n'),
-          (o.xticks ?? []).join('\n'), (o.yticks ?? []).join('\n')],
-        (cm, xl, yl, ti, xt, yt) => this._check((e) => m._al_render_heatmap(pm, rows, cols, queries, keys,
-          cm, xl, yl, ti, xt, yt, o.width ?? 2.5, o.height ?? 2.5, o.dpi ?? 100, o.vmin ?? NaN,
-          o.vmax ?? NaN, o.colorbar === false ? 0 : 1, o.annotate ? 1 : 0, e), (v) => !v,
-        'cannot render the heatmap'));
-      return this._image(h, (img) => {
-        const p = m._al_image_layout(h) >> 2, n = m._al_image_layout_size(h);
-        img.layout = new HeatmapLayout(m.HEAP32.slice(p, p + n), m._al_image_vmin(h), m._al_image_vmax(h));
-      });
-    } finally {
-      m._free(pm);
-    }
-  }
-
-  // series: [{x, y, label, style: 'line'|'dashed'|'dashdot'|'dotted'|'points', color: [r,g,b]}]
-  // options: xlabel, ylabel, xlim [lo, hi], ylim, width, height (inches), dpi, legend.
-  renderPlot(series, o = {}) {
-    const m = this.mod;
-    const n = series.length;
-    const total = series.reduce((a, s) => a + s.x.length, 0);
-    const xs = new Float32Array(total), ys = new Float32Array(total);
-    const lens = new Int32Array(n), styles = new Int32Array(n), colors = new Int32Array(n);
-    let at = 0;
-    series.forEach((s, i) => {
-      if (s.x.length !== s.y.length) throw new AttnliteError('renderPlot: x and y differ in length');
-      xs.set(s.x, at);
-      ys.set(s.y, at);
-      at += s.x.length;
-      lens[i] = s.x.length;
-      styles[i] = STYLES[s.style ?? 'line'] ?? 0;
-      colors[i] = s.color ? (s.color[0] << 16) | (s.color[1] << 8) | s.color[2] : -1;
-    });
-    const lim = new Float32Array([o.xlim?.[0] ?? NaN, o.xlim?.[1] ?? NaN, o.ylim?.[0] ?? NaN, o.ylim?.[1] ?? NaN]);
-    const ptrs = [xs, ys, lim].map((a) => this._floats(a));
-    const ints = [lens, styles, colors].map((a) => {
-      const p = m._malloc(Math.max(4, a.length * 4));
-      m.HEAP32.set(a, p >> 2);
-      return p;
-    });
-    try {
-      const h = this._withStrings(
-        [series.map((s) => s.label ?? '').join('\n'), o.xlabel ?? '', o.ylabel ?? ''],
-        (lb, xl, yl) => this._check((e) => m._al_render_plot(n, ptrs[0], ptrs[1], ints[0], ints[1], ints[2],
-          lb, xl, yl, ptrs[2], o.width ?? 3.5, o.height ?? 2.5, o.dpi ?? 100, o.legend === false ? 0 : 1, e),
-        (v) => !v, 'cannot render the plot'));
-      return this._image(h);
-    } finally {
-      [...ptrs, ...ints].forEach((p) => m._free(p));
-    }
-  }
-
-  // A copy of an al_image (then freed): {width, height, data}, and what more(img) adds.
-  _image(h, more) {
-    const m = this.mod;
-    try {
-      const width = m._al_image_width(h), height = m._al_image_height(h), px = m._al_image_pixels(h);
-      const img = { width, height, data: new Uint8ClampedArray(m.HEAPU8.slice(px, px + width * height * 4).buffer) };
-      if (more) more(img);
-      return img;
-    } finally {
-      m._al_image_free(h);
-    }
-  }
-
+  // ---- figures (the renderer module, wasm/api/figures.mjs) ----
+  // renderHeatmap(matrices, options): matrices Float32Array (rows, cols, queries, keys); returns
+  // {width, height, data, layout} (data: Uint8ClampedArray RGBA, ready for new
+  // ImageData(data, width, height); layout: a HeatmapLayout).
+  renderHeatmap(matrices, o = {}) { return this._renderer('renderHeatmap').renderHeatmap(matrices, o); }
+  // renderPlot(series, options): series [{x, y, label, style: 'line'|'dashed'|'dashdot'|
+  // 'dotted'|'points', color: [r,g,b]}]; options: xlabel, ylabel, xlim [lo, hi], ylim, width,
+  // height (inches), dpi, legend. Returns {width, height, data}.
+  renderPlot(series, o = {}) { return this._renderer('renderPlot').renderPlot(series, o); }
   // [r, g, b] of a colormap ("Reds", "Blues", "viridis") at t in [0, 1].
-  colormap(name, t) {
-    const v = this._withStrings([name],
-      (p) => this._check((e) => this.mod._al_colormap_rgb(p, t, e), (x) => x < 0, `unknown colormap ${name}`));
-    return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+  colormap(name, t) { return this._renderer('colormap').colormap(name, t); }
+
+  _renderer(call) {
+    if (!this.figures)
+      throw new AttnliteError(`${call}: this Attnlite was created without the figure renderer (figures: false)`);
+    return this.figures;
   }
 
   // d2l 10.2 attention pooling: predictions y (nq) and weights (nq, nk) of the queries
@@ -266,42 +196,5 @@ export class Attnlite {
     } finally {
       [pq, pk, pv, py, pw].forEach((p) => m._free(p));
     }
-  }
-}
-
-// Where a heatmap's panels are, in image pixels, and which cell a pixel shows.
-export class HeatmapLayout {
-  constructor(L, vmin, vmax) {
-    [this.width, this.height, this.rows, this.cols, this.queries, this.keys] = L;
-    this.panels = [];
-    let i = 6;
-    for (let p = 0; p < this.rows * this.cols; ++p, i += 4)
-      this.panels.push({ x: L[i], y: L[i + 1], w: L[i + 2], h: L[i + 3] });
-    this.colorbar = { x: L[i], y: L[i + 1], w: L[i + 2], h: L[i + 3] };
-    this.vmin = vmin;
-    this.vmax = vmax;
-  }
-
-  // The pixels of cell (query q, key k) of panel (row r, col c), as the renderer tiles them.
-  cell(r, c, q, k) {
-    const P = this.panels[r * this.cols + c];
-    const start = (i, n, len) => Math.floor((i * len + n - 1) / n);
-    const x0 = start(k, this.keys, P.w), x1 = start(k + 1, this.keys, P.w);
-    const y0 = start(q, this.queries, P.h), y1 = start(q + 1, this.queries, P.h);
-    return { x: P.x + x0, y: P.y + y0, w: x1 - x0, h: y1 - y0 };
-  }
-
-  // {row, col, q, k} of the cell under pixel (x, y), or null outside every panel.
-  cellAt(x, y) {
-    for (let p = 0; p < this.panels.length; ++p) {
-      const P = this.panels[p];
-      if (x >= P.x && x < P.x + P.w && y >= P.y && y < P.y + P.h) {
-        return {
-          row: Math.floor(p / this.cols), col: p % this.cols,
-          q: Math.floor(((y - P.y) * this.queries) / P.h), k: Math.floor(((x - P.x) * this.keys) / P.w),
-        };
-      }
-    }
-    return null;
   }
 }

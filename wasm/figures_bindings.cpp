@@ -1,0 +1,231 @@
+// attnlite's figure renderer for the web: the second WASM module, attnlite-figures.wasm,
+// built by wasm/build.sh from src/viz/ (the renderer, colormaps, text, PNG encoding) and this
+// file alone, so that the runtime module (wasm/bindings.cpp) stays within its size budget and
+// the translation worker, which never draws, does not load the renderer. wasm/api/figures.mjs
+// wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here is meant to be
+// called by hand.
+//
+// Conventions are the C API's (include/attnlite/c_api.h) and the same names as when these
+// functions lived in the runtime module: functions that can fail return 0, -1 or a null
+// pointer and, when `err` is not null, store an al_error in *err (al_error_message,
+// al_error_free, exported from this module too); C++ exceptions never cross into JavaScript.
+// Rendered figures are al_image handles that the caller frees. No state lives here.
+// Strings going in are UTF-8, NUL-terminated; lists of strings are joined with '\n'.
+#include <emscripten/emscripten.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlite/c_api.h"
+#include "attnlite/error.h"
+#include "attnlite/viz/heatmap.h"
+#include "attnlite/viz/plot.h"
+
+// The sanitized node build (wasm/build.sh node-asan): ASan's allocator replaces dlmalloc, whose
+// mallinfo() it answers with zeros, so the bytes in use come from the sanitizer instead.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNLITE_ASAN 1
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/lsan_interface.h>
+#endif
+#endif
+
+using namespace attnlite;
+
+// This module's errors: the C API's al_error (src/c_api/handles.h has the runtime's), a
+// message the caller frees.
+struct al_error {
+  std::string message;
+};
+
+// A rendered figure: its pixels and, for heatmaps, where the panels are.
+struct al_image {
+  viz::Image image;
+  std::vector<int32_t> layout;
+  float vmin = 0.f, vmax = 1.f;
+};
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
+EMSCRIPTEN_KEEPALIVE void al_error_free(al_error* err) { delete err; }
+al_error* al_error_new(const char* message) {
+  try {
+    return new al_error{message ? message : ""};
+  } catch (...) {
+    return nullptr;  // out of memory: the caller sees a failure without a message
+  }
+}
+}  // extern "C"
+
+namespace {
+
+// Calls f(), turning any exception into an al_error in *err.
+template <class F>
+bool guard(al_error** err, F&& f) {
+  if (err) *err = nullptr;
+  try {
+    f();
+    return true;
+  } catch (const std::exception& e) {
+    if (err) *err = al_error_new(e.what());
+  } catch (...) {
+    if (err) *err = al_error_new("unknown error");
+  }
+  return false;
+}
+
+// A new image filled by fill(img), or null with *err set.
+template <class F>
+al_image* make_image(al_error** err, F&& fill) {
+  std::unique_ptr<al_image> img;
+  const bool ok = guard(err, [&] {
+    img = std::make_unique<al_image>();
+    fill(*img);
+  });
+  return ok ? img.release() : nullptr;
+}
+
+std::vector<std::string> split_lines(const char* s) {
+  std::vector<std::string> out;
+  if (!s || !*s) return out;
+  std::string_view v(s);
+  size_t start = 0;
+  for (;;) {
+    const size_t nl = v.find('\n', start);
+    out.emplace_back(v.substr(start, nl == std::string_view::npos ? nl : nl - start));
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- memory ------------------------------------------------------------------------------
+// Bytes in use by this module's allocator, for the tests that check that a figure's memory
+// comes back (the sanitized build: ASan's count, and LeakSanitizer's check as in bindings.cpp).
+#ifdef ATTNLITE_ASAN
+EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return __sanitizer_get_current_allocated_bytes(); }
+EMSCRIPTEN_KEEPALIVE int al_leak_check() { return __lsan_do_recoverable_leak_check(); }
+#else
+EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return (size_t)mallinfo().uordblks; }
+#endif
+
+// ---- figures ---------------------------------------------------------------------------
+// render_heatmaps over matrices (rows, cols, queries, keys). cmap: "Reds", "Blues" or
+// "viridis"; titles/xticks/yticks: '\n'-joined lists ("" for none); vmin/vmax: NaN for the
+// data range. Returns an image (free it with al_image_free), or null with *err set. Its
+// layout (al_image_layout): width, height, rows, cols, queries, keys, then x, y, w, h of
+// each panel (row-major), then the colorbar's x, y, w, h.
+EMSCRIPTEN_KEEPALIVE al_image* al_render_heatmap(const float* matrices, int rows, int cols,
+                                                      int queries, int keys, const char* cmap,
+                                                      const char* xlabel, const char* ylabel,
+                                                      const char* titles, const char* xticks,
+                                                      const char* yticks, float width_in,
+                                                      float height_in, int dpi, float vmin,
+                                                      float vmax, int colorbar, int annotate,
+                                                      al_error** err) {
+  return make_image(err, [&](al_image& img) {
+    viz::HeatmapOptions o;
+    o.cmap = viz::colormap_from_name(cmap ? cmap : "Reds");
+    o.xlabel = xlabel ? xlabel : "";
+    o.ylabel = ylabel ? ylabel : "";
+    o.titles = split_lines(titles);
+    o.xticks = split_lines(xticks);
+    o.yticks = split_lines(yticks);
+    o.fig_width_in = width_in;
+    o.fig_height_in = height_in;
+    o.dpi = dpi;
+    if (!std::isnan(vmin)) o.vmin = vmin;
+    if (!std::isnan(vmax)) o.vmax = vmax;
+    o.colorbar = colorbar != 0;
+    o.annotate = annotate != 0;
+    if (!o.titles.empty() && (int)o.titles.size() != cols)
+      throw Error("heatmap: give one title per column");
+    viz::HeatmapLayout L = viz::heatmap_layout(rows, cols, queries, keys, o, matrices);
+    img.image = viz::render_heatmaps(matrices, rows, cols, queries, keys, o);
+    img.layout.assign({L.width, L.height, L.rows, L.cols, L.queries, L.keys});
+    for (const viz::Rect& p : L.panels) img.layout.insert(img.layout.end(), {p.x, p.y, p.w, p.h});
+    img.layout.insert(img.layout.end(), {L.colorbar.x, L.colorbar.y, L.colorbar.w, L.colorbar.h});
+    img.vmin = L.vmin;
+    img.vmax = L.vmax;
+  });
+}
+
+// An image's size, its RGBA pixels (width x height x 4) and, for heatmaps, the layout above
+// and the colour scale (an empty layout for plots).
+EMSCRIPTEN_KEEPALIVE int al_image_width(const al_image* img) { return img->image.width; }
+EMSCRIPTEN_KEEPALIVE int al_image_height(const al_image* img) { return img->image.height; }
+EMSCRIPTEN_KEEPALIVE const uint8_t* al_image_pixels(const al_image* img) { return img->image.rgba.data(); }
+EMSCRIPTEN_KEEPALIVE const int32_t* al_image_layout(const al_image* img) { return img->layout.data(); }
+EMSCRIPTEN_KEEPALIVE int al_image_layout_size(const al_image* img) { return (int)img->layout.size(); }
+EMSCRIPTEN_KEEPALIVE float al_image_vmin(const al_image* img) { return img->vmin; }
+EMSCRIPTEN_KEEPALIVE float al_image_vmax(const al_image* img) { return img->vmax; }
+EMSCRIPTEN_KEEPALIVE void al_image_free(al_image* img) { delete img; }
+
+// The colour of a colormap at t in [0, 1], packed 0xRRGGBB (-1 with *err set for an
+// unknown name).
+EMSCRIPTEN_KEEPALIVE int al_colormap_rgb(const char* cmap, float t, al_error** err) {
+  int out = -1;
+  guard(err, [&] {
+    const auto c = viz::colormap_rgb(viz::colormap_from_name(cmap ? cmap : ""), t);
+    out = c[0] << 16 | c[1] << 8 | c[2];
+  });
+  return out;
+}
+
+// render_plot of n series: series i has lens[i] points taken in order from xs/ys, a style
+// (0 line, 1 dashed, 2 dash-dot, 3 dotted, 4 points), a colour 0xRRGGBB or -1 for d2l's
+// cycle, and a label from the '\n'-joined labels. limits: xmin, xmax, ymin, ymax (NaN:
+// from the data). Returns an image as al_render_heatmap does.
+EMSCRIPTEN_KEEPALIVE al_image* al_render_plot(int n, const float* xs, const float* ys,
+                                                   const int* lens, const int* styles,
+                                                   const int* colors, const char* labels,
+                                                   const char* xlabel, const char* ylabel,
+                                                   const float* limits, float width_in,
+                                                   float height_in, int dpi, int legend,
+                                                   al_error** err) {
+  return make_image(err, [&](al_image& img) {
+    if (n < 0 || n > 64) throw Error("plot: between 0 and 64 series");
+    const std::vector<std::string> names = split_lines(labels);
+    std::vector<viz::Series> series((size_t)n);
+    size_t at = 0;
+    for (int i = 0; i < n; ++i) {
+      viz::Series& s = series[(size_t)i];
+      if (lens[i] < 0 || lens[i] > 1000000) throw Error("plot: bad series length");
+      s.x.assign(xs + at, xs + at + lens[i]);
+      s.y.assign(ys + at, ys + at + lens[i]);
+      at += (size_t)lens[i];
+      if (styles[i] < 0 || styles[i] > 4) throw Error("plot: bad style");
+      s.style = (viz::Series::Style)styles[i];
+      if (colors[i] >= 0)
+        s.color = viz::Rgb{(uint8_t)(colors[i] >> 16), (uint8_t)(colors[i] >> 8), (uint8_t)colors[i]};
+      if ((size_t)i < names.size()) s.label = names[(size_t)i];
+    }
+    viz::PlotOptions o;
+    o.xlabel = xlabel ? xlabel : "";
+    o.ylabel = ylabel ? ylabel : "";
+    if (limits) {
+      if (!std::isnan(limits[0])) o.xmin = limits[0];
+      if (!std::isnan(limits[1])) o.xmax = limits[1];
+      if (!std::isnan(limits[2])) o.ymin = limits[2];
+      if (!std::isnan(limits[3])) o.ymax = limits[3];
+    }
+    o.fig_width_in = width_in;
+    o.fig_height_in = height_in;
+    o.dpi = dpi;
+    o.legend = legend != 0;
+    img.image = viz::render_plot(series, o);
+  });
+}
+
+}  // extern "C"
