@@ -238,7 +238,7 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
     cbar_h = std::max(std::min(grid_h, 3 * m.lh), static_cast<int>(std::lround(0.6 * grid_h)));
     if (key) cbar_h = std::max(std::min(cbar_h, grid_h - key_gap - key_h - 2 * m.frame), 3 * m.lh);
     cbar_w = std::clamp(static_cast<int>(std::lround(cbar_h / 16.0)), 8 * m.s, 20 * m.s);
-    p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 6 * m.s, o.colorbar_max_ticks);
+    p.cticks = value_ticks(L.vmin, L.vmax, cbar_h, m.lh + 2 * m.s, o.colorbar_max_ticks);
     cbar_lab_w = std::max(max_text_width(p.cticks, m.font_px), key_w);
   }
   const int right_used = o.colorbar ? m.frame + 10 * m.s + 2 * m.frame + cbar_w + m.tick + m.tgap + cbar_lab_w + m.pad

@@ -109,6 +109,11 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   ho.vmin = 0.f;  // masked positions are exactly the zero colour
   ho.title = (o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name) + ", " + what + ": " +
              sentence + " \u2192 " + std::string(r.text);
+  {  // wide enough for the title (up to 10 inches; longer ones end in "…")
+    const viz::detail::FigureMetrics fm = viz::detail::figure_metrics(o.dpi);
+    const float need = (float)(viz::text_size(ho.title, fm.font_px).w + 2 * fm.pad + 4) / (float)o.dpi;
+    ho.fig_width_in = std::max(ho.fig_width_in, std::min(need, 10.f));
+  }
   const std::string caption = std::string(model_kind_name(m.kind())) + " " + what + " for '" + sentence +
                               "' => '" + std::string(r.text) + "'";
   Figure f = heatmap("translation", caption, std::move(data), rows, cols, Q, K, ho);
