@@ -107,6 +107,43 @@ std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
   return out;
 }
 
+// stb_image 2.27 builds a JPEG Huffman table from its 16 code counts without checking that
+// they add up to at most 256 (found by fuzz_image): it writes past its 257-entry list of code
+// sizes. Every table of every DHT segment is checked here first, read as stb_image reads it
+// (table after table while the segment's length lasts; bytes past the end of the file read as
+// 0, as its reader returns them). Markers are found as a decoder finds them: 0xFF followed by
+// a byte that is not a fill byte (0xFF) or a stuffed zero.
+void check_jpeg_huffman(const uint8_t* b, size_t n) {
+  const auto at = [&](size_t i) -> unsigned { return i < n ? b[i] : 0u; };
+  size_t i = 2;
+  while (i + 1 < n) {
+    const unsigned m = b[i + 1];
+    if (b[i] != 0xFF || m == 0xFF) {  // entropy-coded data, or a fill byte before a marker
+      ++i;
+      continue;
+    }
+    if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD9)) {  // no length: stuffing, TEM, RSTn, SOI, EOI
+      i += 2;
+      continue;
+    }
+    const size_t len = (at(i + 2) << 8) | at(i + 3);
+    if (m == 0xC4) {  // DHT
+      long left = (long)len - 2;
+      size_t p = i + 4;
+      for (int table = 1; left > 0; ++table) {
+        unsigned codes = 0;
+        for (size_t k = 0; k < 16; ++k) codes += at(p + 1 + k);
+        if (codes > 256)
+          throw Error("corrupt JPEG image: Huffman table " + std::to_string(table) + " declares " +
+                      std::to_string(codes) + " codes (at most 256)");
+        p += 17 + codes;
+        left -= 17 + (long)codes;
+      }
+    }
+    i += 2 + len;
+  }
+}
+
 }  // namespace
 
 GreyImage decode_image(const uint8_t* bytes, size_t size) {
@@ -126,6 +163,9 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
     throw Error(std::string(format) + " image of " + std::to_string(dw) + "x" + std::to_string(dh) +
                 " pixels is over the limit (" + std::to_string(kMaxImageSide) + " per side, " +
                 std::to_string(kMaxImagePixels) + " pixels)");
+#if !defined(STBI_NO_JPEG)
+  if (format[0] == 'J') check_jpeg_huffman(bytes, size);
+#endif
   std::vector<uint8_t> cleaned;
   if (format[0] == 'P') {
     cleaned = checked_png(bytes, size);

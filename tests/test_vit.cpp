@@ -20,6 +20,24 @@
 #include "fixture.h"
 #include "st_writer.h"
 
+// JPEG files for the decoder tests, written here (the library's own stb_image_write is private
+// to src/viz/image.cpp).
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#endif
+#include <stb_image_write.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
 using namespace attnlite;
 
 namespace {
@@ -133,6 +151,63 @@ TEST_CASE("image decoding: bad files are clear errors", "[vit][image][robustness
   bmp[26] = 1;
   bmp[28] = 24;
   REQUIRE_THROWS_WITH(decode_image(bmp.data(), bmp.size()), Catch::Contains("BMP image of 9000x10 pixels is over the limit"));
+}
+
+// stb_image_write's output callback (not inlined: GCC 12 misreads the inlined copies as
+// overflows).
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+void append_bytes(void* ctx, void* data, int size) {
+  auto* out = static_cast<std::vector<uint8_t>*>(ctx);
+  if (size <= 0) return;
+  const size_t at = out->size();
+  out->resize(at + (size_t)size);
+  std::memcpy(out->data() + at, data, (size_t)size);
+}
+
+TEST_CASE("JPEG: a digit decodes; a Huffman table of more than 256 codes is refused", "[vit][image]") {
+  // The digit as a 32 x 32 JPEG (quality 95): decoded and classified like the PNG.
+  viz::Image im(32, 32);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x) {
+      uint8_t* p = im.px(x, y);
+      p[0] = p[1] = p[2] = (uint8_t)std::lround(255.f * (1.f - kDigit[(y / 4) * 8 + x / 4] / 16.f));
+    }
+  std::vector<uint8_t> jpg;
+  stbi_write_jpg_to_func(append_bytes, &jpg, 32, 32, 4, im.rgba.data(), 95);
+  REQUIRE(jpg.size() > 100);
+  const GreyImage g = decode_image(jpg.data(), jpg.size());
+  REQUIRE((g.width == 32 && g.height == 32));
+  const GreyImage ref = decode_image(digit_png(kDigit, 4).data(), digit_png(kDigit, 4).size());
+  double err = 0.0;
+  for (size_t i = 0; i < g.pixels.size(); ++i) err = std::max(err, std::fabs((double)g.pixels[i] - ref.pixels[i]));
+  REQUIRE(err < 0.2);  // lossy, but the same picture
+
+  // fuzz_image's input: a DHT segment whose 16 counts add up to far more than 256 (stb_image
+  // would write past its table); refused before stb_image reads it, whichever table it is.
+  const std::vector<uint8_t> bad = {0xff, 0xd8, 0xff, 0xc4, 0x00, 0x3f, 0x00, 0x22, 0xff, 0xff,
+                                    0xff, 0x5f, 0x61, 0x2a, 0xa0, 0xff, 0xff};
+  REQUIRE_THROWS_WITH(decode_image(bad.data(), bad.size()),
+                      Catch::Contains("corrupt JPEG image: Huffman table 1 declares"));
+  // The same in a second table of a valid file's first DHT segment.
+  std::vector<uint8_t> second = jpg;
+  for (size_t i = 2; i + 4 < second.size(); ++i)
+    if (second[i] == 0xff && second[i + 1] == 0xc4) {
+      const size_t first_codes = [&] {
+        size_t c = 0;
+        for (size_t k = 0; k < 16; ++k) c += second[i + 5 + k];
+        return c;
+      }();
+      const size_t t2 = i + 4 + 17 + first_codes;  // the second table's class/id byte
+      if ((size_t)((second[i + 2] << 8) | second[i + 3]) + i + 2 > t2 + 17) {
+        second[t2 + 16] = 250;  // its 16-bit codes
+        second[t2 + 15] = 250;
+        break;
+      }
+    }
+  REQUIRE(second != jpg);
+  REQUIRE_THROWS_WITH(decode_image(second.data(), second.size()), Catch::Contains("Huffman table"));
 }
 
 // ---- PyTorch fixtures (tools/make_vit_fixtures.py) -----------------------------------------
