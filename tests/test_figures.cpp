@@ -143,6 +143,25 @@ TEST_CASE("every figure of the chapter renders", "[figures]") {
     REQUIRE(f.image.height > 100);
     const Image im = png_roundtrip(f.image);
     REQUIRE(ink(im, Rect{0, 0, im.width, im.height}) > 500);
+    // The same figure as SVG: its size, balanced groups, heatmaps one cells group per panel
+    // with a rect per cell, text elements.
+    const std::string svg = figures::to_svg(f);
+    const auto count = [&](const std::string& what) {
+      size_t k = 0;
+      for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++k;
+      return k;
+    };
+    REQUIRE(svg.find("width=\"" + std::to_string(f.image.width) + "\" height=\"" +
+                     std::to_string(f.image.height) + "\"") != std::string::npos);
+    REQUIRE(svg.substr(svg.size() - 7) == "</svg>\n");
+    REQUIRE(count("<g") == count("</g>"));
+    REQUIRE(count("<text ") >= 5);
+    if (f.is_heatmap) {
+      REQUIRE(count("<g class=\"cells\">") == (size_t)(f.rows * f.cols));
+      REQUIRE(count("<rect ") >= (size_t)(f.rows * f.cols * f.queries * f.keys));
+    } else {
+      REQUIRE(count("<polyline ") + count("<circle ") > 0);
+    }
   }
   REQUIRE_THROWS_WITH(figures::make("99-nothing", c), Catch::Matchers::Contains("unknown figure"));
 }

@@ -167,6 +167,21 @@ TEST_CASE("vit overlay: one panel per head, layers x heads, the rollout column",
     const Rect& b = full.layout.panels[(size_t)l * NH];
     REQUIRE((a.y == b.y && a.w == b.w && a.h == b.h));
   }
+  // As SVG: both parts, moved where the PNG puts them, each with its cells and colorbar, a
+  // disc (and its ring) per inked pixel of every panel.
+  const std::string svg = figures::to_svg(full);
+  const auto count = [&](const std::string& what) {
+    size_t k = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++k;
+    return k;
+  };
+  REQUIRE(count("<g class=\"cells\">") == (size_t)(L * (NH + 1)));
+  REQUIRE(count("<g class=\"colorbar\">") == 2);
+  REQUIRE(count("<g transform=\"translate(") == 2);
+  int inked = 0;
+  for (int p = 0; p < 64; ++p) inked += dg.px[(size_t)p] > 0.f;
+  REQUIRE(count("<circle ") == (size_t)(2 * inked * L * (NH + 1)));
+  REQUIRE(count(">Rollout</text>") == 1);
   const Image im = png_roundtrip(full.image);
   for (int l = 0; l < L; ++l) {
     REQUIRE(ink_px(im, full.layout.ylabels[(size_t)l * NH]) > 10);  // Layer 1..3

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/viz/canvas.h"
 #include "attnlite/viz/image.h"
 
 namespace attnlite::viz::detail {
@@ -32,14 +33,12 @@ void blend_pixel(Image& image, int x, int y, Rgb color, float alpha);
 // A frame of the given thickness just outside `inner` (inner itself is untouched).
 void frame_around(Image& image, Rect inner, int thickness, Rgb color);
 
-struct PointF {
-  float x = 0.f, y = 0.f;
-};
+using PointF = viz::PointF;
 
 // An antialiased polyline of the given width (pixels), clipped to `clip`. `dash`
 // alternates on / off lengths in pixels along the line (empty: solid).
 void draw_polyline(Image& image, const std::vector<PointF>& points, float width, Rgb color,
-                   const std::vector<float>& dash, Rect clip);
+                   const std::vector<float>& dash, Rect clip, float alpha = 1.f);
 
 // An antialiased disc of radius r filled with `fill` at opacity fill_alpha and
 // ringed by an edge of width edge_w at opacity edge_alpha, clipped to `clip`.

@@ -15,6 +15,7 @@
 #include "attnlite/error.h"
 #include "attnlite/generate.h"
 #include "attnlite/translate.h"
+#include "attnlite/viz/canvas.h"
 #include "viz/draw.h"
 #include "viz/figure_parts.h"
 using namespace attnlite::attention;
@@ -31,7 +32,17 @@ Figure detail::heatmap(const std::string& name, const std::string& caption, std:
   f.matrices = std::move(data);
   f.layout = viz::heatmap_layout(rows, cols, q, k, o, f.matrices.data());
   f.image = viz::render_heatmaps(f.matrices.data(), rows, cols, q, k, o);
+  f.paint = [data = f.matrices, rows, cols, q, k, o](viz::Canvas& c) {
+    viz::draw_heatmaps(c, data.data(), rows, cols, q, k, o);
+  };
   return f;
+}
+
+std::string to_svg(const Figure& f) {
+  if (!f.paint) throw Error("figure '" + f.name + "' has no drawing");
+  viz::SvgCanvas c(f.image.width, f.image.height);
+  f.paint(c);
+  return c.str();
 }
 
 using detail::heatmap;
@@ -56,6 +67,7 @@ Figure plot(const std::string& name, const std::string& caption, const std::vect
   f.name = name;
   f.caption = caption;
   f.image = viz::render_plot(s, o);
+  f.paint = [s, o](viz::Canvas& c) { viz::draw_plot(c, s, o); };
   return f;
 }
 

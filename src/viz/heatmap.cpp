@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "attnlite/error.h"
+#include "attnlite/viz/canvas.h"
 #include "viz/draw.h"
 #include "viz/ticks.h"
 
@@ -117,12 +118,6 @@ bool any_ylabel(const HeatmapOptions& o) {
   return false;
 }
 
-// Masked cells: the fill, and diagonal hatch lines 6 text pixels apart; (x, y) counts from the
-// panel's corner, so that neighbouring masked cells continue one pattern.
-Rgb masked_pixel(const HeatmapOptions& o, int s, int x, int y) {
-  if (!o.masked_hatch) return o.masked_color;
-  return (x + y) % (6 * s) < s ? *o.masked_hatch : o.masked_color;
-}
 
 // A panel side of `len` pixels for n cells: snapped down to a multiple of n when that
 // costs little, so that all cells get the same size.
@@ -352,31 +347,41 @@ HeatmapLayout heatmap_layout(int rows, int cols, int queries, int keys, const He
   return make_plan(rows, cols, queries, keys, opts, matrices).layout;
 }
 
-Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
-                      const HeatmapOptions& o) {
-  if (!matrices) throw Error("render_heatmaps: matrices is null");
-  const Plan p = make_plan(rows, cols, queries, keys, o, matrices);
+namespace {
+
+void draw_plan(Canvas& cv, const Plan& p, const float* matrices, const HeatmapOptions& o) {
   const HeatmapLayout& L = p.layout;
   const Metrics& m = p.m;
-  Image img(L.width, L.height);
+  const int rows = L.rows, cols = L.cols, queries = L.queries, keys = L.keys;
   const float range = L.vmax - L.vmin;
   const auto color_of = [&](float v) { return colormap_rgb(o.cmap, range > 0.f ? (v - L.vmin) / range : 0.f); };
+  const int hatch_period = 6 * m.s;
+  const auto masked = [&](Rect cell, int ox, int oy) {
+    if (o.masked_hatch)
+      cv.hatch(cell, o.masked_color, *o.masked_hatch, hatch_period, m.s, ox, oy);
+    else
+      cv.fill(cell, o.masked_color);
+  };
 
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const size_t pi = static_cast<size_t>(r) * cols + c;
       const Rect& P = L.panels[pi];
       const float* mat = matrices + pi * static_cast<size_t>(queries) * keys;
-      // Cells: every pixel shows the cell it falls in (filled rectangles, no interpolation).
-      for (int y = 0; y < P.h; ++y) {
-        const int q = static_cast<int>(static_cast<long long>(y) * queries / P.h);
-        for (int x = 0; x < P.w; ++x) {
-          const int k = static_cast<int>(static_cast<long long>(x) * keys / P.w);
+      // Cells: filled rectangles (no interpolation); they tile the panel exactly.
+      cv.group("panel");
+      cv.group("cells");
+      for (int q = 0; q < queries; ++q)
+        for (int k = 0; k < keys; ++k) {
+          const Rect cell = L.cell(r, c, q, k);
+          if (cell.empty()) continue;
           const float v = mat[static_cast<size_t>(q) * keys + k];
-          const Rgb rgb = std::isnan(v) ? masked_pixel(o, m.s, x, y) : color_of(v);
-          if (rgb != kWhite) detail::fill_rect(img, {P.x + x, P.y + y, 1, 1}, rgb);
+          if (std::isnan(v))
+            masked(cell, P.x, P.y);
+          else
+            cv.fill(cell, color_of(v));
         }
-      }
+      cv.end_group();
       if (o.annotate) {
         for (int q = 0; q < queries; ++q)
           for (int k = 0; k < keys; ++k) {
@@ -393,65 +398,89 @@ Image render_heatmaps(const float* matrices, int rows, int cols, int queries, in
             }
             const TextSize t = text_size(text, m.font_px);
             const Rgb fg = detail::luminance(color_of(v)) < 0.5f ? kWhite : kBlack;
-            draw_text(img, cell.x + (cell.w - t.w + 1) / 2, cell.y + (cell.h - t.h + 1) / 2, text, fg, m.font_px);
+            cv.text(cell.x + (cell.w - t.w + 1) / 2, cell.y + (cell.h - t.h + 1) / 2, text, fg, m.font_px);
           }
       }
-      detail::frame_around(img, P, m.frame, kFrameColor);
+      cv.frame(P, m.frame, kFrameColor);
 
       // Tick marks on every panel; labels on the bottom row and the first column.
       const int half = m.frame / 2;
       for (const Tick& t : p.xticks) {
         const int x = P.x + cell_centre(t.index, keys, P.w) - half;
-        detail::fill_rect(img, {x, P.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
+        cv.fill({x, P.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
         if (r != rows - 1) continue;
         const int y = P.bottom() + m.frame + m.tick + m.tgap;
         const TextSize ts = text_size(t.text, m.font_px);
         if (p.xrot)
-          draw_text(img, x + half - ts.h / 2, y, t.text, t.color, m.font_px, TextDirection::Up);
+          cv.text(x + half - ts.h / 2, y, t.text, t.color, m.font_px, TextDirection::Up);
         else
-          draw_text(img, x + half - ts.w / 2, y, t.text, t.color, m.font_px);
+          cv.text(x + half - ts.w / 2, y, t.text, t.color, m.font_px);
       }
       for (const Tick& t : p.yticks) {
         const int y = P.y + cell_centre(t.index, queries, P.h) - half;
-        detail::fill_rect(img, {P.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
+        cv.fill({P.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
         if (c != 0) continue;
         const TextSize ts = text_size(t.text, m.font_px);
-        draw_text(img, P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, t.color, m.font_px);
+        cv.text(P.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, t.color, m.font_px);
       }
-      if (!L.titles[pi].empty()) draw_text(img, L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.font_px);
-      if (pi == 0 && !L.title.empty())
-        draw_text(img, L.title.x, L.title.y, L.title_text, kTextColor, m.font_px);
-      if (!L.xlabels[pi].empty()) draw_text(img, L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.font_px);
+      if (!L.titles[pi].empty()) cv.text(L.titles[pi].x, L.titles[pi].y, o.titles[static_cast<size_t>(c)], kTextColor, m.font_px);
+      if (pi == 0 && !L.title.empty()) cv.text(L.title.x, L.title.y, L.title_text, kTextColor, m.font_px);
+      if (!L.xlabels[pi].empty()) cv.text(L.xlabels[pi].x, L.xlabels[pi].y, o.xlabel, kTextColor, m.font_px);
       if (!L.ylabels[pi].empty())
-        draw_text(img, L.ylabels[pi].x, L.ylabels[pi].y, row_ylabel(o, r), kTextColor, m.font_px, TextDirection::Up);
+        cv.text(L.ylabels[pi].x, L.ylabels[pi].y, row_ylabel(o, r), kTextColor, m.font_px, TextDirection::Up);
       if (c == 0 && !L.row_labels[static_cast<size_t>(r)].empty())
-        draw_text(img, L.row_labels[static_cast<size_t>(r)].x, L.row_labels[static_cast<size_t>(r)].y,
-                  o.row_labels[static_cast<size_t>(r)], kTextColor, m.font_px, TextDirection::Up);
+        cv.text(L.row_labels[static_cast<size_t>(r)].x, L.row_labels[static_cast<size_t>(r)].y,
+                o.row_labels[static_cast<size_t>(r)], kTextColor, m.font_px, TextDirection::Up);
+      cv.end_group();
     }
 
   if (o.colorbar && !L.colorbar.empty()) {
     const Rect& cb = L.colorbar;
-    for (int y = 0; y < cb.h; ++y) {
-      const float t = cb.h > 1 ? static_cast<float>(cb.h - 1 - y) / (cb.h - 1) : 0.f;
-      detail::fill_rect(img, {cb.x, cb.y + y, cb.w, 1}, colormap_rgb(o.cmap, t));
-    }
-    detail::frame_around(img, cb, m.frame, kFrameColor);
+    cv.group("colorbar");
+    cv.gradient(cb, o.cmap);
+    cv.frame(cb, m.frame, kFrameColor);
     for (const Tick& t : p.cticks) {
       const double frac = range > 0.f ? (t.value - L.vmin) / range : 0.0;
       const int y = cb.y + (cb.h - 1) - static_cast<int>(std::lround(frac * (cb.h - 1))) - m.frame / 2;
-      detail::fill_rect(img, {cb.right() + m.frame, y, m.tick, m.frame}, kFrameColor);
+      cv.fill({cb.right() + m.frame, y, m.tick, m.frame}, kFrameColor);
       const TextSize ts = text_size(t.text, m.font_px);
-      draw_text(img, cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.font_px);
+      cv.text(cb.right() + m.frame + m.tick + m.tgap, y + m.frame / 2 - ts.h / 2, t.text, kTextColor, m.font_px);
     }
     if (!L.masked_swatch.empty()) {
       const Rect& sw = L.masked_swatch;
-      for (int y = 0; y < sw.h; ++y)
-        for (int x = 0; x < sw.w; ++x) detail::fill_rect(img, {sw.x + x, sw.y + y, 1, 1}, masked_pixel(o, m.s, x, y));
-      detail::frame_around(img, sw, m.frame, kFrameColor);
-      draw_text(img, L.masked_text.x, L.masked_text.y, o.masked_label, kTextColor, m.font_px);
+      masked(sw, sw.x, sw.y);
+      cv.frame(sw, m.frame, kFrameColor);
+      cv.text(L.masked_text.x, L.masked_text.y, o.masked_label, kTextColor, m.font_px);
     }
+    cv.end_group();
   }
+}
+
+}  // namespace
+
+void draw_heatmaps(Canvas& canvas, const float* matrices, int rows, int cols, int queries, int keys,
+                   const HeatmapOptions& o) {
+  if (!matrices) throw Error("draw_heatmaps: matrices is null");
+  draw_plan(canvas, make_plan(rows, cols, queries, keys, o, matrices), matrices, o);
+}
+
+Image render_heatmaps(const float* matrices, int rows, int cols, int queries, int keys,
+                      const HeatmapOptions& o) {
+  if (!matrices) throw Error("render_heatmaps: matrices is null");
+  const Plan p = make_plan(rows, cols, queries, keys, o, matrices);
+  Image img(p.layout.width, p.layout.height);
+  RasterCanvas cv(img);
+  draw_plan(cv, p, matrices, o);
   return img;
+}
+
+std::string render_heatmaps_svg(const float* matrices, int rows, int cols, int queries, int keys,
+                                const HeatmapOptions& o) {
+  if (!matrices) throw Error("render_heatmaps_svg: matrices is null");
+  const Plan p = make_plan(rows, cols, queries, keys, o, matrices);
+  SvgCanvas cv(p.layout.width, p.layout.height);
+  draw_plan(cv, p, matrices, o);
+  return cv.str();
 }
 
 }  // namespace attnlite::viz

@@ -154,7 +154,7 @@ bool dash_on(const std::vector<float>& dash, float period, float pos) {
 }  // namespace
 
 void draw_polyline(Image& image, const std::vector<PointF>& points, float width, Rgb color,
-                   const std::vector<float>& dash, Rect clip) {
+                   const std::vector<float>& dash, Rect clip, float alpha) {
   clip = intersect(clip, {0, 0, image.width, image.height});
   if (clip.empty() || points.size() < 2) return;
   float period = 0.f;
@@ -186,7 +186,7 @@ void draw_polyline(Image& image, const std::vector<PointF>& points, float width,
   for (int y = 0; y < clip.h; ++y)
     for (int x = 0; x < clip.w; ++x) {
       const float c = cover[static_cast<size_t>(y) * clip.w + x];
-      if (c > 0.f) blend_pixel(image, clip.x + x, clip.y + y, color, c);
+      if (c > 0.f) blend_pixel(image, clip.x + x, clip.y + y, color, c * alpha);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnlite/error.h"
+#include "attnlite/viz/canvas.h"
 #include "viz/draw.h"
 #include "viz/ticks.h"
 
@@ -220,23 +221,23 @@ PlotLayout plot_layout(const std::vector<Series>& series, const PlotOptions& opt
   return make_plan(series, opts).layout;
 }
 
-Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
-  const Plan p = make_plan(series, o);
+namespace {
+
+void draw_plan(Canvas& cv, const Plan& p, const std::vector<Series>& series, const PlotOptions& o) {
   const PlotLayout& L = p.layout;
   const detail::FigureMetrics& m = p.m;
   const Rect& A = L.axes;
-  Image img(L.width, L.height);
 
   // Grid, then the data, then the frame on top.
   const int half = m.frame / 2;
   if (o.grid) {
     for (const Tick& t : p.xticks) {
       const int x = static_cast<int>(std::floor(L.x_to_px(static_cast<float>(t.value)))) - half;
-      detail::fill_rect(img, detail::intersect({x, A.y, m.frame, A.h}, A), kGridColor);
+      cv.fill(detail::intersect({x, A.y, m.frame, A.h}, A), kGridColor);
     }
     for (const Tick& t : p.yticks) {
       const int y = static_cast<int>(std::floor(L.y_to_px(static_cast<float>(t.value)))) - half;
-      detail::fill_rect(img, detail::intersect({A.x, y, A.w, m.frame}, A), kGridColor);
+      cv.fill(detail::intersect({A.x, y, A.w, m.frame}, A), kGridColor);
     }
   }
 
@@ -246,7 +247,7 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
     if (s.style == Series::Points) {
       for (size_t i = 0; i < s.x.size(); ++i) {
         if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-        detail::draw_disc(img, {L.x_to_px(s.x[i]), L.y_to_px(s.y[i])}, p.marker_r, color, 0.5f, color, 0.5f,
+        cv.disc({L.x_to_px(s.x[i]), L.y_to_px(s.y[i])}, p.marker_r, color, 0.5f, color, 0.5f,
                           std::max(1.f, o.dpi / 72.f), A);
       }
       continue;
@@ -254,7 +255,7 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
     const std::vector<float> dash = dash_pattern(s.style, p.line_w);
     std::vector<detail::PointF> run;
     const auto flush = [&] {
-      if (run.size() >= 2) detail::draw_polyline(img, run, p.line_w, color, dash, A);
+      if (run.size() >= 2) cv.polyline(run, p.line_w, color, 1.f, dash, A);
       run.clear();
     };
     for (size_t i = 0; i < s.x.size(); ++i) {
@@ -267,33 +268,32 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
     flush();
   }
 
-  detail::frame_around(img, A, m.frame, kFrameColor);
+  cv.frame(A, m.frame, kFrameColor);
   for (const Tick& t : p.xticks) {
     const int x = static_cast<int>(std::floor(L.x_to_px(static_cast<float>(t.value)))) - half;
-    detail::fill_rect(img, {x, A.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
+    cv.fill({x, A.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
     const TextSize ts = text_size(t.text, m.font_px);
-    draw_text(img, x + half - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap, t.text, kTextColor, m.font_px);
+    cv.text(x + half - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap, t.text, kTextColor, m.font_px);
   }
   for (const Tick& t : p.yticks) {
     const int y = static_cast<int>(std::floor(L.y_to_px(static_cast<float>(t.value)))) - half;
-    detail::fill_rect(img, {A.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
+    cv.fill({A.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
     const TextSize ts = text_size(t.text, m.font_px);
-    draw_text(img, A.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.font_px);
+    cv.text(A.x - m.frame - m.tick - m.tgap - ts.w, y + half - ts.h / 2, t.text, kTextColor, m.font_px);
   }
   if (!o.xlabel.empty()) {
     const TextSize ts = text_size(o.xlabel, m.font_px);
-    draw_text(img, A.cx() - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap + m.lh + m.lgap, o.xlabel, kTextColor, m.font_px);
+    cv.text(A.cx() - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap + m.lh + m.lgap, o.xlabel, kTextColor, m.font_px);
   }
   if (!o.ylabel.empty()) {
     const TextSize ts = text_size(o.ylabel, m.font_px);
-    draw_text(img, m.pad, A.cy() - ts.w / 2, o.ylabel, kTextColor, m.font_px, TextDirection::Up);
+    cv.text(m.pad, A.cy() - ts.w / 2, o.ylabel, kTextColor, m.font_px, TextDirection::Up);
   }
 
   if (!L.legend.empty()) {
     const Rect& B = L.legend;
-    for (int y = B.y; y < B.bottom(); ++y)
-      for (int x = B.x; x < B.right(); ++x) detail::blend_pixel(img, x, y, kWhite, 0.8f);
-    detail::frame_around(img, {B.x + 1, B.y + 1, B.w - 2, B.h - 2}, 1, kLegendEdge);
+    cv.fill(B, kWhite, 0.8f);
+    cv.frame({B.x + 1, B.y + 1, B.w - 2, B.h - 2}, 1, kLegendEdge);
     int y = B.y + 4 * m.s;
     for (size_t i : p.legend_entries) {
       const Series& s = series[i];
@@ -301,14 +301,34 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
       const float cy = static_cast<float>(y) + m.lh * 0.5f;
       const float hx0 = static_cast<float>(B.x + 4 * m.s), hx1 = hx0 + static_cast<float>(p.legend_handle);
       if (s.style == Series::Points)
-        detail::draw_disc(img, {(hx0 + hx1) / 2, cy}, p.marker_r, color, 0.5f, color, 0.5f, std::max(1.f, o.dpi / 72.f), B);
+        cv.disc({(hx0 + hx1) / 2, cy}, p.marker_r, color, 0.5f, color, 0.5f, std::max(1.f, o.dpi / 72.f), B);
       else
-        detail::draw_polyline(img, {{hx0, cy}, {hx1, cy}}, p.line_w, color, dash_pattern(s.style, p.line_w), B);
-      draw_text(img, static_cast<int>(hx1) + 6 * m.s, y, s.label, kTextColor, m.font_px);
+        cv.polyline({{hx0, cy}, {hx1, cy}}, p.line_w, color, 1.f, dash_pattern(s.style, p.line_w), B);
+      cv.text(static_cast<int>(hx1) + 6 * m.s, y, s.label, kTextColor, m.font_px);
       y += m.lh + m.s;
     }
   }
+}
+
+}  // namespace
+
+void draw_plot(Canvas& canvas, const std::vector<Series>& series, const PlotOptions& o) {
+  draw_plan(canvas, make_plan(series, o), series, o);
+}
+
+Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
+  const Plan p = make_plan(series, o);
+  Image img(p.layout.width, p.layout.height);
+  RasterCanvas cv(img);
+  draw_plan(cv, p, series, o);
   return img;
+}
+
+std::string render_plot_svg(const std::vector<Series>& series, const PlotOptions& o) {
+  const Plan p = make_plan(series, o);
+  SvgCanvas cv(p.layout.width, p.layout.height);
+  draw_plan(cv, p, series, o);
+  return cv.str();
 }
 
 }  // namespace attnlite::viz

@@ -193,25 +193,34 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
     ho.vmax = hi > 0.f ? hi : 1.f;
     const int n = c1 - c0;
     Figure f = heatmap(name, caption, std::move(d), rows, n, Q, K, ho);
-    const HeatmapLayout& lay = f.layout;
-    for (int a = 0; a < rows; ++a)
-      for (int b = 0; b < n; ++b) {
-        for (int y = 0; y < S; ++y)
-          for (int x = 0; x < S; ++x) {
-            const float ink = in_max > 0.f ? std::clamp(input[y * S + x] / in_max, 0.f, 1.f) : 0.f;
-            const float rad = vit_ink_radius(ink, lay.cell(a, b, y, x));
-            if (rad <= 0.f) continue;
-            const Rect c = lay.cell(a, b, y, x);
-            viz::detail::draw_disc(f.image, {c.x + c.w / 2.f, c.y + c.h / 2.f}, rad, kVitInk, 1.f, kWhite, 0.9f,
-                                   std::min((float)lw, rad / 3.f), c);
+    std::vector<float> ink((size_t)S * S);
+    for (int p = 0; p < S * S; ++p) ink[(size_t)p] = in_max > 0.f ? std::clamp(input[p] / in_max, 0.f, 1.f) : 0.f;
+    // The input's ink and the patch grid, over the colours.
+    const auto over = [lay = f.layout, ink, rows, n, S, P, g, lw](viz::Canvas& cv) {
+      for (int a = 0; a < rows; ++a)
+        for (int b = 0; b < n; ++b) {
+          for (int y = 0; y < S; ++y)
+            for (int x = 0; x < S; ++x) {
+              const Rect c = lay.cell(a, b, y, x);
+              const float rad = vit_ink_radius(ink[(size_t)y * S + x], c);
+              if (rad <= 0.f) continue;
+              cv.disc({c.x + c.w / 2.f, c.y + c.h / 2.f}, rad, kVitInk, 1.f, kWhite, 0.9f,
+                      std::min((float)lw, rad / 3.f), c);
+            }
+          const Rect& pan = lay.panels[(size_t)a * n + b];
+          for (int j = 1; j < g; ++j) {
+            const Rect cx = lay.cell(a, b, 0, j * P), cy = lay.cell(a, b, j * P, 0);
+            cv.fill({cx.x - lw / 2, pan.y, lw, pan.h}, kVitGrid);
+            cv.fill({pan.x, cy.y - lw / 2, pan.w, lw}, kVitGrid);
           }
-        const Rect& pan = lay.panels[(size_t)a * n + b];
-        for (int j = 1; j < g; ++j) {
-          const Rect cx = lay.cell(a, b, 0, j * P), cy = lay.cell(a, b, j * P, 0);
-          viz::detail::fill_rect(f.image, {cx.x - lw / 2, pan.y, lw, pan.h}, kVitGrid);
-          viz::detail::fill_rect(f.image, {pan.x, cy.y - lw / 2, pan.w, lw}, kVitGrid);
         }
-      }
+    };
+    viz::RasterCanvas rc(f.image);
+    over(rc);
+    f.paint = [base = f.paint, over](viz::Canvas& cv) {
+      base(cv);
+      over(cv);
+    };
     return f;
   };
   if (!split) {
@@ -250,6 +259,14 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
     lay.colorbar.x += dx;
   };
   f.image = std::move(both);
+  f.paint = [left = f.paint, right = ro.paint, a0, a1, b0](viz::Canvas& cv) {
+    cv.push_offset(-a0, 0);
+    left(cv);
+    cv.pop_offset();
+    cv.push_offset((a1 - a0) - b0, 0);
+    right(cv);
+    cv.pop_offset();
+  };
   f.cols = cols;
   f.matrices = std::move(data);
   f.rollout_layout = ro.layout;

@@ -59,6 +59,10 @@ check "--maps: size as printed" "$(said "$tmp/m.txt")" "$(size "$tmp/m.png")"
 check "--maps: caption" "1" "$(grep -c "17 tokens" "$tmp/m.txt")"
 $bin classify "$digits/idx0022_label2_32x32.png" --heatmap "$tmp/o.png" --layer 1 --head 2 >"$tmp/o.txt"
 check "--layer 1 --head 2: one panel" "1x1" "$(panels "$tmp/o.txt")"
+$bin classify "$digits/idx0022_label2_32x32.png" --heatmap "$tmp/h.svg" >"$tmp/s.txt"; check "--heatmap OUT.svg: exit status" "0" "$?"
+check "--heatmap OUT.svg: an SVG of the size printed, parsed as XML" "$(said "$tmp/s.txt")" \
+  "$(python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); print(r.get("width") + "x" + r.get("height"))' "$tmp/h.svg")"
+$bin classify "$digits/idx0022_label2_32x32.png" --format svg 2>/dev/null; check "--format without --heatmap: usage error" "2" "$?"
 
 # A missing, an empty and a text file: reported, the other images still classified, exit 1.
 : >"$tmp/empty.png"

@@ -22,17 +22,54 @@ check "bahdanau map" "png" "$(png "$tmp/b.png")"
 $bin heatmap translate "go ." --kind sideways --out "$tmp/x.png" 2>/dev/null; check "bad --kind is a usage error" "2" "$?"
 $bin heatmap translate "go ." --head 9 --out "$tmp/x.png" 2>"$tmp/err"; check "head out of range" "1" "$?"
 check "head out of range message" "1" "$(grep -c 'head 9 is out of range: the model has 4' "$tmp/err")"
-# PNG width: bytes 16-19 of the IHDR chunk, big-endian.
-png_width() { od -An -tu1 -j16 -N4 "$1" | awk '{print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4}'; }
+# PNG height: bytes 20-23 of the IHDR chunk, big-endian.
+png_height() { od -An -tu1 -j20 -N4 "$1" | awk '{print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4}'; }
 $bin heatmap translate --model transformer-d2l "i'm home ." --kind enc --layer 1 --head 1 --out "$tmp/crop.png" >/dev/null
 $bin heatmap translate --model transformer-d2l "i'm home ." --kind enc --layer 1 --head 1 --padding \
   --out "$tmp/pad.png" >/dev/null; check "--padding exit status" "0" "$?"
-check "--padding keeps the 10 padded positions: a wider map" "yes" \
-  "$([ "$(png_width "$tmp/pad.png")" -gt "$(png_width "$tmp/crop.png")" ] && echo yes)"
+check "--padding keeps the 10 padded positions: a taller map (10 queries, not 4)" "yes" \
+  "$([ "$(png_height "$tmp/pad.png")" -gt "$(png_height "$tmp/crop.png")" ] && echo yes)"
 $bin heatmap --all --padding --out "$tmp/figs3" >/dev/null
 check "--all --padding: the maps with source keys or queries change, the others do not" \
   "04-bahdanau-attention.png 07-transformer-cross.png 07-transformer-encoder.png" \
   "$(cd "$tmp/figs" && for f in *.png; do cmp -s "$f" "../figs3/$f" || printf '%s ' "$f"; done | sed 's/ $//')"
 $bin heatmap generate "je" --padding --out "$tmp/x.png" 2>/dev/null; check "--padding with generate is a usage error" "2" "$?"
+# SVG: every figure, parsed by an XML parser (Python's xml.etree): the PNG's size, a group of
+# cells per panel with a rect per cell, the labels as text elements.
+$bin heatmap --all --format svg --out "$tmp/svg" >/dev/null; check "--all --format svg exit status" "0" "$?"
+check "--all --format svg writes 16 SVG files" "16" "$(ls "$tmp/svg"/*.svg | wc -l)"
+check "SVG files parse, with the PNGs' sizes, cells and labels" "ok" "$(python3 - "$tmp/svg" "$tmp/figs" <<'PY'
+import glob, os, struct, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+svg_dir, png_dir = sys.argv[1], sys.argv[2]
+problems = []
+for path in sorted(glob.glob(os.path.join(svg_dir, "*.svg"))):
+    name = os.path.basename(path)[:-4]
+    root = ET.parse(path).getroot()
+    with open(os.path.join(png_dir, name + ".png"), "rb") as f:
+        w, h = struct.unpack(">II", f.read(24)[16:24])
+    if root.tag != ns + "svg" or (root.get("width"), root.get("height")) != (str(w), str(h)):
+        problems.append(name + ": size")
+    if not root.findall(".//" + ns + "text"):
+        problems.append(name + ": no text")
+enc = ET.parse(os.path.join(svg_dir, "07-transformer-encoder.svg")).getroot()
+cells = [g for g in enc.iter(ns + "g") if g.get("class") == "cells"]
+if len(cells) != 8 or any(len(g.findall(ns + "rect")) != 16 for g in cells):
+    problems.append("encoder: expected 2 x 4 panels of 4 x 4 cells")
+texts = [t.text for t in enc.iter(ns + "text")]
+for want in ["Head 1", "Head 4", "Layer 1", "Layer 2", "<eos>", "i'm",
+             "transformer-d2l, encoder self-attention: i'm home . \u2192 je suis chez moi ."]:
+    if want not in texts:
+        problems.append("encoder: no text " + repr(want))
+print("ok" if not problems else "; ".join(problems))
+PY
+)"
+$bin heatmap translate --model transformer-d2l "i'm home ." --out "$tmp/one.svg" >/dev/null
+check "an --out FILE.svg is written as SVG" "<?xml" "$(head -c 5 "$tmp/one.svg")"
+$bin heatmap translate --model transformer-d2l "i'm home ." --format png --out "$tmp/one.svg" >/dev/null
+check "--format png wins over the extension" "png" "$(png "$tmp/one.svg")"
+$bin heatmap --all --format pdf --out "$tmp/x" 2>"$tmp/err"; check "--format pdf is a usage error" "2" "$?"
+check "--format message" "1" "$(grep -c "format must be png or svg, got 'pdf'" "$tmp/err")"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"
+$bin heatmap 01-eye --format svg --out /nonexistent/dir 2>/dev/null; check "unwritable SVG output" "1" "$?"
 exit $fail

@@ -43,6 +43,8 @@ const char* kHelp =
     "                     row-major) instead of the overlays\n"
     "  --cmap NAME        with --heatmap, Reds (default), Blues or viridis\n"
     "  --dpi N            with --heatmap, pixels per inch (default 100)\n"
+    "  --format png|svg   with --heatmap: the file's format (default: svg for OUT.svg, else\n"
+    "                     png)\n"
     "  -h, --help         this text\n"
     "\n"
     "An image that cannot be read is reported on stderr and the others are still classified\n"
@@ -86,6 +88,9 @@ int cmd_classify(int argc, char** argv) {
   vo.head = parse_index(args, "--head", true);
   if (args.flag("--maps")) vo.view = viz::figures::VitView::Maps;
   const bool cmap_given = args.value("--cmap", &cmap_arg);
+  std::string format_flag;
+  const bool format_given = args.value("--format", &format_flag);
+  const std::string format = figure_format(format_flag, heatmap);
   vo.dpi = args.int_value("--dpi", 100, 20, 600);
   try {
     vo.cmap = viz::colormap_from_name(cmap_arg);
@@ -97,8 +102,9 @@ int cmd_classify(int argc, char** argv) {
   if (draw && heatmap.empty()) throw UsageError{"--heatmap needs a file name"};
   if (draw && paths.size() != 1)
     throw UsageError{"--heatmap draws one image: give exactly one IMAGE, got " + std::to_string(paths.size())};
-  if (!draw && (vo.layer != -1 || vo.head != -1 || vo.view != viz::figures::VitView::Overlay || cmap_given || vo.dpi != 100))
-    throw UsageError{"--layer, --head, --maps, --cmap and --dpi go with --heatmap"};
+  if (!draw && (vo.layer != -1 || vo.head != -1 || vo.view != viz::figures::VitView::Overlay || cmap_given ||
+                vo.dpi != 100 || format_given))
+    throw UsageError{"--layer, --head, --maps, --cmap, --dpi and --format go with --heatmap"};
 
   auto model = Model::load(resolve_model(model_arg));
   ClassifyLimits lim;
@@ -124,7 +130,7 @@ int cmd_classify(int argc, char** argv) {
     const Classification& r = cls.result(0);
     if (draw) {
       const auto f = viz::figures::vit_map(cls, 0, px, vo);
-      viz::write_png(heatmap, f.image);
+      write_figure(heatmap, f, format);
       std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", heatmap.c_str(), f.caption.c_str(), f.rows, f.cols,
                   f.image.width, f.image.height);
     }

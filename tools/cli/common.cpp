@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 
 #include "attnlite/error.h"
+#include "attnlite/viz/figures.h"
 #include "attnlite/vocab.h"
 
 namespace attnlite::cli {
@@ -120,6 +123,29 @@ std::string preprocessed(const std::string& text) {
   std::string r;
   for (const auto& t : tokenize(text)) r += (r.empty() ? "" : " ") + t;
   return r;
+}
+
+std::string figure_format(const std::string& flag, const std::string& out) {
+  if (!flag.empty()) {
+    if (flag != "png" && flag != "svg") throw UsageError{"--format must be png or svg, got '" + flag + "'"};
+    return flag;
+  }
+  const std::string ext = ".svg";
+  return out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0 ? "svg" : "png";
+}
+
+void write_figure(const std::string& path, const viz::figures::Figure& f, const std::string& format) {
+  if (format == "png") {
+    viz::write_png(path, f.image);
+    return;
+  }
+  const std::string svg = viz::figures::to_svg(f);
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (!out) throw Error("cannot write SVG '" + path + "': " + std::strerror(errno));
+  const size_t written = std::fwrite(svg.data(), 1, svg.size(), out);
+  const int write_errno = errno;
+  if (std::fclose(out) != 0 || written != svg.size())
+    throw Error("cannot write SVG '" + path + "': " + std::strerror(written != svg.size() ? write_errno : errno));
 }
 
 }  // namespace attnlite::cli

@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+namespace attnlite::viz::figures {
+struct Figure;
+}
+
 namespace attnlite::cli {
 
 // Exit codes: 0 ok, 1 a sentence or file failed, 2 bad usage.
@@ -37,6 +41,12 @@ class Args {
 float alpha_value(Args& args);
 // A sentence as the book preprocesses it: tokenized, tokens joined by single spaces.
 std::string preprocessed(const std::string& text);
+
+// The format of a figure written to `out`: `flag` (the --format value: png or svg, else a
+// UsageError) when given, else svg when `out` ends in .svg, else png.
+std::string figure_format(const std::string& flag, const std::string& out);
+// Writes the figure as a PNG or an SVG file; throws attnlite::Error naming the path on failure.
+void write_figure(const std::string& path, const viz::figures::Figure& f, const std::string& format);
 
 int cmd_translate(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);

@@ -37,6 +37,8 @@ const char* kHelp =
     "  --out PATH         output folder (figures) or PNG file (translate, generate; default\n"
     "                     attention.png)\n"
     "  --dpi N            pixels per inch (default 100)\n"
+    "  --format png|svg   the files' format (default: svg for an --out FILE.svg, else png);\n"
+    "                     SVG has the PNG's layout, vector cells and real text\n"
     "  --sentence TEXT    sentence of the translation figures (default \"i'm home .\")\n"
     "  --transformer M    Transformer model (default: shipped transformer-d2l)\n"
     "  --bahdanau M       Bahdanau model (default: shipped bahdanau-d2l)\n"
@@ -147,8 +149,10 @@ int cmd_heatmap(int argc, char** argv) {
     for (const auto& n : viz::figures::names()) std::printf("%s\n", n.c_str());
     return kOk;
   }
-  std::string out;
+  std::string out, format_flag;
   args.value("--out", &out);
+  args.value("--format", &format_flag);
+  figure_format(format_flag, "");  // a bad --format is a usage error before any work
   const int dpi = args.int_value("--dpi", 100, 20, 600);
   const bool compat = args.flag("--d2l-compat");
   const bool padding = args.flag("--padding");
@@ -178,8 +182,9 @@ int cmd_heatmap(int argc, char** argv) {
     if (pos.size() != 2) throw UsageError{"give exactly one prompt"};
     auto model = Model::load(resolve_model(model_arg));
     const viz::figures::Figure f = viz::figures::generation_map(model, pos[1], o);
-    if (out.empty()) out = "attention.png";
-    viz::write_png(out, f.image);
+    const std::string format = figure_format(format_flag, out);
+    if (out.empty()) out = "attention." + format;
+    write_figure(out, f, format);
     std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", out.c_str(), f.caption.c_str(), f.rows, f.cols,
                 f.image.width, f.image.height);
     return kOk;
@@ -208,8 +213,9 @@ int cmd_heatmap(int argc, char** argv) {
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
     auto model = Model::load(resolve_model(model_arg));
     const viz::figures::Figure f = viz::figures::translation_map(model, pos[1], o);
-    if (out.empty()) out = "attention.png";
-    viz::write_png(out, f.image);
+    const std::string format = figure_format(format_flag, out);
+    if (out.empty()) out = "attention." + format;
+    write_figure(out, f, format);
     std::printf("%s: %s (%dx%d panels)\n", out.c_str(), f.caption.c_str(), f.rows, f.cols);
     return kOk;
   }
@@ -237,11 +243,12 @@ int cmd_heatmap(int argc, char** argv) {
   }
   if (need_t) ctx.transformer = Model::load(resolve_model(tpath.empty() ? "transformer-d2l" : tpath));
   if (need_b) ctx.bahdanau = Model::load(resolve_model(bpath.empty() ? "bahdanau-d2l" : bpath));
+  const std::string format = figure_format(format_flag, "");
   ensure_dir(out);
   for (const auto& n : wanted) {
     const viz::figures::Figure f = viz::figures::make(n, ctx);
-    const std::string path = out + "/" + n + ".png";
-    viz::write_png(path, f.image);
+    const std::string path = out + "/" + n + "." + format;
+    write_figure(path, f, format);
     std::printf("%s: %s\n", path.c_str(), f.caption.c_str());
   }
   return kOk;

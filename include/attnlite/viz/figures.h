@@ -3,6 +3,7 @@
 // the causal self-attention of a language model's generation.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "attnlite/model.h"
 #include "attnlite/viz/heatmap.h"
 #include "attnlite/viz/plot.h"
+
+namespace attnlite::viz {
+class Canvas;
+}
 
 namespace attnlite::viz::figures {
 
@@ -26,7 +31,13 @@ struct Figure {
   std::vector<std::string> xticks, yticks;  // the key and query labels (token maps)
   std::string text;                         // the translation or the generated text
   viz::HeatmapLayout rollout_layout;        // vit_map: see there (empty panels otherwise)
+  // Draws the figure onto a canvas of the image's size (canvas.h): `image` holds what it
+  // draws on pixels; to_svg what it writes as SVG.
+  std::function<void(viz::Canvas&)> paint;
 };
+
+// The figure as an SVG document: the same layout as its PNG (canvas.h).
+std::string to_svg(const Figure& f);
 
 struct Context {
   std::shared_ptr<const Model> transformer;  // needed by the transformer figures

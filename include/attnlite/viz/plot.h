@@ -42,6 +42,11 @@ struct PlotLayout {
 // (1.5 pt lines, 6 pt markers).
 PlotLayout plot_layout(const std::vector<Series>& series, const PlotOptions& opts);
 Image render_plot(const std::vector<Series>& series, const PlotOptions& opts);
+// The same plot as an SVG document (canvas.h): polylines, circles and <text> labels.
+std::string render_plot_svg(const std::vector<Series>& series, const PlotOptions& opts);
+class Canvas;
+// Draws the plot onto any canvas at its origin (the layout's size: plot_layout).
+void draw_plot(Canvas& canvas, const std::vector<Series>& series, const PlotOptions& opts);
 
 // The colour render_plot gives series i when it has none of its own.
 Rgb series_color(int i);
