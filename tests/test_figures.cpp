@@ -1,5 +1,6 @@
 // The chapter's figures: decoded PNG pixels checked against what each figure must show.
 #include <catch2/catch.hpp>
+#include <attnlite/viz/plot.h>
 
 #include <cmath>
 
@@ -198,6 +199,84 @@ TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   REQUIRE_THROWS_AS(figures::map_kind_from_name("sideways"), Error);
 }
 
+TEST_CASE("alignment view: heads averaged, a line per weight with that opacity, PNG and SVG", "[figures]") {
+  const auto c = context();
+  const int L = c.transformer->num_layers(), NH = c.transformer->num_heads();
+  figures::AlignmentOptions a;  // cross-attention, last layer, heads averaged
+  a.model_name = "transformer-d2l";
+  const auto f = figures::alignment_view(c.transformer, "i'm home .", a);
+  REQUIRE((f.queries == 6 && f.keys == 4));  // je suis chez moi . <eos>  x  i'm home . <eos>
+  REQUIRE(f.xticks == std::vector<std::string>{"i'm", "home", ".", "<eos>"});
+  REQUIRE(f.yticks.back() == "<eos>");
+  // The weights: translation_map's heads of the last layer, averaged.
+  figures::MapOptions mo;
+  mo.layer = L - 1;
+  const auto maps = figures::translation_map(c.transformer, "i'm home .", mo);
+  REQUIRE(maps.cols == NH);
+  for (int q = 0; q < f.queries; ++q) {
+    float row = 0.f;
+    for (int k = 0; k < f.keys; ++k) {
+      float mean = 0.f;
+      for (int h = 0; h < NH; ++h) mean += maps.matrices[((size_t)h * f.queries + q) * f.keys + k];
+      REQUIRE(f.matrices[(size_t)q * f.keys + k] == Approx(mean / NH).margin(1e-6));
+      row += f.matrices[(size_t)q * f.keys + k];
+    }
+    REQUIRE(row == Approx(1.f).margin(1e-5));
+  }
+  // SVG: one line per weight of at least 1%, lightest first, its opacity the weight.
+  const std::string svg = figures::to_svg(f);
+  std::vector<float> drawn;
+  for (size_t at = svg.find("stroke-opacity=\""); at != std::string::npos; at = svg.find("stroke-opacity=\"", at + 1))
+    drawn.push_back(std::stof(svg.substr(at + 16)));
+  std::vector<float> want;
+  for (float v : f.matrices)
+    if (v >= figures::kAlignmentMinWeight) want.push_back(v);
+  std::sort(want.begin(), want.end());
+  REQUIRE(drawn.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) REQUIRE(drawn[i] == Approx(want[i]).margin(0.006));  // 2 decimals
+  size_t texts = 0;
+  for (size_t at = svg.find("<text "); at != std::string::npos; at = svg.find("<text ", at + 1)) ++texts;
+  REQUIRE(texts == 1 + 2 + 4 + 6);  // title, headings, keys, queries
+  REQUIRE(svg.find(">Source (keys)</text>") != std::string::npos);
+  REQUIRE(svg.find("transformer-d2l, encoder-decoder attention, layer 2, heads averaged: i&apos;m home . \u2192 je suis chez moi .") !=
+          std::string::npos);
+  // PNG: the lines in blue, anti-aliased, the labels in black.
+  const Image im = png_roundtrip(f.image);
+  int blue = 0;
+  for (int y = 0; y < im.height; ++y)
+    for (int x = 0; x < im.width; ++x) {
+      const Rgb p = im.rgb(x, y);
+      blue += p[2] > p[0] + 20;
+    }
+  REQUIRE(blue > 300);
+  REQUIRE(ink(im, Rect{0, 0, im.width, im.height}) > blue);
+  // One head: its weights, in its colour.
+  a.head = 1;
+  a.layer = 0;
+  const auto one = figures::alignment_view(c.transformer, "i'm home .", a);
+  mo.layer = 0;
+  mo.head = 1;
+  const auto map1 = figures::translation_map(c.transformer, "i'm home .", mo);
+  REQUIRE(one.matrices == map1.matrices);
+  char hex[8];
+  const Rgb hc = series_color(1);
+  std::snprintf(hex, sizeof hex, "#%02x%02x%02x", hc[0], hc[1], hc[2]);
+  REQUIRE(figures::to_svg(one).find(std::string("stroke=\"") + hex + "\"") != std::string::npos);
+  // Self-attention; the Bahdanau model's only kind; bad layers and heads.
+  a.kind = figures::MapKind::Encoder;
+  REQUIRE(figures::alignment_view(c.transformer, "i'm home .", a).keys == 4);
+  REQUIRE_THROWS_WITH(figures::alignment_view(c.bahdanau, "go .", a), Catch::Matchers::Contains("only encoder-decoder"));
+  a.kind = figures::MapKind::Cross;
+  a.head = -1;
+  a.layer = -1;
+  REQUIRE(figures::alignment_view(c.bahdanau, "i'm home .", a).keys == 4);
+  a.layer = 9;
+  REQUIRE_THROWS_WITH(figures::alignment_view(c.transformer, "go .", a), Catch::Matchers::Contains("out of range"));
+  a.layer = -1;
+  a.head = 4;
+  REQUIRE_THROWS_WITH(figures::alignment_view(c.transformer, "go .", a), Catch::Matchers::Contains("head 5 is out of range"));
+}
+
 namespace {
 
 std::shared_ptr<const Model> lm_fra() {
@@ -358,4 +437,23 @@ TEST_CASE("gallery: generation maps", "[.gallery]") {
   o.generate.temperature = 0.8f;
   o.generate.seed = 3;
   write_png(dir + "generation_nous_allons_grid.png", figures::generation_map(lm_fra(), "nous allons", o).image);
+}
+
+TEST_CASE("gallery: alignment views and SVG", "[.gallery]") {
+  const std::string here = __FILE__;
+  const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
+  const auto fra = Model::load(test::model_path("transformer-fra"));
+  figures::AlignmentOptions a;  // the shipped translator, last layer, heads averaged
+  a.model_name = "transformer-fra";
+  const auto f = figures::alignment_view(fra, "i can't find my keys .", a);
+  write_png(dir + "alignment_keys.png", f.image);
+  std::FILE* out = std::fopen((dir + "alignment_keys.svg").c_str(), "wb");
+  REQUIRE(out);
+  const std::string svg = figures::to_svg(f);
+  std::fwrite(svg.data(), 1, svg.size(), out);
+  std::fclose(out);
+  a.kind = figures::MapKind::Encoder;  // one head of the encoder's first layer
+  a.layer = 0;
+  a.head = 2;
+  write_png(dir + "alignment_encoder_head3.png", figures::alignment_view(fra, "i can't find my keys .", a).image);
 }

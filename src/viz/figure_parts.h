@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/translate.h"
 #include "attnlite/viz/figures.h"
 #include "attnlite/viz/heatmap.h"
 
@@ -12,5 +13,12 @@ namespace attnlite::viz::figures::detail {
 // A heatmap figure: `data` holds rows x cols matrices of q x k weights; laid out and rendered.
 Figure heatmap(const std::string& name, const std::string& caption, std::vector<float> data, int rows,
                int cols, int q, int k, const viz::HeatmapOptions& o);
+
+// Token labels of a translation's attention: the first S source positions; the decoder's
+// steps (query t is the step that produced token t, or <eos>); the decoder's inputs (key k
+// of its self-attention: <bos>, then the outputs).
+std::vector<std::string> src_labels(const Model& m, const Translation& r, int S);
+std::vector<std::string> out_labels(const Model& m, const Translation& r);
+std::vector<std::string> in_labels(const Model& m, const Translation& r);
 
 }  // namespace attnlite::viz::figures::detail

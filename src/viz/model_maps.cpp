@@ -17,28 +17,26 @@ namespace attnlite::viz::figures {
 
 using detail::heatmap;
 
-namespace {
-
-std::vector<std::string> src_labels(const Model& m, const Translation& r, int S) {
+std::vector<std::string> detail::src_labels(const Model& m, const Translation& r, int S) {
   std::vector<std::string> l;
   for (int k = 0; k < S; ++k) l.push_back(m.src_vocab().token(r.src_ids[k]));
   return l;
 }
-// Query row t is the step that produced token t (or <eos>).
-std::vector<std::string> out_labels(const Model& m, const Translation& r) {
+std::vector<std::string> detail::out_labels(const Model& m, const Translation& r) {
   std::vector<std::string> l;
   for (int t = 0; t < r.steps; ++t)
     l.push_back(t < r.num_tokens ? m.tgt_vocab().token(r.tokens[t]) : "<eos>");
   return l;
 }
-// Key k of decoder self-attention is the decoder input at step k: <bos>, then the outputs.
-std::vector<std::string> in_labels(const Model& m, const Translation& r) {
+std::vector<std::string> detail::in_labels(const Model& m, const Translation& r) {
   std::vector<std::string> l{"<bos>"};
   for (int t = 1; t < r.steps; ++t) l.push_back(m.tgt_vocab().token(r.tokens[t - 1]));
   return l;
 }
 
-}  // namespace
+using detail::in_labels;
+using detail::out_labels;
+using detail::src_labels;
 
 MapKind map_kind_from_name(const std::string& n) {
   if (n == "enc" || n == "encoder") return MapKind::Encoder;

@@ -70,6 +70,24 @@ $bin heatmap translate --model transformer-d2l "i'm home ." --format png --out "
 check "--format png wins over the extension" "png" "$(png "$tmp/one.svg")"
 $bin heatmap --all --format pdf --out "$tmp/x" 2>"$tmp/err"; check "--format pdf is a usage error" "2" "$?"
 check "--format message" "1" "$(grep -c "format must be png or svg, got 'pdf'" "$tmp/err")"
+$bin heatmap translate --model transformer-d2l "i'm home ." --view alignment --out "$tmp/al.png" >"$tmp/al.txt"
+check "--view alignment: a PNG" "png" "$(png "$tmp/al.png")"
+check "--view alignment: caption" "1" "$(grep -c "layer 2, heads averaged for 'i'm home .' => 'je suis chez moi .'" "$tmp/al.txt")"
+$bin heatmap translate --model transformer-d2l "i'm home ." --view alignment --head 3 --out "$tmp/al.svg" >/dev/null
+check "--view alignment as SVG: source and target tokens as text" "ok" "$(python3 - "$tmp/al.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+groups = {g.get("class"): g for g in root.iter(ns + "g") if g.get("class")}
+keys = [t.text for t in groups["keys"].iter(ns + "text")]
+queries = [t.text for t in groups["queries"].iter(ns + "text")]
+lines = groups["lines"].findall(ns + "polyline")
+ok = keys == ["i'm", "home", ".", "<eos>"] and queries == ["je", "suis", "chez", "moi", ".", "<eos>"] and 0 < len(lines) <= 24
+print("ok" if ok else "keys %s queries %s lines %d" % (keys, queries, len(lines)))
+PY
+)"
+$bin heatmap translate "go ." --view sideways --out "$tmp/x.png" 2>/dev/null; check "bad --view is a usage error" "2" "$?"
+$bin heatmap translate "go ." --view alignment --annotate --out "$tmp/x.png" 2>/dev/null; check "--annotate with the alignment view is a usage error" "2" "$?"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"
 $bin heatmap 01-eye --format svg --out /nonexistent/dir 2>/dev/null; check "unwritable SVG output" "1" "$?"
 exit $fail

@@ -53,6 +53,10 @@ const char* kHelp =
     "  --cmap NAME        Reds (default), Blues or viridis\n"
     "  --annotate         print each weight in its cell\n"
     "  --positions        numeric positions on the axes instead of tokens\n"
+    "  --view alignment   the alignment view instead of heatmaps: the keys' tokens on the\n"
+    "                     left (the source), the queries' on the right, a line for each pair\n"
+    "                     with its weight as opacity; one --layer (default the last), one\n"
+    "                     --head or all heads averaged (the default)\n"
     "generate options (also --layer, --head, --cmap, --annotate, --positions, --out):\n"
     "  --model M          language model path or shipped name (default lm-fra)\n"
     "  --max-tokens N     generate at most N tokens (default: until <eos> or the context)\n"
@@ -194,6 +198,9 @@ int cmd_heatmap(int argc, char** argv) {
     args.value("--model", &model_arg);
     args.value("--cmap", &cmap);
     args.value("--kind", &kind);
+    std::string view = "maps";
+    args.value("--view", &view);
+    if (view != "maps" && view != "alignment") throw UsageError{"--view must be maps or alignment, got '" + view + "'"};
     viz::figures::MapOptions o;
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
@@ -212,7 +219,22 @@ int cmd_heatmap(int argc, char** argv) {
     pos = args.positionals();  // "translate" SENTENCE
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
     auto model = Model::load(resolve_model(model_arg));
-    const viz::figures::Figure f = viz::figures::translation_map(model, pos[1], o);
+    viz::figures::Figure f;
+    if (view == "alignment") {
+      if (o.annotate || !o.tokens || cmap != "Reds")
+        throw UsageError{"--annotate, --positions and --cmap draw heatmaps, not the alignment view"};
+      viz::figures::AlignmentOptions a;
+      a.kind = o.kind;
+      a.layer = o.layer;
+      a.head = o.head;
+      a.padding = o.padding;
+      a.d2l_compat = o.d2l_compat;
+      a.model_name = o.model_name;
+      a.dpi = o.dpi;
+      f = viz::figures::alignment_view(model, pos[1], a);
+    } else {
+      f = viz::figures::translation_map(model, pos[1], o);
+    }
     const std::string format = figure_format(format_flag, out);
     if (out.empty()) out = "attention." + format;
     write_figure(out, f, format);

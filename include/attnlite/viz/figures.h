@@ -76,6 +76,26 @@ struct MapOptions {
 Figure translation_map(const std::shared_ptr<const Model>& model, const std::string& sentence,
                        const MapOptions& opts);
 
+// The alignment view of one translation's attention (bertviz's head view, as an image): the
+// keys' tokens in a column on the left (the source, for cross-attention), the queries' on the
+// right (the target), and a line from each key to each query whose opacity is its weight
+// (1: opaque; lines under 1% are left out). One layer; one head (in that head's colour, the
+// plots' cycle) or the heads averaged (in blue). Figure::matrices holds the (queries, keys)
+// weights drawn, xticks / yticks the key and query tokens; rows = cols = 1; layout: only its
+// width, height and title_text.
+struct AlignmentOptions {
+  MapKind kind = MapKind::Cross;
+  int layer = -1;          // -1: the last layer
+  int head = -1;           // -1: the heads averaged
+  bool padding = false;    // keep the source's <pad> positions (see MapOptions)
+  bool d2l_compat = false;
+  std::string model_name;  // in the title (empty: the model's kind)
+  int dpi = 100;
+};
+Figure alignment_view(const std::shared_ptr<const Model>& model, const std::string& sentence,
+                      const AlignmentOptions& opts);
+inline constexpr float kAlignmentMinWeight = 0.01f;
+
 // Causal self-attention of one generation by a language model (kind lm, generate.h).
 // The prompt is continued (greedily, or sampled by `generate`'s options; its `attention` is
 // forced on) and the attention of the tokens the model read is drawn: keys on x, queries on y,
