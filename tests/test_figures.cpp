@@ -277,6 +277,89 @@ TEST_CASE("alignment view: heads averaged, a line per weight with that opacity, 
   REQUIRE_THROWS_WITH(figures::alignment_view(c.transformer, "go .", a), Catch::Matchers::Contains("head 5 is out of range"));
 }
 
+TEST_CASE("encoder rollout: a panel per depth, the heads' mean plus identity multiplied through", "[figures]") {
+  const auto c = context();
+  const int L = c.transformer->num_layers(), NH = c.transformer->num_heads();
+  figures::TranslationViewOptions o;
+  o.model_name = "transformer-d2l";
+  const auto f = figures::encoder_rollout(c.transformer, "i'm home .", o);
+  REQUIRE((f.rows == 1 && f.cols == L && f.queries == 4 && f.keys == 4));
+  REQUIRE(f.xticks == std::vector<std::string>{"i'm", "home", ".", "<eos>"});
+  // From the encoder's own maps: Â_l = rows of (heads' mean + I) normalised; R_1 = Â_1,
+  // R_2 = Â_2 R_1.
+  figures::MapOptions mo;
+  mo.kind = figures::MapKind::Encoder;
+  const auto maps = figures::translation_map(c.transformer, "i'm home .", mo);  // L x NH panels
+  const int T = 4;
+  std::vector<double> R(T * T, 0.0);
+  for (int q = 0; q < T; ++q) R[q * T + q] = 1.0;
+  for (int l = 0; l < L; ++l) {
+    std::vector<double> A(T * T), next(T * T, 0.0);
+    for (int q = 0; q < T; ++q) {
+      double sum = 0.0;
+      for (int k = 0; k < T; ++k) {
+        double a = q == k;
+        for (int h = 0; h < NH; ++h) a += maps.matrices[(((size_t)l * NH + h) * T + q) * T + k] / (double)NH;
+        A[q * T + k] = a;
+        sum += a;
+      }
+      for (int k = 0; k < T; ++k) A[q * T + k] /= sum;
+    }
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k < T; ++k)
+        for (int j = 0; j < T; ++j) next[q * T + k] += A[q * T + j] * R[j * T + k];
+    R = next;
+    for (int q = 0; q < T; ++q) {
+      double row = 0.0;
+      for (int k = 0; k < T; ++k) {
+        REQUIRE(f.matrices[((size_t)l * T + q) * T + k] == Approx(R[q * T + k]).margin(1e-6));
+        row += f.matrices[((size_t)l * T + q) * T + k];
+      }
+      REQUIRE(row == Approx(1.0).margin(1e-5));
+    }
+  }
+  REQUIRE(f.layout.title_text == "transformer-d2l, encoder attention rollout: i'm home . \u2192 je suis chez moi .");
+  const std::string svg = figures::to_svg(f);
+  REQUIRE(svg.find(">Layers 1-2</text>") != std::string::npos);
+  REQUIRE(ink(png_roundtrip(f.image), f.layout.titles[1]) > 10);
+  REQUIRE_THROWS_WITH(figures::encoder_rollout(c.bahdanau, "go .", o), Catch::Matchers::Contains("needs a Transformer"));
+}
+
+TEST_CASE("overview: every layer and head of the three kinds as thumbnails", "[figures]") {
+  const auto c = context();
+  const int L = c.transformer->num_layers(), NH = c.transformer->num_heads();
+  figures::TranslationViewOptions o;
+  const auto f = figures::overview(c.transformer, "i'm home .", o);
+  REQUIRE((f.rows == 3 * L && f.cols == NH));
+  // The three kinds' weights, one block after the other.
+  std::vector<float> want;
+  for (auto kind : {figures::MapKind::Encoder, figures::MapKind::DecoderSelf, figures::MapKind::Cross}) {
+    figures::MapOptions mo;
+    mo.kind = kind;
+    const auto m = figures::translation_map(c.transformer, "i'm home .", mo);
+    want.insert(want.end(), m.matrices.begin(), m.matrices.end());
+  }
+  REQUIRE(f.matrices == want);
+  const std::string svg = figures::to_svg(f);
+  const auto count = [&](const std::string& what) {
+    size_t k = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++k;
+    return k;
+  };
+  REQUIRE(count("<g class=\"cells\">") == (size_t)(3 * L * NH));
+  REQUIRE(count("<g transform=\"translate(0 ") == 3);
+  for (const char* t : {">Encoder self-attention</text>", ">Decoder self-attention</text>", ">Encoder-decoder attention</text>"})
+    REQUIRE(count(t) == 1);
+  REQUIRE(count(">Head 4</text>") == 3);
+  REQUIRE(count(">Layer 2</text>") == 3);
+  REQUIRE(count(">i&apos;m</text>") == 0);  // thumbnails: no tick labels
+  REQUIRE(svg.find("transformer, every layer and head: i&apos;m home . \u2192 je suis chez moi .") != std::string::npos);
+  const Image im = png_roundtrip(f.image);
+  REQUIRE((im.width == f.layout.width && im.height == f.layout.height));
+  REQUIRE(ink(im, Rect{0, 0, im.width, im.height}) > 5000);
+  REQUIRE_THROWS_WITH(figures::overview(c.bahdanau, "go .", o), Catch::Matchers::Contains("needs a Transformer"));
+}
+
 namespace {
 
 std::shared_ptr<const Model> lm_fra() {
@@ -439,7 +522,7 @@ TEST_CASE("gallery: generation maps", "[.gallery]") {
   write_png(dir + "generation_nous_allons_grid.png", figures::generation_map(lm_fra(), "nous allons", o).image);
 }
 
-TEST_CASE("gallery: alignment views and SVG", "[.gallery]") {
+TEST_CASE("gallery: alignment views, rollout, overview and SVG", "[.gallery]") {
   const std::string here = __FILE__;
   const std::string dir = here.substr(0, here.find_last_of('/') + 1) + "../docs/gallery/";
   const auto fra = Model::load(test::model_path("transformer-fra"));
@@ -456,4 +539,8 @@ TEST_CASE("gallery: alignment views and SVG", "[.gallery]") {
   a.layer = 0;
   a.head = 2;
   write_png(dir + "alignment_encoder_head3.png", figures::alignment_view(fra, "i can't find my keys .", a).image);
+  figures::TranslationViewOptions t;
+  t.model_name = "transformer-fra";
+  write_png(dir + "encoder_rollout_keys.png", figures::encoder_rollout(fra, "i can't find my keys .", t).image);
+  write_png(dir + "overview_keys.png", figures::overview(fra, "i can't find my keys .", t).image);
 }

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'f32b1175401300e7';
+const VERSION = '0ced5643934572f2';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

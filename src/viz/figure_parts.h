@@ -1,6 +1,7 @@
 // The pieces the figure files share (src/viz/figures.cpp: the book's figures;
 // src/viz/model_maps.cpp and vit_maps.cpp: the attention maps of trained models).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,12 @@ Figure heatmap(const std::string& name, const std::string& caption, std::vector<
 std::vector<std::string> src_labels(const Model& m, const Translation& r, int S);
 std::vector<std::string> out_labels(const Model& m, const Translation& r);
 std::vector<std::string> in_labels(const Model& m, const Translation& r);
+
+// Attention rollout (Abnar & Zuidema, 2020) through each layer of `layers` self-attention
+// layers of `heads` heads over T tokens, attn(layer, head, query, key): out[l] (T x T) is
+// Â_l · ... · Â_0 with Â the rows of (the heads' mean + I) normalised, in float64 as
+// Classifier::rollout (rollout.cpp).
+std::vector<std::vector<float>> rollouts(int layers, int heads, int T,
+                                         const std::function<float(int, int, int, int)>& attn);
 
 }  // namespace attnlite::viz::figures::detail

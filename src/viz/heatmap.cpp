@@ -182,9 +182,13 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
 
   // Tick label bands.
   p.xrot = !o.xticks.empty();
-  p.xlab_h = p.xrot ? max_text_width(o.xticks, m.font_px) : m.lh;
-  p.ylab_w = o.yticks.empty() ? text_size(std::to_string(queries - 1), m.font_px).w : max_text_width(o.yticks, m.font_px);
-  const int last_label_half = o.xticks.empty() ? text_size(std::to_string(keys - 1), m.font_px).w / 2 : m.lh / 2;
+  p.xlab_h = !o.ticks ? 0 : p.xrot ? max_text_width(o.xticks, m.font_px) : m.lh;
+  p.ylab_w = !o.ticks ? 0
+             : o.yticks.empty() ? text_size(std::to_string(queries - 1), m.font_px).w
+                                : max_text_width(o.yticks, m.font_px);
+  const int last_label_half = !o.ticks ? 0
+                              : o.xticks.empty() ? text_size(std::to_string(keys - 1), m.font_px).w / 2
+                                                 : m.lh / 2;
 
   const int band = row_band(o) ? m.lh + m.lgap : 0;  // the row labels' band
   const int left = m.pad + band + (any_ylabel(o) ? m.lh + m.lgap : 0) + p.ylab_w + m.tgap + m.tick + m.frame;
@@ -262,8 +266,10 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
   // Ticks along the shared axes.
   // Numeric ticks about as far apart as matplotlib's MaxNLocator puts them.
   const int xnum_spacing = std::max(text_size(std::to_string(keys - 1), m.font_px).w + 6 * m.s, 2 * m.lh);
-  p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks, o.xtick_colors);
-  p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks, o.ytick_colors);
+  if (o.ticks) {
+    p.xticks = index_ticks(keys, pw, p.xrot ? m.lh : xnum_spacing, o.xticks, o.xtick_colors);
+    p.yticks = index_ticks(queries, ph, o.yticks.empty() ? m.lh + 4 * m.s : m.lh, o.yticks, o.ytick_colors);
+  }
 
   // Text boxes.
   if (!o.title.empty()) {

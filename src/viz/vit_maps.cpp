@@ -31,31 +31,9 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
   if (o.head != kVitRollout && (o.head < -1 || o.head >= NH))
     throw Error("head " + std::to_string(o.head + 1) + " is out of range: the model has " + std::to_string(NH));
 
-  // Rollout through each layer: R_l = Â_l · R_(l-1), Â = rows of (mean of the heads + I)
-  // normalised (float64, as Classifier::rollout).
-  std::vector<double> R((size_t)T * T, 0.0), A((size_t)T * T), tmp((size_t)T * T);
-  std::vector<std::vector<float>> rollouts;
-  for (int q = 0; q < T; ++q) R[(size_t)q * T + q] = 1.0;
-  for (int l = 0; l < L; ++l) {
-    for (int q = 0; q < T; ++q) {
-      double sum = 0.0;
-      for (int k = 0; k < T; ++k) {
-        double a = q == k ? 1.0 : 0.0;
-        for (int h = 0; h < NH; ++h) a += (double)r.attn_at(l, h, q, k) / NH;
-        A[(size_t)q * T + k] = a;
-        sum += a;
-      }
-      for (int k = 0; k < T; ++k) A[(size_t)q * T + k] /= sum;
-    }
-    for (int q = 0; q < T; ++q)
-      for (int k = 0; k < T; ++k) {
-        double v = 0.0;
-        for (int j = 0; j < T; ++j) v += A[(size_t)q * T + j] * R[(size_t)j * T + k];
-        tmp[(size_t)q * T + k] = v;
-      }
-    R.swap(tmp);
-    rollouts.emplace_back(R.begin(), R.end());
-  }
+  // Rollout through each layer (rollout.cpp).
+  const std::vector<std::vector<float>> rollouts =
+      detail::rollouts(L, NH, T, [&](int l, int h, int q, int k) { return r.attn_at(l, h, q, k); });
 
   std::vector<int> layers, heads;  // head -1 in `heads`: the rollout column
   for (int l = 0; l < L; ++l)

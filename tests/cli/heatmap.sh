@@ -86,6 +86,17 @@ ok = keys == ["i'm", "home", ".", "<eos>"] and queries == ["je", "suis", "chez",
 print("ok" if ok else "keys %s queries %s lines %d" % (keys, queries, len(lines)))
 PY
 )"
+$bin heatmap translate --model transformer-d2l "i'm home ." --view rollout --out "$tmp/ro.png" >"$tmp/ro.txt"
+check "--view rollout: a PNG of 1 x 2 panels (the d2l model's 2 layers)" "png 1x2" "$(png "$tmp/ro.png") $(grep -o '(1x2 panels)' "$tmp/ro.txt" | tr -d '()' | cut -d' ' -f1)"
+$bin heatmap translate --model transformer-d2l "i'm home ." --view overview --out "$tmp/ov.svg" >/dev/null
+check "--view overview as SVG: 3 kinds x 2 layers x 4 heads of cells" "24" "$(python3 -c '
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+print(sum(1 for g in r.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "cells"))' "$tmp/ov.svg")"
+$bin heatmap translate "go ." --view rollout --layer 1 --out "$tmp/x.png" 2>/dev/null; check "--view rollout --layer is a usage error" "2" "$?"
+$bin heatmap translate "go ." --view overview --kind cross --out "$tmp/x.png" 2>/dev/null; check "--view overview --kind is a usage error" "2" "$?"
+$bin heatmap translate --model bahdanau-d2l "go ." --view rollout --out "$tmp/x.png" 2>"$tmp/err"; check "--view rollout of the Bahdanau model fails" "1" "$?"
+check "--view rollout of the Bahdanau model: message" "1" "$(grep -c 'needs a Transformer' "$tmp/err")"
 $bin heatmap translate "go ." --view sideways --out "$tmp/x.png" 2>/dev/null; check "bad --view is a usage error" "2" "$?"
 $bin heatmap translate "go ." --view alignment --annotate --out "$tmp/x.png" 2>/dev/null; check "--annotate with the alignment view is a usage error" "2" "$?"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"

@@ -57,6 +57,9 @@ const char* kHelp =
     "                     left (the source), the queries' on the right, a line for each pair\n"
     "                     with its weight as opacity; one --layer (default the last), one\n"
     "                     --head or all heads averaged (the default)\n"
+    "  --view rollout     the attention rollout of the encoder's self-attention through\n"
+    "                     layers 1..l, a panel per l\n"
+    "  --view overview    thumbnails of every layer and head of the three attention kinds\n"
     "generate options (also --layer, --head, --cmap, --annotate, --positions, --out):\n"
     "  --model M          language model path or shipped name (default lm-fra)\n"
     "  --max-tokens N     generate at most N tokens (default: until <eos> or the context)\n"
@@ -197,10 +200,11 @@ int cmd_heatmap(int argc, char** argv) {
     std::string model_arg, cmap = "Reds", kind = "cross";
     args.value("--model", &model_arg);
     args.value("--cmap", &cmap);
-    args.value("--kind", &kind);
     std::string view = "maps";
     args.value("--view", &view);
-    if (view != "maps" && view != "alignment") throw UsageError{"--view must be maps or alignment, got '" + view + "'"};
+    if (view != "maps" && view != "alignment" && view != "rollout" && view != "overview")
+      throw UsageError{"--view must be maps, alignment, rollout or overview, got '" + view + "'"};
+    const bool kind_given = args.value("--kind", &kind);
     viz::figures::MapOptions o;
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
@@ -232,6 +236,18 @@ int cmd_heatmap(int argc, char** argv) {
       a.model_name = o.model_name;
       a.dpi = o.dpi;
       f = viz::figures::alignment_view(model, pos[1], a);
+    } else if (view == "rollout" || view == "overview") {
+      if (o.layer != -1 || o.head != -1 || o.annotate || !o.tokens || (kind_given && view == "overview") ||
+          (kind_given && o.kind != viz::figures::MapKind::Encoder))
+        throw UsageError{"--view " + view + " draws every layer" + (view == "rollout" ? " of the encoder" : " and head") +
+                         ": no --layer, --head, --annotate, --positions" + (view == "rollout" ? " or --kind other than enc" : " or --kind")};
+      viz::figures::TranslationViewOptions t;
+      t.padding = o.padding;
+      t.d2l_compat = o.d2l_compat;
+      t.model_name = o.model_name;
+      t.cmap = o.cmap;
+      t.dpi = o.dpi;
+      f = view == "rollout" ? viz::figures::encoder_rollout(model, pos[1], t) : viz::figures::overview(model, pos[1], t);
     } else {
       f = viz::figures::translation_map(model, pos[1], o);
     }

@@ -96,6 +96,28 @@ Figure alignment_view(const std::shared_ptr<const Model>& model, const std::stri
                       const AlignmentOptions& opts);
 inline constexpr float kAlignmentMinWeight = 0.01f;
 
+// Two more views of one translation by a Transformer (translation_views.cpp):
+//   encoder_rollout: the attention rollout (Abnar & Zuidema, 2020; as Classifier::rollout) of
+//     the encoder's self-attention, one panel per depth: column l is the rollout through
+//     layers 1..l (the last: the whole encoder's), keys and queries the source's tokens.
+//     Colours run from 0 to the largest value drawn.
+//   overview: thumbnails of every layer (rows) and head (columns) of the three attention
+//     kinds, encoder self, decoder self and encoder-decoder, one block each under a title
+//     naming the model, the sentence and its translation; every block on the scale [0, 1].
+//     Figure::matrices holds the three blocks' weights one after the other (each layers x
+//     heads x its queries x its keys); rows = 3 * layers, cols = heads.
+struct TranslationViewOptions {
+  bool padding = false;     // keep the source's <pad> positions (see MapOptions)
+  bool d2l_compat = false;
+  std::string model_name;   // in the title (empty: the model's kind)
+  viz::Colormap cmap = viz::Colormap::Reds;
+  int dpi = 100;
+};
+Figure encoder_rollout(const std::shared_ptr<const Model>& model, const std::string& sentence,
+                       const TranslationViewOptions& opts);
+Figure overview(const std::shared_ptr<const Model>& model, const std::string& sentence,
+                const TranslationViewOptions& opts);
+
 // Causal self-attention of one generation by a language model (kind lm, generate.h).
 // The prompt is continued (greedily, or sampled by `generate`'s options; its `attention` is
 // forced on) and the attention of the tokens the model read is drawn: keys on x, queries on y,

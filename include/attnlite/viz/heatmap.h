@@ -38,6 +38,7 @@ struct HeatmapOptions {
   int dpi = 100;  // the image is round(fig_width_in * dpi) x round(fig_height_in * dpi) pixels
   Colormap cmap = Colormap::Reds;
   bool annotate = false;     // print each value in its cell when it fits
+  bool ticks = true;         // tick marks and tick labels (false: thumbnails, e.g. an overview)
   bool colorbar = true;      // one colorbar for the whole figure, on the right
   int colorbar_max_ticks = 0;  // at most this many colorbar ticks (0: 8); the finest "nice"
                                // step (1, 2, 2.5, 5 x 10^k) within it whose labels fit the bar:
