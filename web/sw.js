@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '0ced5643934572f2';
+const VERSION = 'cc5b0527ff2f024f';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

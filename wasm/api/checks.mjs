@@ -39,3 +39,22 @@ export function optionsOf(o, call) {
 // printf's %g for the messages (the C library's wording of nan and inf).
 export const g = (x) => (Number.isNaN(x) ? 'nan' : x === Infinity ? 'inf' : x === -Infinity ? '-inf'
   : String(Number(x.toPrecision(6))));
+
+// fn(errp) calls a C function of module m with an al_error** out-parameter; a failure (the
+// value `failed` returns true for) becomes an AttnliteError with the error's message (or
+// `fallback`), the error freed. Both modules (the runtime and the figure renderer) export
+// al_error_message and al_error_free.
+export function checked(m, fn, failed, fallback) {
+  const errp = m._malloc(4);
+  m.HEAP32[errp >> 2] = 0;
+  try {
+    const v = fn(errp);
+    if (!failed(v)) return v;
+    const e = m.HEAP32[errp >> 2];
+    const msg = e ? m.UTF8ToString(m._al_error_message(e)) : '';
+    m._al_error_free(e);
+    throw new AttnliteError(msg || fallback);
+  } finally {
+    m._free(errp);
+  }
+}

@@ -2,7 +2,7 @@
 // built from src/viz/ and wasm/figures_bindings.cpp). Attnlite.create loads it beside the
 // runtime (unless figures: false) and its renderHeatmap, renderPlot and colormap call it here;
 // the runtime module has no renderer.
-import { AttnliteError, STYLES, typeName } from './checks.mjs';
+import { AttnliteError, STYLES, checked, typeName } from './checks.mjs';
 
 // An Emscripten module from its factory: options.factory, options.module (a compiled
 // WebAssembly.Module), options.binary (the .wasm bytes) or, in node, the .wasm file beside the
@@ -43,23 +43,8 @@ export class Figures {
 
   heapUsed() { return this.mod._al_heap_used() >>> 0; }  // bytes this module's allocator has handed out
 
-  // fn(errp) calls a C function with an al_error** out-parameter; a failure (the value
-  // `failed` returns true for) becomes an AttnliteError with the error's message.
-  _check(fn, failed, fallback) {
-    const m = this.mod;
-    const errp = m._malloc(4);
-    m.HEAP32[errp >> 2] = 0;
-    try {
-      const v = fn(errp);
-      if (!failed(v)) return v;
-      const e = m.HEAP32[errp >> 2];
-      const msg = e ? m.UTF8ToString(m._al_error_message(e)) : '';
-      m._al_error_free(e);
-      throw new AttnliteError(msg || fallback);
-    } finally {
-      m._free(errp);
-    }
-  }
+  // fn(errp) calls a C function with an al_error** out-parameter (checks.mjs, checked).
+  _check(fn, failed, fallback) { return checked(this.mod, fn, failed, fallback); }
 
   _floats(arr) {  // a copy of a float array in WASM memory
     const p = this.mod._malloc(Math.max(4, arr.length * 4));

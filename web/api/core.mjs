@@ -1,7 +1,7 @@
 // attnlite JS API: Attnlite, the loaded WASM modules (the runtime: tokenizer, digits, models;
 // the figure renderer of figures.mjs) and, from figures.mjs, HeatmapLayout, where a rendered
 // heatmap's cells are.
-import { AttnliteError, words, text } from './checks.mjs';
+import { AttnliteError, checked, words, text } from './checks.mjs';
 import { FIGURES, Figures, HeatmapLayout, instantiate } from './figures.mjs';
 import { Model } from './model.mjs';
 
@@ -46,23 +46,8 @@ export class Attnlite {
   get heapSize() { return this.mod.HEAP8.length; }       // bytes of WASM memory
   heapUsed() { return this.mod._al_heap_used() >>> 0; }  // bytes the allocator has handed out
 
-  // fn(errp) calls a C function with an al_error** out-parameter; a failure (the value
-  // `failed` returns true for) becomes an AttnliteError with the error's message.
-  _check(fn, failed, fallback) {
-    const m = this.mod;
-    const errp = m._malloc(4);
-    m.HEAP32[errp >> 2] = 0;
-    try {
-      const v = fn(errp);
-      if (!failed(v)) return v;
-      const e = m.HEAP32[errp >> 2];
-      const msg = e ? m.UTF8ToString(m._al_error_message(e)) : '';
-      m._al_error_free(e);
-      throw new AttnliteError(msg || fallback);
-    } finally {
-      m._free(errp);
-    }
-  }
+  // fn(errp) calls a C function with an al_error** out-parameter (checks.mjs, checked).
+  _check(fn, failed, fallback) { return checked(this.mod, fn, failed, fallback); }
 
   _str(s) {  // a UTF-8 copy of s in WASM memory (free it with _free)
     const n = this.mod.lengthBytesUTF8(s) + 1;
