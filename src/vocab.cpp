@@ -6,6 +6,7 @@
 #include <map>
 
 #include "attnlite/error.h"
+#include "utf8.h"
 
 namespace attnlite {
 
@@ -61,17 +62,6 @@ int utf8_decode(std::string_view s, size_t i, uint32_t* cp) {
   if (v < min_for[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
   *cp = v;
   return n;
-}
-
-int utf8_encode(uint32_t cp, char* out) {
-  if (cp < 0x80) { out[0] = (char)cp; return 1; }
-  if (cp < 0x800) { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
-  if (cp < 0x10000) {
-    out[0] = (char)(0xE0 | (cp >> 12)); out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[2] = (char)(0x80 | (cp & 0x3F)); return 3;
-  }
-  out[0] = (char)(0xF0 | (cp >> 18)); out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); out[3] = (char)(0x80 | (cp & 0x3F)); return 4;
 }
 
 uint32_t to_lower(uint32_t c) {

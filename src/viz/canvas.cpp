@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "attnlite/error.h"
+#include "utf8.h"
 #include "viz/draw.h"
 
 namespace attnlite::viz {
@@ -105,24 +106,6 @@ std::string rect_attrs(Rect r) {
          "\" height=\"" + std::to_string(r.h) + "\"";
 }
 
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
 }  // namespace
 
 std::string xml_escape(const std::string& utf8) {
@@ -137,7 +120,7 @@ std::string xml_escape(const std::string& utf8) {
       case U'\'': out += "&apos;"; break;
       default:
         if ((c < 0x20 && c != U'\t') || c == 0xFFFE || c == 0xFFFF || (c >= 0x7F && c < 0xA0)) c = 0x25A1;
-        append_utf8(out, c);
+        utf8_append(out, c);
     }
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/viz/canvas.h"
+#include "utf8.h"
 #include "viz/draw.h"
 #include "viz/ticks.h"
 
@@ -311,21 +312,10 @@ Plan make_plan(int rows, int cols, int queries, int keys, const HeatmapOptions& 
 std::string fit_text(const std::string& text, int max_w, float px) {
   if (text_size(text, px).w <= max_w) return text;
   const std::u32string cps = decode_utf8(text);
-  std::string best = "\u2026";
+  std::string best = "\u2026", prefix;  // the first n code points, re-encoded
   for (size_t n = 1; n < cps.size(); ++n) {
-    std::string s;
-    for (size_t i = 0; i < n; ++i) {  // re-encode the first n code points
-      const char32_t c = cps[i];
-      if (c < 0x80) s += static_cast<char>(c);
-      else if (c < 0x800) s += {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
-      else if (c < 0x10000)
-        s += {static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
-              static_cast<char>(0x80 | (c & 0x3F))};
-      else
-        s += {static_cast<char>(0xF0 | (c >> 18)), static_cast<char>(0x80 | ((c >> 12) & 0x3F)),
-              static_cast<char>(0x80 | ((c >> 6) & 0x3F)), static_cast<char>(0x80 | (c & 0x3F))};
-    }
-    s += "\u2026";
+    utf8_append(prefix, cps[n - 1]);
+    const std::string s = prefix + "\u2026";
     if (text_size(s, px).w > max_w) break;
     best = s;
   }
