@@ -26,15 +26,7 @@
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 
-// The sanitized node build (wasm/build.sh node-asan): ASan's allocator replaces dlmalloc, whose
-// mallinfo() it answers with zeros, so the bytes in use come from the sanitizer instead.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATTNLITE_ASAN 1
-#include <sanitizer/allocator_interface.h>
-#include <sanitizer/lsan_interface.h>
-#endif
-#endif
+#include "module_common.h"
 
 using namespace attnlite;
 
@@ -52,37 +44,12 @@ static_assert(sizeof(al_generate_options) == 40 && offsetof(al_generate_options,
                   offsetof(al_generate_options, attention) == 32,
               "the al_generate_options layout that attnlite-api.mjs writes");
 
-namespace {
-
-// Calls f(), turning any exception into an al_error in *err.
-template <class F>
-bool guard(al_error** err, F&& f) {
-  if (err) *err = nullptr;
-  try {
-    f();
-    return true;
-  } catch (const std::exception& e) {
-    if (err) *err = al_error_new(e.what());
-  } catch (...) {
-    if (err) *err = al_error_new("unknown error");
-  }
-  return false;
-}
-
-}  // namespace
+using wasm::guard;
 
 extern "C" {
 
-// ---- memory and kernels ----------------------------------------------------------------
-// Bytes in use by the allocator (dlmalloc's mallinfo), for the heap-stability test.
-#ifdef ATTNLITE_ASAN
-EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return __sanitizer_get_current_allocated_bytes(); }
-// The sanitized build only: LeakSanitizer's check now (the module never exits, so it would not
-// run at exit); prints a report and returns 1 when blocks are unreachable, else 0.
-EMSCRIPTEN_KEEPALIVE int al_leak_check() { return __lsan_do_recoverable_leak_check(); }
-#else
-EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return (size_t)mallinfo().uordblks; }
-#endif
+// ---- kernels ---------------------------------------------------------------------------
+// (al_heap_used, al_leak_check: module_common.h)
 
 // The kernel table in use: "scalar" or the SIMD table's name (builds with src/cpu/simd).
 EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels().name; }

@@ -27,15 +27,7 @@
 #include "attnlite/viz/heatmap.h"
 #include "attnlite/viz/plot.h"
 
-// The sanitized node build (wasm/build.sh node-asan): ASan's allocator replaces dlmalloc, whose
-// mallinfo() it answers with zeros, so the bytes in use come from the sanitizer instead.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATTNLITE_ASAN 1
-#include <sanitizer/allocator_interface.h>
-#include <sanitizer/lsan_interface.h>
-#endif
-#endif
+#include "module_common.h"
 
 using namespace attnlite;
 
@@ -66,20 +58,7 @@ al_error* al_error_new(const char* message) {
 
 namespace {
 
-// Calls f(), turning any exception into an al_error in *err.
-template <class F>
-bool guard(al_error** err, F&& f) {
-  if (err) *err = nullptr;
-  try {
-    f();
-    return true;
-  } catch (const std::exception& e) {
-    if (err) *err = al_error_new(e.what());
-  } catch (...) {
-    if (err) *err = al_error_new("unknown error");
-  }
-  return false;
-}
+using wasm::guard;
 
 // A new image filled by fill(img), or null with *err set.
 template <class F>
@@ -110,15 +89,7 @@ std::vector<std::string> split_lines(const char* s) {
 
 extern "C" {
 
-// ---- memory ------------------------------------------------------------------------------
-// Bytes in use by this module's allocator, for the tests that check that a figure's memory
-// comes back (the sanitized build: ASan's count, and LeakSanitizer's check as in bindings.cpp).
-#ifdef ATTNLITE_ASAN
-EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return __sanitizer_get_current_allocated_bytes(); }
-EMSCRIPTEN_KEEPALIVE int al_leak_check() { return __lsan_do_recoverable_leak_check(); }
-#else
-EMSCRIPTEN_KEEPALIVE size_t al_heap_used() { return (size_t)mallinfo().uordblks; }
-#endif
+// (al_heap_used, al_leak_check: module_common.h)
 
 // ---- figures ---------------------------------------------------------------------------
 // render_heatmaps over matrices (rows, cols, queries, keys). cmap: "Reds", "Blues" or

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'cc5b0527ff2f024f';
+const VERSION = '8aab0f6e0c569703';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
