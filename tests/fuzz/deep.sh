@@ -3,7 +3,9 @@
 # executed its number of inputs or the time is up, growing its own corpus under
 # build/fuzz-deep/corpus/<target>/ (kept between runs: a second run goes on from the first).
 #
-#   tests/fuzz/deep.sh start [-t SECONDS] [TARGET[=RUNS] ...]   build, then start the runs
+#   tests/fuzz/deep.sh start [-t SECONDS] [-w WORKERS] [TARGET[=RUNS] ...]
+#                                                               build, then start the runs;
+#       -w N starts N processes per target on the same corpus (each up to RUNS executions)
 #   tests/fuzz/deep.sh status                                   executions so far, findings
 #   tests/fuzz/deep.sh stop                                     stop every run
 #   tests/fuzz/deep.sh merge [TARGET ...]                       add the grown corpus's entries
@@ -28,10 +30,11 @@ build() {
 }
 
 start() {
-  local secs= specs=()
+  local secs= workers=1 specs=()
   while [ $# -gt 0 ]; do
     case $1 in
       -t) secs=$2; shift 2 ;;
+      -w) workers=$2; shift 2 ;;
       *) specs+=("$1"); shift ;;
     esac
   done
@@ -53,18 +56,25 @@ start() {
       -artifact_prefix="$out/artifacts/$t-")
     [ -n "$secs" ] && args+=(-max_total_time="$secs")
     [ -f "tests/fuzz/$t.dict" ] && args+=(-dict="tests/fuzz/$t.dict")
-    # Earlier runs' logs are kept as <target>.log.1, .log.2 ... (status adds them up).
-    if [ -f "$out/$t.log" ]; then
-      local k=1
-      while [ -f "$out/$t.log.$k" ]; do k=$((k + 1)); done
-      mv "$out/$t.log" "$out/$t.log.$k"
-    fi
-    echo "$(date -u +%FT%TZ) fuzz_$t ${args[*]}" >> "$out/runs.txt"
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      nohup nice -n 10 "build/fuzz/tests/fuzz/fuzz_$t" "${args[@]}" "$out/corpus/$t" \
-      > "$out/$t.log" 2>&1 &
-    echo $! > "$out/$t.pid"
-    echo "fuzz_$t: started (pid $!, up to $runs executions${secs:+, $secs s}), log $out/$t.log"
+    # Earlier runs' logs are kept as <target>.log.1, .log.2 ... (status adds them up); the
+    # extra workers of this run write the next free ones.
+    local log=$out/$t.log pidf=$out/$t.pid w k=1
+    for ((w = 1; w <= workers; w++)); do
+      if [ "$w" -gt 1 ]; then
+        pidf=$out/$t.$w.pid
+        while [ -f "$out/$t.log.$k" ]; do k=$((k + 1)); done
+        log=$out/$t.log.$k
+      elif [ -f "$log" ]; then
+        while [ -f "$out/$t.log.$k" ]; do k=$((k + 1)); done
+        mv "$log" "$out/$t.log.$k"
+      fi
+      echo "$(date -u +%FT%TZ) fuzz_$t ${args[*]}" >> "$out/runs.txt"
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        nohup nice -n 10 "build/fuzz/tests/fuzz/fuzz_$t" "${args[@]}" "$out/corpus/$t" \
+        > "$log" 2>&1 &
+      echo $! > "$pidf"
+      echo "fuzz_$t: started (pid $!, up to $runs executions${secs:+, $secs s}), log $log"
+    done
   done
 }
 
@@ -73,7 +83,9 @@ status() {
   for t in "${all[@]}"; do
     [ -f "$out/$t.log" ] || continue
     local state=finished
-    [ -f "$out/$t.pid" ] && kill -0 "$(cat "$out/$t.pid")" 2>/dev/null && state=running
+    for f in "$out/$t.pid" "$out/$t".*.pid; do
+      [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && state=running
+    done
     local last execs total=0 f n
     last=$(grep -aE '^#[0-9]+' "$out/$t.log" | tail -n 1 || true)
     execs=$(grep -a '^stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}' || true)
