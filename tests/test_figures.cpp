@@ -199,6 +199,33 @@ TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   REQUIRE_THROWS_AS(figures::map_kind_from_name("sideways"), Error);
 }
 
+TEST_CASE("translation maps of a beam search: the best hypothesis's tokens and weights", "[figures]") {
+  const auto c = context();
+  const std::string sentence = "he's calm .";
+  Limits lim;
+  lim.max_beam = 4;
+  Translator t(c.transformer, lim);
+  DecodeOptions d;
+  d.beam_size = 4;
+  d.length_penalty = 0.75f;
+  const Translation& r = t.translate(sentence, d);
+  figures::MapOptions o;
+  o.kind = figures::MapKind::Cross;
+  o.layer = 1;
+  o.beam_size = 4;
+  o.length_penalty = 0.75f;
+  const auto f = figures::translation_map(c.transformer, sentence, o);
+  REQUIRE(f.text == std::string(r.text));
+  REQUIRE((f.rows == 1 && f.cols == 4 && f.queries == r.steps && f.keys == r.src_valid));
+  for (int h = 0; h < 4; ++h)
+    for (int q = 0; q < f.queries; ++q)
+      for (int k = 0; k < f.keys; ++k)
+        REQUIRE(f.matrices[((size_t)h * f.queries + q) * f.keys + k] == r.cross_at(1, q, h, k));
+  REQUIRE(f.layout.title_text == "transformer, encoder-decoder attention: he's calm . \u2192 " + std::string(r.text));
+  o.beam_size = 0;
+  REQUIRE_THROWS_AS(figures::translation_map(c.transformer, sentence, o), Error);
+}
+
 TEST_CASE("alignment view: heads averaged, a line per weight with that opacity, PNG and SVG", "[figures]") {
   const auto c = context();
   const int L = c.transformer->num_layers(), NH = c.transformer->num_heads();

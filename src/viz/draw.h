@@ -25,6 +25,9 @@ struct FigureMetrics {
   int lgap = 4;   // between tick labels and the axis label
 };
 FigureMetrics figure_metrics(int dpi);
+// The width in inches a figure needs for its title on one line with the margins, at most
+// 10 inches (a longer title ends in "…"; figures are widened to this, never narrowed).
+float title_width_in(const std::string& title, int dpi);
 
 Rect intersect(Rect a, Rect b);
 void fill_rect(Image& image, Rect r, Rgb color);

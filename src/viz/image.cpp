@@ -91,6 +91,11 @@ FigureMetrics figure_metrics(int dpi) {
   return m;
 }
 
+float title_width_in(const std::string& title, int dpi) {
+  const FigureMetrics m = figure_metrics(dpi);
+  return std::min((float)(text_size(title, m.font_px).w + 2 * m.pad + 4) / (float)dpi, 10.f);
+}
+
 Rect intersect(Rect a, Rect b) {
   const int x0 = std::max(a.x, b.x), y0 = std::max(a.y, b.y);
   const int x1 = std::min(a.right(), b.right()), y1 = std::min(a.bottom(), b.bottom());

@@ -56,25 +56,36 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
     throw Error("layer " + std::to_string(o.layer + 1) + " is out of range: the model has " + std::to_string(L));
   if (o.head < -1 || o.head >= NH)
     throw Error("head " + std::to_string(o.head + 1) + " is out of range: the model has " + std::to_string(NH));
-  Translator t(model);
+  Limits lim;
+  lim.max_beam = std::max(1, o.beam_size);
+  Translator t(model, lim);
   DecodeOptions d;
   d.d2l_compat = o.d2l_compat;
+  d.beam_size = o.beam_size;
+  d.length_penalty = o.length_penalty;
   const Translation& r = t.translate(sentence, d);
   std::vector<int> layers, heads;
   for (int l = 0; l < L; ++l)
     if (o.layer < 0 || o.layer == l) layers.push_back(l);
   for (int h = 0; h < NH; ++h)
     if (o.head < 0 || o.head == h) heads.push_back(h);
-  int Q = 0, K = 0;
   // The source's positions drawn: all r.S (the book's padded num_steps), or up to its <eos>.
   const int S = o.padding ? r.S : std::max(1, std::min(r.S, r.src_valid));
+  viz::TranslationFigure tf;
+  tf.kind = o.kind;
+  tf.transformer = tr;
+  tf.model_name = o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name;
+  tf.sentence = sentence;
+  tf.translation = std::string(r.text);
+  tf.layers = layers;
+  tf.heads = heads;
   std::vector<std::string> xt, yt;
-  const char* what = "";
   switch (o.kind) {
-    case MapKind::Encoder: Q = K = S; xt = yt = src_labels(m, r, S); what = "encoder self-attention"; break;
-    case MapKind::DecoderSelf: Q = K = r.steps; xt = in_labels(m, r); yt = out_labels(m, r); what = "decoder self-attention"; break;
-    case MapKind::Cross: Q = r.steps; K = S; xt = src_labels(m, r, S); yt = out_labels(m, r); what = "encoder-decoder attention"; break;
+    case MapKind::Encoder: tf.queries = tf.keys = S; xt = yt = src_labels(m, r, S); break;
+    case MapKind::DecoderSelf: tf.queries = tf.keys = r.steps; xt = in_labels(m, r); yt = out_labels(m, r); break;
+    case MapKind::Cross: tf.queries = r.steps; tf.keys = S; xt = src_labels(m, r, S); yt = out_labels(m, r); break;
   }
+  const int Q = tf.queries, K = tf.keys;
   const int rows = (int)layers.size(), cols = (int)heads.size();
   std::vector<float> data((size_t)rows * cols * Q * K);
   for (int i = 0; i < rows; ++i)
@@ -88,30 +99,15 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
           else v = tr ? r.cross_at(l, q, h, k) : r.cross_at(0, q, 0, k);
           data[(((size_t)i * cols + j) * Q + q) * K + k] = v;
         }
-  viz::HeatmapOptions ho;
-  ho.xlabel = "Key positions";
-  ho.ylabel = "Query positions";
-  if (o.tokens) { ho.xticks = xt; ho.yticks = yt; }
-  if (tr && rows * cols > 1) {
-    for (int h : heads) ho.titles.push_back("Head " + std::to_string(h + 1));
-    for (int l : layers) ho.row_labels.push_back("Layer " + std::to_string(l + 1));
-  } else if (tr) {
-    ho.titles.push_back("Layer " + std::to_string(layers[0] + 1) + ", head " + std::to_string(heads[0] + 1));
+  if (o.tokens) {
+    tf.xticks = xt;
+    tf.yticks = yt;
   }
-  const float cell = o.tokens ? 0.22f : 0.16f;
-  ho.fig_width_in = std::max(2.6f, 1.4f + cols * (0.4f + K * cell));
-  ho.fig_height_in = std::max(2.4f, 1.2f + rows * (0.5f + Q * cell));
-  ho.cmap = o.cmap;
-  ho.annotate = o.annotate;
-  ho.dpi = o.dpi;
-  ho.vmin = 0.f;  // masked positions are exactly the zero colour
-  ho.title = (o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name) + ", " + what + ": " +
-             sentence + " \u2192 " + std::string(r.text);
-  {  // wide enough for the title (up to 10 inches; longer ones end in "…")
-    const viz::detail::FigureMetrics fm = viz::detail::figure_metrics(o.dpi);
-    const float need = (float)(viz::text_size(ho.title, fm.font_px).w + 2 * fm.pad + 4) / (float)o.dpi;
-    ho.fig_width_in = std::max(ho.fig_width_in, std::min(need, 10.f));
-  }
+  tf.cmap = o.cmap;
+  tf.annotate = o.annotate;
+  tf.dpi = o.dpi;
+  const viz::HeatmapOptions ho = viz::translation_figure_options(tf);
+  const char* what = viz::translation_attention_name(o.kind);
   const std::string caption = std::string(model_kind_name(m.kind())) + " " + what + " for '" + sentence +
                               "' => '" + std::string(r.text) + "'";
   Figure f = heatmap("translation", caption, std::move(data), rows, cols, Q, K, ho);

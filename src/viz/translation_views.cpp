@@ -49,9 +49,7 @@ Figure encoder_rollout(const std::shared_ptr<const Model>& model, const std::str
   ho.cmap = o.cmap;
   ho.dpi = o.dpi;
   ho.vmin = 0.f;
-  const viz::detail::FigureMetrics fm = viz::detail::figure_metrics(o.dpi);
-  ho.fig_width_in = std::max(std::min((float)(text_size(ho.title, fm.font_px).w + 2 * fm.pad + 4) / o.dpi, 10.f),
-                             1.4f + L * (0.4f + S * 0.22f));
+  ho.fig_width_in = std::max(viz::detail::title_width_in(ho.title, o.dpi), 1.4f + L * (0.4f + S * 0.22f));
   ho.fig_height_in = std::max(2.6f, 1.6f + S * 0.22f);
   Figure f = detail::heatmap("encoder-rollout",
                              std::string(model_kind_name(m.kind())) + " encoder attention rollout for '" + sentence +

@@ -22,6 +22,11 @@ check "bahdanau map" "png" "$(png "$tmp/b.png")"
 $bin heatmap translate "go ." --kind sideways --out "$tmp/x.png" 2>/dev/null; check "bad --kind is a usage error" "2" "$?"
 $bin heatmap translate "go ." --head 9 --out "$tmp/x.png" 2>"$tmp/err"; check "head out of range" "1" "$?"
 check "head out of range message" "1" "$(grep -c 'head 9 is out of range: the model has 4' "$tmp/err")"
+$bin heatmap translate --model transformer-d2l "he's calm ." --beam 4 --alpha 0.75 --out "$tmp/beam.png" >"$tmp/beam.txt"
+check "--beam: the maps of beam search's translation" "1" \
+  "$(grep -c "=> '$($bin translate --model transformer-d2l --beam 4 --alpha 0.75 "he's calm .")'" "$tmp/beam.txt")"
+$bin heatmap translate "go ." --beam 4 --view alignment --out "$tmp/x.png" 2>/dev/null; check "--beam with another view is a usage error" "2" "$?"
+$bin heatmap translate "go ." --beam 0 --out "$tmp/x.png" 2>/dev/null; check "--beam 0 is a usage error" "2" "$?"
 # PNG height: bytes 20-23 of the IHDR chunk, big-endian.
 png_height() { od -An -tu1 -j20 -N4 "$1" | awk '{print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4}'; }
 $bin heatmap translate --model transformer-d2l "i'm home ." --kind enc --layer 1 --head 1 --out "$tmp/crop.png" >/dev/null

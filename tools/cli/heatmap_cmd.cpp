@@ -53,6 +53,8 @@ const char* kHelp =
     "  --cmap NAME        Reds (default), Blues or viridis\n"
     "  --annotate         print each weight in its cell\n"
     "  --positions        numeric positions on the axes instead of tokens\n"
+    "  --beam K, --alpha A  the maps of beam search's best translation (as `attnlite\n"
+    "                     translate --beam K --alpha A`; default greedy)\n"
     "  --view alignment   the alignment view instead of heatmaps: the keys' tokens on the\n"
     "                     left (the source), the queries' on the right, a line for each pair\n"
     "                     with its weight as opacity; one --layer (default the last), one\n"
@@ -212,6 +214,8 @@ int cmd_heatmap(int argc, char** argv) {
     o.tokens = !args.flag("--positions");
     o.d2l_compat = compat;
     o.padding = padding;
+    o.beam_size = args.int_value("--beam", 1, 1, 64);
+    o.length_penalty = alpha_value(args);
     o.model_name = display_name(model_arg.empty() ? "transformer-fra" : model_arg);
     o.dpi = dpi;
     try {
@@ -224,6 +228,8 @@ int cmd_heatmap(int argc, char** argv) {
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
     auto model = Model::load(resolve_model(model_arg));
     viz::figures::Figure f;
+    if (view != "maps" && (o.beam_size != 1 || o.length_penalty != 0.f))
+      throw UsageError{"--beam and --alpha draw the heatmaps of a beam search's translation, not --view " + view};
     if (view == "alignment") {
       if (o.annotate || !o.tokens || cmap != "Reds")
         throw UsageError{"--annotate, --positions and --cmap draw heatmaps, not the alignment view"};

@@ -13,6 +13,7 @@
 #include "attnlite/model.h"
 #include "attnlite/viz/heatmap.h"
 #include "attnlite/viz/plot.h"
+#include "attnlite/viz/translation_figure.h"
 
 namespace attnlite::viz {
 class Canvas;
@@ -56,8 +57,7 @@ std::vector<std::string> names();
 // One figure by name (throws attnlite::Error for an unknown name or a missing model).
 Figure make(const std::string& name, const Context& ctx);
 
-// Attention maps of one translation.
-enum class MapKind { Encoder, DecoderSelf, Cross };
+// Attention maps of one translation (MapKind: translation_figure.h).
 MapKind map_kind_from_name(const std::string& name);  // enc | dec-self | cross
 struct MapOptions {
   MapKind kind = MapKind::Cross;
@@ -66,6 +66,8 @@ struct MapOptions {
   bool tokens = true;       // token tick labels instead of positions
   bool annotate = false;
   bool d2l_compat = false;
+  int beam_size = 1;        // the translation drawn: greedy, or the best of a beam search
+  float length_penalty = 0.f;  // alpha of the beam's ranking (DecodeOptions)
   bool padding = false;     // keep the source's <pad> positions (the book's figures show them);
                             // by default the maps end at the source's <eos>
   std::string model_name;   // named in the figure's title (empty: the model's kind)
