@@ -266,6 +266,7 @@ async function translate() {
     setState('error');
     return;
   }
+  r.sentence = sentence;  // as typed: the downloaded figure's title quotes it, as the CLI's does
   state.result = r;
   state.translations += 1;
   document.body.dataset.translations = String(state.translations);

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '8aab0f6e0c569703';
+const VERSION = '372d58709bd1e658';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -185,48 +185,43 @@ export function onHover(e) {
   showTooltip($('tooltip'), e, c, $('heatmap-box'), f.qLabels[hit.q], f.kLabels[hit.k], hit.w.toFixed(4));
 }
 
-// The PNG to download: the figure as drawn, with what the page shows around it written into
-// the image: the model and the map above, the sentence and its translation, and on an
-// all-heads grid each row's layer at its left.
+// The figure to download: the current map as `attnlite heatmap translate` draws it (the same
+// layout code in the renderer module, at the CLI's 100 dpi), titled with the model, the
+// attention kind, the sentence and its translation, each row of an all-heads grid named by
+// its layer.
 export function figureForDownload() {
-  const f = state.fig, src = $('heatmap'), s = f.s, r = state.result, v = state.view;
-  const font = (px, weight = '') => `${weight} ${px * s}px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif`;
-  const line = 20 * s, pad = 10 * s, left = v.all ? 64 * s : 0;
-  const lines = [
-    { text: `${state.modelName} · ${mapName(v, f)}`, font: font(14, '600') },
-    { text: `${r.srcWords.join(' ')}  →  ${r.text}`, font: font(13) },
-  ];
-  const c = document.createElement('canvas');
-  const ctx = c.getContext('2d');
-  const textWidth = Math.max(...lines.map((l) => ((ctx.font = l.font), ctx.measureText(l.text).width)));
-  c.width = Math.ceil(Math.max(left + src.width, textWidth + 2 * pad));
-  c.height = Math.ceil(pad + lines.length * line + src.height);
-  ctx.fillStyle = '#fff';
-  ctx.fillRect(0, 0, c.width, c.height);
-  ctx.fillStyle = '#1d2330';
-  ctx.textBaseline = 'middle';
-  lines.forEach((l, i) => {
-    ctx.font = l.font;
-    ctx.fillText(l.text, pad, pad + (i + 0.5) * line);
+  const f = currentFigure(), r = state.result, v = state.view;
+  return state.al.renderTranslationMap(f.mats, {
+    kind: v.kind, layers: f.layers, heads: f.heads, queries: f.q, keys: f.k,
+    transformer: state.model.kind === 'transformer', model: modelStem(),
+    sentence: r.sentence ?? r.srcWords.join(' '), translation: r.text,
+    xticks: f.kLabels, yticks: f.qLabels, cmap: v.cmap,
   });
-  const top = pad + lines.length * line;
-  ctx.drawImage(src, left, top);
-  if (v.all) {
-    ctx.font = font(12, '600');
-    ctx.textAlign = 'right';
-    f.layers.forEach((l, i) => {
-      const P = f.layout.panels[i * f.cols];
-      ctx.fillText(`Layer ${l + 1}`, left - 4 * s, top + P.y + P.h / 2);
-    });
-  }
-  return { canvas: c, top, left };
+}
+
+// The model's name as the CLI shows it: the file's name without .safetensors.
+function modelStem() {
+  return state.modelName.replace(/^.*\//, '').replace(/\.safetensors$/, '');
+}
+
+function downloadName(ext) {
+  const v = state.view;
+  return `attnlite-${modelStem()}-${v.kind}` + (v.all ? '-all' : `-L${v.layer + 1}-H${v.head + 1}`) + `.${ext}`;
 }
 
 export function downloadPng() {
-  const v = state.view;
-  const name = `attnlite-${state.modelName.replace(/\.safetensors$/, '')}-${v.kind}` +
-    (v.all ? '-all' : `-L${v.layer + 1}-H${v.head + 1}`) + '.png';
-  downloadCanvas(figureForDownload().canvas, name, showError);
+  let img;
+  try {
+    img = figureForDownload();
+  } catch (e) {
+    showError(`Cannot draw the figure: ${e.message}`);
+    return;
+  }
+  const c = document.createElement('canvas');
+  c.width = img.width;
+  c.height = img.height;
+  c.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
+  downloadCanvas(c, downloadName('png'), showError);
 }
 
 // ---- keyboard and table ----

@@ -2,10 +2,12 @@
 // the browser, its flags, the screenshot folder, and the page as both files open it.
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; without one the tests are skipped, unless
 // ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
 
-import { root } from './common.mjs';
+import { nativeCli, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
 export const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
@@ -15,6 +17,42 @@ if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
 export const outDir = join(root, 'build', 'web-test');
 export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+// The native CLI's `attnlite heatmap translate` figure of the page's current translation and
+// view (the shipped model file of that name), decoded: what the page's Download PNG should save.
+export async function cliFigureOfPage(page) {
+  const p = await page.evaluate(() => {
+    const r = window.attnlitePage.result(), v = window.attnlitePage.view(), t = window.attnlitePage.translator();
+    return { sentence: r.sentence, d2l: r.positions === 'd2l', beam: r.beam, alpha: r.alpha, kind: v.kind,
+      all: v.all, layer: v.layer, head: v.head, cmap: v.cmap, model: document.getElementById('model').value,
+      transformer: t.model.kind === 'transformer' };
+  });
+  const out = join(outDir, `cli-${p.model}-${p.kind}.png`);
+  const args = ['heatmap', 'translate', '--model', join(root, 'models', `${p.model}.safetensors`), p.sentence,
+    '--kind', { enc: 'enc', dec: 'dec-self', cross: 'cross' }[p.kind], '--cmap', p.cmap, '--out', out];
+  if (p.transformer && !p.all) args.push('--layer', String(p.layer + 1), '--head', String(p.head + 1));
+  if (p.d2l) args.push('--d2l-compat');
+  if (p.beam > 1) args.push('--beam', String(p.beam), '--alpha', String(p.alpha));
+  const run = spawnSync(nativeCli, args, { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const { PNG } = await import('pngjs');
+  return PNG.sync.read(readFileSync(out));
+}
+
+// Two decoded PNGs of one figure: the same size and pixels, but for a few pixels a colour
+// step apart where the two builds round a weight differently (tests/web/figures.test.mjs
+// checks that such pixels lie inside cells).
+export function assertSameFigure(png, expected) {
+  assert.deepEqual([png.width, png.height], [expected.width, expected.height], 'the same size');
+  let differ = 0, max = 0;
+  for (let i = 0; i < png.data.length; i += 4) {
+    let d = 0;
+    for (let c = 0; c < 4; ++c) d = Math.max(d, Math.abs(png.data[i + c] - expected.data[i + c]));
+    if (d) differ += 1;
+    max = Math.max(max, d);
+  }
+  assert.ok(max <= 3 && differ <= 0.02 * png.width * png.height, `${differ} pixels differ, by up to ${max} levels`);
+}
 
 export const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
 

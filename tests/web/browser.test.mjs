@@ -1,5 +1,5 @@
 // The page in a real browser (Debian's Chromium, headless, through playwright-core):
-// translate, read canvas pixels, switch views, hover, download the PNG and decode it, load
+// translate, read canvas pixels, switch views, hover, download the PNG (the CLI's figure) and decode it, load
 // a corrupted model, beam search and its n-best list, the model list with and without the
 // whole-corpus model, the Nadaraya-Watson slider, and save screenshots to build/web-test/.
 // The language model section: lm-browser.test.mjs. Chromium and the page's setup:
@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { chromiumPath, haveBrowser, lum, openPage, outDir, translateOn } from './browser-common.mjs';
+import { assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, lum, openPage, outDir, translateOn } from './browser-common.mjs';
 import { models, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
@@ -178,28 +178,13 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.selectOption('#cmap', 'Reds');
   });
 
-  test('Download PNG saves the canvas, pixel for pixel, under the model and the sentence', async () => {
+  test('Download PNG saves the figure of `attnlite heatmap translate`, named after the model and the view', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     assert.match(download.suggestedFilename(), /^attnlite-transformer-d2l-cross-L1-H1\.png$/);
     const file = join(outDir, download.suggestedFilename());
     await download.saveAs(file);
     const { PNG } = await import('pngjs');
-    const png = PNG.sync.read(readFileSync(file));
-    const canvas = await page.evaluate(() => {
-      const c = document.getElementById('heatmap');
-      return { w: c.width, h: c.height, px: Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data) };
-    });
-    // One head: no layer labels at the left; the header lines above the figure.
-    const top = png.height - canvas.h;
-    assert.ok(png.width >= canvas.w && top > 20, `${png.width}x${png.height} around ${canvas.w}x${canvas.h}`);
-    for (let y = 0; y < canvas.h; ++y) {
-      const a = Buffer.from(png.data.buffer, png.data.byteOffset + (top + y) * png.width * 4, canvas.w * 4);
-      if (!a.equals(Buffer.from(canvas.px.slice(y * canvas.w * 4, (y + 1) * canvas.w * 4))))
-        assert.fail(`row ${y} of the decoded PNG differs from the canvas`);
-    }
-    let ink = 0;
-    for (let i = 0; i < top * png.width * 4; i += 4) if (png.data[i] < 100 && png.data[i + 1] < 100) ink += 1;
-    assert.ok(ink > 100, `text above the figure (${ink} dark pixels)`);
+    assertSameFigure(PNG.sync.read(readFileSync(file)), await cliFigureOfPage(page));
   });
 
   test('a corrupted model file shows an error and keeps the current model', async () => {

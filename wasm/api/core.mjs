@@ -150,6 +150,10 @@ export class Attnlite {
   // {width, height, data, layout} (data: Uint8ClampedArray RGBA, ready for new
   // ImageData(data, width, height); layout: a HeatmapLayout).
   renderHeatmap(matrices, o = {}) { return this._renderer('renderHeatmap').renderHeatmap(matrices, o); }
+  // renderTranslationMap(matrices, options): one translation's attention map laid out as the
+  // CLI's `attnlite heatmap translate` draws it (figures.mjs says the options); returns
+  // {width, height, data, layout} as renderHeatmap does.
+  renderTranslationMap(matrices, o = {}) { return this._renderer('renderTranslationMap').renderTranslationMap(matrices, o); }
   // renderPlot(series, options): series [{x, y, label, style: 'line'|'dashed'|'dashdot'|
   // 'dotted'|'points', color: [r,g,b]}]; options: xlabel, ylabel, xlim [lo, hi], ylim, width,
   // height (inches), dpi, legend. Returns {width, height, data}.

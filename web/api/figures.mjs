@@ -85,12 +85,43 @@ export class Figures {
           cm, xl, yl, ti, xt, yt, o.width ?? 2.5, o.height ?? 2.5, o.dpi ?? 100, o.vmin ?? NaN,
           o.vmax ?? NaN, o.colorbar === false ? 0 : 1, o.annotate ? 1 : 0, e), (v) => !v,
         'cannot render the heatmap'));
-      return this._image(h, (img) => {
-        const p = m._al_image_layout(h) >> 2, n = m._al_image_layout_size(h);
-        img.layout = new HeatmapLayout(m.HEAP32.slice(p, p + n), m._al_image_vmin(h), m._al_image_vmax(h));
-      });
+      return this._image(h, (img) => this._layout(h, img));
     } finally {
       m._free(pm);
+    }
+  }
+
+  // One translation's attention map laid out as the CLI's `attnlite heatmap translate` draws
+  // it (the same code: src/viz/translation_figure.cpp): matrices Float32Array (layers, heads,
+  // queries, keys) and options kind ('enc' | 'dec' | 'cross'), layers and heads (0-based
+  // numbers of the rows and columns), queries, keys, transformer (default true), model,
+  // sentence, translation, xticks and yticks (the keys' and queries' tokens; none: positions),
+  // cmap, dpi, annotate. Returns {width, height, data, layout} as renderHeatmap does.
+  renderTranslationMap(matrices, o = {}) {
+    const layers = o.layers ?? [0], heads = o.heads ?? [0];
+    const rows = layers.length, cols = heads.length, queries = o.queries, keys = o.keys;
+    const kind = { enc: 0, dec: 1, cross: 2 }[o.kind ?? 'cross'];
+    if (kind === undefined) throw new AttnliteError(`renderTranslationMap: kind must be enc, dec or cross, got ${o.kind}`);
+    if (!(queries > 0 && keys > 0)) throw new AttnliteError('renderTranslationMap needs queries and keys');
+    if (!(rows > 0 && cols > 0)) throw new AttnliteError('renderTranslationMap needs at least one layer and one head');
+    if (matrices.length !== rows * cols * queries * keys)
+      throw new AttnliteError(`renderTranslationMap: ${matrices.length} values for ${rows}x${cols}x${queries}x${keys}`);
+    const m = this.mod;
+    const pm = this._floats(matrices);
+    const pl = m._malloc(4 * (rows + cols));
+    m.HEAP32.set(Int32Array.from(layers), pl >> 2);
+    m.HEAP32.set(Int32Array.from(heads), (pl >> 2) + rows);
+    try {
+      const h = this._withStrings(
+        [o.model ?? 'transformer', o.sentence ?? '', o.translation ?? '', (o.xticks ?? []).join('\n'),
+          (o.yticks ?? []).join('\n'), o.cmap ?? 'Reds'],
+        (mn, se, tr, xt, yt, cm) => this._check((e) => m._al_render_translation_map(pm, rows, cols, queries, keys,
+          o.transformer === false ? 0 : 1, kind, pl, pl + 4 * rows, mn, se, tr, xt, yt, cm, o.dpi ?? 100,
+          o.annotate ? 1 : 0, e), (v) => !v, 'cannot render the translation map'));
+      return this._image(h, (img) => this._layout(h, img));
+    } finally {
+      m._free(pm);
+      m._free(pl);
     }
   }
 
@@ -129,6 +160,12 @@ export class Figures {
     } finally {
       [...ptrs, ...ints].forEach((p) => m._free(p));
     }
+  }
+
+  // img.layout: the heatmap layout of the al_image h.
+  _layout(h, img) {
+    const m = this.mod, p = m._al_image_layout(h) >> 2, n = m._al_image_layout_size(h);
+    img.layout = new HeatmapLayout(m.HEAP32.slice(p, p + n), m._al_image_vmin(h), m._al_image_vmax(h));
   }
 
   // A copy of an al_image (then freed): {width, height, data}, and what more(img) adds.
