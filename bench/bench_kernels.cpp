@@ -123,6 +123,19 @@ BENCHMARK(BM_linear_int8)
     ->Args({1, 1, 128, 512})
     ->Unit(benchmark::kMicrosecond);
 
+// Small M (beam hypotheses, batches, short sources) on the whole-corpus Transformer's
+// shapes: its output layer (9479 x 128), an FFN layer in (512 x 128) and out (128 x 512), fp32
+// and int8 side by side. Args: int8 (0/1), M, N, K.
+BENCHMARK(BM_linear_int8)
+    ->Name("BM_linear_small_m")
+    ->ArgNames({"int8", "M", "N", "K"})
+    ->ArgsProduct({{0, 1}, {4, 8, 16, 32}, {9479, 512}, {128}})
+    ->Args({0, 4, 128, 512})
+    ->Args({1, 4, 128, 512})
+    ->Args({0, 16, 128, 512})
+    ->Args({1, 16, 128, 512})
+    ->Unit(benchmark::kMicrosecond);
+
 // The next-token choice of a language model at one greedy step, over V = 9308 logits (lm-fra):
 // Generator's (search::Sampler::choose: the arg max, then softmax(z)[token] in float64 for
 // Generation::probs) against the arg max alone. Args: which (0 choose, 1 arg max).

@@ -220,6 +220,35 @@ TEST_CASE("simd softmax_rows: random rows, masked entries give exact 0", "[simd]
   }
 }
 
+TEST_CASE("simd exp_sum: log-softmax constants of short and vocabulary-sized rows", "[simd][softmax]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(5);
+  std::vector<int> sizes(std::begin(kSizes), std::end(kSizes));
+  for (int n : {63, 64, 65, 127, 128, 129, 9479, 9308}) sizes.push_back(n);  // block tails, vocabularies
+  for (int n : sizes) {
+    for (int kind = 0; kind < 3; ++kind) {
+      // logits in [-8, 8]; all but one masked (-1e6); large magnitudes
+      auto x = random_vec(rng, (size_t)n + 1, -8.f, 8.f);
+      if (kind == 1)
+        for (int i = 1; i < n; ++i) x[(size_t)i] = -1e6f;
+      if (kind == 2)
+        for (float& v : x) v *= 1e3f;
+      x[(size_t)n] = 1e30f;  // past the end: must not be read
+      float ms = 0.f, mr = 0.f;
+      double ss = 0.0, sr = 0.0;
+      s->exp_sum(x.data(), n, &ms, &ss);
+      r.exp_sum(x.data(), n, &mr, &sr);
+      INFO("n=" << n << " kind " << kind);
+      CHECK(ms == mr);
+      CHECK(std::fabs(ss - sr) <= 3e-7 * sr);  // exp within ~1 ulp, the sum blocked in double
+      CHECK(sr >= 1.0);                        // the max contributes exp(0) = 1
+      if (kind == 1 && n > 1) CHECK(ss == 1.0);
+    }
+  }
+}
+
 TEST_CASE("simd layer_norm matches scalar, constant rows included", "[simd][norm]") {
   const Kernels* s = simd_or_skip();
   if (!s) return;

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '372d58709bd1e658';
+const VERSION = 'aea725269a9fdd8c';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

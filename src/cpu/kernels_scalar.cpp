@@ -108,11 +108,20 @@ void gelu(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
 }
 
+void exp_sum(const float* x, int n, float* max, double* sum) {
+  float m = x[0];
+  for (int i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
+  double s = 0.0;
+  for (int i = 0; i < n; ++i) s += std::exp((double)x[i] - (double)m);
+  *max = m;
+  *sum = s;
+}
+
 }  // namespace
 
 const Kernels& scalar_kernels() {
   static const Kernels k{"scalar", linear, linear_i8, gemm_nt, gemm_nn, softmax_rows,
-                         layer_norm, add,   relu,    tanh_,   sigmoid, gelu};
+                         layer_norm, add,   relu,    tanh_,   sigmoid, gelu,    exp_sum};
   return k;
 }
 

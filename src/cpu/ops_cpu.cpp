@@ -151,8 +151,9 @@ class CpuOps final : public Ops {
       int best = 0;
       for (int v = 1; v < V; ++v)
         if (lg[v] > lg[best]) best = v;
+      float mx = 0.f;
       double s = 0.0;
-      for (int v = 0; v < V; ++v) s += std::exp((double)lg[v] - lg[best]);
+      kernels().exp_sum(lg, V, &mx, &s);  // mx is lg[best]
       ids[r] = best;
       probs[r] = (float)(1.0 / s);
       logp[r] = -std::log(s);

@@ -5,23 +5,34 @@
 #include <cstring>
 #include <utility>
 
+#include "attnlite/ops/kernels.h"
 #include "search/search.h"
 
 namespace attnlite::search {
 
 namespace {
 
-// log_softmax(row) in float64: lp(x) = (x - max) - log(sum exp(x - max)).
+// log_softmax(row) in float64: lp(x) = (x - max) - log(sum exp(x - max)), the max and the
+// sum from the kernel table's exp_sum (SIMD: exp in float, the sum in double by blocks).
 struct LogSoftmax {
   double max = 0, logsum = 0;
   double operator()(float x) const { return ((double)x - max) - logsum; }
 };
 LogSoftmax log_softmax(const float* logits, int V) {
-  float mx = logits[0];
-  for (int v = 1; v < V; ++v) mx = logits[v] > mx ? logits[v] : mx;
+  float mx = 0.f;
   double s = 0.0;
-  for (int v = 0; v < V; ++v) s += std::exp((double)logits[v] - (double)mx);
+  ops::kernels().exp_sum(logits, V, &mx, &s);
   return {mx, std::log(s)};
+}
+
+// The smallest logit that can still enter a full candidate list whose last score is `last`,
+// for a hypothesis of score `base`: score = base + lp(x) > last needs
+// x > last - base + max + logsum. Returned a little lower (by far more than the rounding of
+// either side), as a float, so that a logit below it is passed over with one comparison and
+// every other one gets the exact test.
+float entry_logit(double last, double base, const LogSoftmax& ls) {
+  const double x = last - base + ls.max + ls.logsum;
+  return (float)(x - 1e-4 * (1.0 + std::fabs(x)));
 }
 
 // order (n) <- 0..n-1 sorted by score descending, ties by index (a stable insertion sort).
@@ -87,13 +98,17 @@ bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* lo
   for (int h = 0; h < (t == 0 ? 1 : K); ++h) {
     const float* lg = logits + (long)(b0 + h) * V;
     const LogSoftmax ls = log_softmax(lg, V);
+    const double base = logp_[b0 + h];
+    float entry = nc == cap ? entry_logit(cands_[nc - 1].score, base, ls) : -INFINITY;
     for (int v = 0; v < V; ++v) {
+      if (lg[v] < entry) continue;  // cannot beat the list's last entry (see entry_logit)
       // Offers come in (hyp, token) order, so an equal score never moves ahead of an earlier one.
-      const double lp = ls(lg[v]), score = logp_[b0 + h] + lp;
+      const double lp = ls(lg[v]), score = base + lp;
       if (nc == cap && !(score > cands_[nc - 1].score)) continue;
       int i = nc < cap ? nc++ : cap - 1;
       for (; i > 0 && score > cands_[i - 1].score; --i) cands_[i] = cands_[i - 1];
       cands_[i] = {score, lp, h, v};
+      if (nc == cap) entry = entry_logit(cands_[nc - 1].score, base, ls);
     }
   }
   int nl = 0;

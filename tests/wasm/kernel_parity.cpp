@@ -175,6 +175,29 @@ void test_rows(const Kernels& s, const Kernels& r, Stat& sm, Stat& ln) {
     }
 }
 
+// exp_sum (log-softmax's max and sum) over every n of kSizes and vocabulary sizes, some
+// entries -inf (masked) and one row of large magnitudes; the max must be exact.
+void test_exp_sum(const Kernels& s, const Kernels& r, Stat& es) {
+  std::vector<int> sizes(std::begin(kSizes), std::end(kSizes));
+  for (int n : {127, 255, 256, 257, 9308, 9479}) sizes.push_back(n);
+  for (int n : sizes)
+    for (int kind = 0; kind < 3; ++kind) {
+      std::vector<float> x = rnd_vec((size_t)n + 1, -8.f, 8.f);
+      if (kind == 1)
+        for (int j = 1; j < n; j += 3) x[(size_t)j] = -INFINITY;
+      if (kind == 2)
+        for (float& v : x) v *= 1e3f;
+      x[(size_t)n] = 1e30f;  // past the end: never read
+      float ms = 0.f, mr = 0.f;
+      double ss = 0.0, sr = 0.0;
+      s.exp_sum(x.data(), n, &ms, &ss);
+      r.exp_sum(x.data(), n, &mr, &sr);
+      if (ms != mr) es.fail(ms, mr, "max", n);
+      es.check((float)(ss / sr), 1.f, 1.0, "sum / reference sum", n);
+      ++es.cases;
+    }
+}
+
 // Element-wise kernels, f(x) in place over every n of kSizes and 1..40, plus special values.
 void test_pointwise(const Kernels& s, const Kernels& r, Stat& add, Stat& relu, Stat& th,
                     Stat& sg, Stat& ge) {
@@ -240,12 +263,13 @@ int main() {
   std::printf("kernel parity: table '%s' against '%s'\n", simd->name, ref.name);
   Stat lin{"linear", 0}, li8{"linear_i8", 1e-5}, nt{"gemm_nt", 1e-5}, nn{"gemm_nn", 1e-5},
       sm{"softmax_rows", 1e-5}, ln{"layer_norm", 1e-5}, add{"add", 0}, relu{"relu", 0},
-      th{"tanh", 1e-5}, sg{"sigmoid", 1e-5}, ge{"gelu", 1e-5};
+      th{"tanh", 1e-5}, sg{"sigmoid", 1e-5}, ge{"gelu", 1e-5}, es{"exp_sum", 3e-7};
   test_products(*simd, ref, lin, li8, nt, nn);
   test_rows(*simd, ref, sm, ln);
   test_pointwise(*simd, ref, add, relu, th, sg, ge);
+  test_exp_sum(*simd, ref, es);
   long failed = 0;
-  for (Stat* st : {&lin, &li8, &nt, &nn, &sm, &ln, &add, &relu, &th, &sg, &ge}) {
+  for (Stat* st : {&lin, &li8, &nt, &nn, &sm, &ln, &add, &relu, &th, &sg, &ge, &es}) {
     std::printf("%-13s %6ld cases  max abs %.3g  max rel %.3g  (bound %.0e)  %s\n", st->name,
                 st->cases, st->max_abs, st->max_rel, st->bound, st->failures ? "FAIL" : "ok");
     failed += st->failures;

@@ -23,7 +23,7 @@ test('kernels: every SIMD128 kernel agrees with the scalar reference at every ta
     assert.equal(p.status, 0, out);
     assert.match(out, /table 'simd128' against 'scalar'/);
     for (const k of ['linear', 'linear_i8', 'gemm_nt', 'gemm_nn', 'softmax_rows', 'layer_norm',
-      'add', 'relu', 'tanh', 'sigmoid', 'gelu'])
+      'add', 'relu', 'tanh', 'sigmoid', 'gelu', 'exp_sum'])
       assert.match(out, new RegExp(`^${k} +\\d+ cases .* ok$`, 'm'), `${k} missing or failed:\n${out}`);
     assert.match(out, /all kernels agree/);
   });

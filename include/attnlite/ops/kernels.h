@@ -35,6 +35,11 @@ struct Kernels {
   // x · (1 + erf(x / √2)) / 2 in place: PyTorch's exact GELU (the SIMD kernel's erf is within
   // 2e-7 of the exact one).
   void (*gelu)(float* x, int n);
+  // The constants of a log-softmax over n ≥ 1 values: *max = max(x) and *sum = Σ exp(x − max),
+  // so log p(x_i) = x_i − max − log(sum). The scalar reference sums exp in float64; the SIMD
+  // kernel takes exp in float (about 1 ulp) and sums blocks of 64 values in float, the blocks in
+  // float64 (a relative error of about 1e-7 on the sum, whatever n).
+  void (*exp_sum)(const float* x, int n, float* max, double* sum);
 };
 
 const Kernels& scalar_kernels();

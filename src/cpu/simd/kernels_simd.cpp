@@ -17,7 +17,8 @@ const Kernels* simd_kernels_impl() {
                          simd::relu,
                          simd::tanh,
                          simd::sigmoid,
-                         simd::gelu};
+                         simd::gelu,
+                         simd::exp_sum};
   return &k;
 }
 

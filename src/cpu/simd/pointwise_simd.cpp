@@ -100,6 +100,39 @@ void softmax_rows(float* x, int ld, int rows, int n) {
   }
 }
 
+void exp_sum(const float* x, int n, float* max, double* sum) {
+  if (n < kW) {
+    // Short rows: one vector, the missing lanes -inf (exp gives 0; the max ignores them).
+    const v8 v = load_short(x, n, -INFINITY);
+    const float m = hmax(v);
+    *max = m;
+    *sum = (double)hsum(exp8(simde_mm256_sub_ps(v, v_set(m))));
+    return;
+  }
+  const int r = n % kW, nv = n - r;
+  const v8 last = simde_mm256_loadu_ps(x + n - kW);
+  v8 vmax = last;
+  for (int i = 0; i < nv; i += kW) vmax = simde_mm256_max_ps(vmax, simde_mm256_loadu_ps(x + i));
+  const float m = hmax(vmax);
+  const v8 vm = v_set(m);
+  // Blocks of 8 vectors summed in float (two accumulators), each block's sum added in double.
+  double total = 0.0;
+  int i = 0;
+  for (; i + 8 * kW <= nv; i += 8 * kW) {
+    v8 s0 = simde_mm256_setzero_ps(), s1 = s0;
+    for (int j = 0; j < 8 * kW; j += 2 * kW) {
+      s0 = simde_mm256_add_ps(s0, exp8(simde_mm256_sub_ps(simde_mm256_loadu_ps(x + i + j), vm)));
+      s1 = simde_mm256_add_ps(s1, exp8(simde_mm256_sub_ps(simde_mm256_loadu_ps(x + i + j + kW), vm)));
+    }
+    total += (double)hsum(simde_mm256_add_ps(s0, s1));
+  }
+  v8 s = simde_mm256_setzero_ps();
+  for (; i < nv; i += kW) s = simde_mm256_add_ps(s, exp8(simde_mm256_sub_ps(simde_mm256_loadu_ps(x + i), vm)));
+  if (r) s = simde_mm256_add_ps(s, simde_mm256_and_ps(exp8(simde_mm256_sub_ps(last, vm)), tail_mask(r)));
+  *max = m;
+  *sum = total + (double)hsum(s);
+}
+
 void layer_norm(float* y, const float* x, const float* g, const float* b, int rows, int n,
                 float eps) {
   if (n <= 0) return;

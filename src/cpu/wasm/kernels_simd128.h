@@ -21,5 +21,6 @@ void relu(float* x, int n);
 void tanh(float* x, int n);
 void sigmoid(float* x, int n);
 void gelu(float* x, int n);
+void exp_sum(const float* x, int n, float* max, double* sum);
 
 }  // namespace attnlite::ops::wasm

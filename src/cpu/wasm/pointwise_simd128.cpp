@@ -63,6 +63,33 @@ void softmax_rows(float* x, int ld, int rows, int n) {
   }
 }
 
+void exp_sum(const float* x, int n, float* max, double* sum) {
+  int i = 0;
+  v128_t vm = wasm_f32x4_splat(-__builtin_inff());
+  for (; i + 4 <= n; i += 4) vm = max_keep(vm, wasm_v128_load(x + i));
+  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 2, 3, 0, 1));
+  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 1, 0, 3, 2));
+  float mx = wasm_f32x4_extract_lane(vm, 0);
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  // Blocks of 64 values summed in float, the blocks in double; the last block of fewer than
+  // four through a padded copy (-inf, whose exponential is exactly 0).
+  const v128_t vmx = wasm_f32x4_splat(mx);
+  double total = 0.0;
+  for (i = 0; i + 4 <= n;) {
+    v128_t vs = wasm_f32x4_splat(0.f);
+    for (const int end = i + 64 < n ? i + 64 : n; i + 4 <= end; i += 4)
+      vs = wasm_f32x4_add(vs, exp4(wasm_f32x4_sub(wasm_v128_load(x + i), vmx)));
+    total += (double)hsum(vs);
+  }
+  if (i < n) {
+    float t[4] = {-__builtin_inff(), -__builtin_inff(), -__builtin_inff(), -__builtin_inff()};
+    for (int j = 0; i + j < n; ++j) t[j] = x[i + j];
+    total += (double)hsum(exp4(wasm_f32x4_sub(wasm_v128_load(t), vmx)));
+  }
+  *max = mx;
+  *sum = total;
+}
+
 void layer_norm(float* y, const float* x, const float* g, const float* b, int rows, int n,
                 float eps) {
   for (int r = 0; r < rows; ++r) {
