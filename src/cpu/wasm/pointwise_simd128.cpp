@@ -30,18 +30,25 @@ void map_inplace(float* x, int n) {
 inline v128_t max_keep(v128_t m, v128_t x) { return wasm_f32x4_pmax(m, x); }
 inline v128_t relu4(v128_t x) { return wasm_f32x4_pmax(wasm_f32x4_splat(0.f), x); }
 
+// The max of n values as the scalar kernels take it (a NaN is passed over).
+float row_max(const float* x, int n) {
+  int i = 0;
+  v128_t vm = wasm_f32x4_splat(-__builtin_inff());
+  for (; i + 4 <= n; i += 4) vm = max_keep(vm, wasm_v128_load(x + i));
+  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 2, 3, 0, 1));
+  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 1, 0, 3, 2));
+  float mx = wasm_f32x4_extract_lane(vm, 0);
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  return mx;
+}
+
 }  // namespace
 
 void softmax_rows(float* x, int ld, int rows, int n) {
   for (int r = 0; r < rows; ++r) {
     float* xr = x + (long)r * ld;
+    const float mx = row_max(xr, n);
     int i = 0;
-    v128_t vm = wasm_f32x4_splat(-__builtin_inff());
-    for (; i + 4 <= n; i += 4) vm = max_keep(vm, wasm_v128_load(xr + i));
-    vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 2, 3, 0, 1));
-    vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 1, 0, 3, 2));
-    float mx = wasm_f32x4_extract_lane(vm, 0);
-    for (; i < n; ++i) mx = xr[i] > mx ? xr[i] : mx;
     // e^(x - max), summed in four lanes; the last block of fewer than four through a padded
     // copy (its padding is -inf, whose exponential is exactly 0).
     const v128_t vmx = wasm_f32x4_splat(mx);
@@ -64,13 +71,8 @@ void softmax_rows(float* x, int ld, int rows, int n) {
 }
 
 void exp_sum(const float* x, int n, float* max, double* sum) {
+  const float mx = row_max(x, n);
   int i = 0;
-  v128_t vm = wasm_f32x4_splat(-__builtin_inff());
-  for (; i + 4 <= n; i += 4) vm = max_keep(vm, wasm_v128_load(x + i));
-  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 2, 3, 0, 1));
-  vm = max_keep(vm, wasm_i32x4_shuffle(vm, vm, 1, 0, 3, 2));
-  float mx = wasm_f32x4_extract_lane(vm, 0);
-  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
   // Blocks of 64 values summed in float, the blocks in double; the last block of fewer than
   // four through a padded copy (-inf, whose exponential is exactly 0).
   const v128_t vmx = wasm_f32x4_splat(mx);
