@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'aea725269a9fdd8c';
+const VERSION = 'b4e25ac7414b7b14';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -98,11 +98,11 @@ Figure alignment_view(const std::shared_ptr<const Model>& model, const std::stri
   const int S = o.padding ? r.S : std::max(1, std::min(r.S, r.src_valid));
   int Q = 0, K = 0;
   std::vector<std::string> keys, queries;
-  const char* what = "";
+  const char* what = translation_attention_name(o.kind);
   switch (o.kind) {
-    case MapKind::Encoder: Q = K = S; keys = queries = detail::src_labels(md, r, S); what = "encoder self-attention"; break;
-    case MapKind::DecoderSelf: Q = K = r.steps; keys = detail::in_labels(md, r); queries = detail::out_labels(md, r); what = "decoder self-attention"; break;
-    case MapKind::Cross: Q = r.steps; K = S; keys = detail::src_labels(md, r, S); queries = detail::out_labels(md, r); what = "encoder-decoder attention"; break;
+    case MapKind::Encoder: Q = K = S; keys = queries = detail::src_labels(md, r, S); break;
+    case MapKind::DecoderSelf: Q = K = r.steps; keys = detail::in_labels(md, r); queries = detail::out_labels(md, r); break;
+    case MapKind::Cross: Q = r.steps; K = S; keys = detail::src_labels(md, r, S); queries = detail::out_labels(md, r); break;
   }
   const auto weight = [&](int h, int q, int k) {
     if (!tr) return r.cross_at(0, q, 0, k);
@@ -124,9 +124,9 @@ Figure alignment_view(const std::shared_ptr<const Model>& model, const std::stri
     }
 
   const std::string heads = !tr ? "" : o.head >= 0 ? ", head " + std::to_string(o.head + 1) : ", heads averaged";
-  const std::string title = (o.model_name.empty() ? std::string(model_kind_name(md.kind())) : o.model_name) + ", " +
-                            what + (tr ? ", layer " + std::to_string(layer + 1) : "") + heads + ": " + sentence +
-                            " \u2192 " + std::string(r.text);
+  const std::string title =
+      translation_title(o.model_name.empty() ? std::string(model_kind_name(md.kind())) : o.model_name,
+                        what + (tr ? ", layer " + std::to_string(layer + 1) : "") + heads, sentence, std::string(r.text));
   const Headings hd = headings(o.kind);
   const Layout L = layout(keys, queries, hd, title, o.dpi);
   const Rgb color = o.head >= 0 ? series_color(o.head) : kAverageColor;

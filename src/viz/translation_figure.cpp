@@ -18,6 +18,11 @@ const char* translation_attention_name(figures::MapKind kind) {
   return "encoder-decoder attention";
 }
 
+std::string translation_title(const std::string& model, const std::string& what, const std::string& sentence,
+                              const std::string& translation) {
+  return model + ", " + what + ": " + sentence + " \u2192 " + translation;
+}
+
 HeatmapOptions translation_figure_options(const TranslationFigure& t) {
   const int rows = (int)t.layers.size(), cols = (int)t.heads.size();
   if (rows < 1 || cols < 1) throw Error("translation map: no layer or no head to draw");
@@ -51,7 +56,7 @@ HeatmapOptions translation_figure_options(const TranslationFigure& t) {
   ho.annotate = t.annotate;
   ho.dpi = t.dpi;
   ho.vmin = 0.f;  // masked positions are exactly the zero colour
-  ho.title = t.model_name + ", " + translation_attention_name(t.kind) + ": " + t.sentence + " \u2192 " + t.translation;
+  ho.title = translation_title(t.model_name, translation_attention_name(t.kind), t.sentence, t.translation);
   ho.fig_width_in = std::max(ho.fig_width_in, detail::title_width_in(ho.title, t.dpi));
   return ho;
 }

@@ -20,8 +20,8 @@ void need_transformer(const Model& m, const char* what) {
 
 std::string title_of(const Model& m, const TranslationViewOptions& o, const std::string& what,
                      const std::string& sentence, const std::string& translation) {
-  return (o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name) + ", " + what + ": " +
-         sentence + " \u2192 " + translation;
+  return translation_title(o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name, what,
+                           sentence, translation);
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ struct TranslationFigure {
 // "encoder self-attention", "decoder self-attention" or "encoder-decoder attention".
 const char* translation_attention_name(figures::MapKind kind);
 
+// The title of a figure of one translation: "model, what: sentence → translation".
+std::string translation_title(const std::string& model, const std::string& what, const std::string& sentence,
+                              const std::string& translation);
+
 // The heatmap options of the figure: axis labels, the heads above the columns and the
 // layers left of the rows of a grid (or "Layer l, head h" over a single panel), the title
 // "model, kind: sentence → translation", and a size from the number of cells, widened for the
