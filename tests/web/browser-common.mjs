@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 
-import { nativeCli, root } from './common.mjs';
+import { figureDiff, nativeCli, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
 export const chromiumPath = process.env.ATTNLITE_CHROMIUM ?? '/usr/bin/chromium';
@@ -44,13 +44,7 @@ export async function cliFigureOfPage(page) {
 // checks that such pixels lie inside cells).
 export function assertSameFigure(png, expected) {
   assert.deepEqual([png.width, png.height], [expected.width, expected.height], 'the same size');
-  let differ = 0, max = 0;
-  for (let i = 0; i < png.data.length; i += 4) {
-    let d = 0;
-    for (let c = 0; c < 4; ++c) d = Math.max(d, Math.abs(png.data[i + c] - expected.data[i + c]));
-    if (d) differ += 1;
-    max = Math.max(max, d);
-  }
+  const { outside: differ, maxOutside: max } = figureDiff(png, expected);
   assert.ok(max <= 3 && differ <= 0.02 * png.width * png.height, `${differ} pixels differ, by up to ${max} levels`);
 }
 

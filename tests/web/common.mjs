@@ -43,6 +43,29 @@ export function nativeTranslate(modelPath, lines, extra = []) {
   return p.stdout.trim().split('\n').map((l) => JSON.parse(l));
 }
 
+// Two RGBA images of one size, pixel by pixel: how many pixels differ inside and outside the
+// given rects (a figure's panels; none: every pixel is outside), and by how many levels at
+// most in any channel.
+export function figureDiff(a, b, panels = []) {
+  const inCell = new Uint8Array(a.width * a.height);
+  for (const P of panels)
+    for (let y = P.y; y < P.y + P.h; ++y) inCell.fill(1, y * a.width + P.x, y * a.width + P.x + P.w);
+  const r = { inside: 0, outside: 0, maxInside: 0, maxOutside: 0 };
+  for (let i = 0; i < a.width * a.height; ++i) {
+    let d = 0;
+    for (let c = 0; c < 4; ++c) d = Math.max(d, Math.abs(a.data[4 * i + c] - b.data[4 * i + c]));
+    if (d === 0) continue;
+    if (inCell[i]) {
+      r.inside += 1;
+      r.maxInside = Math.max(r.maxInside, d);
+    } else {
+      r.outside += 1;
+      r.maxOutside = Math.max(r.maxOutside, d);
+    }
+  }
+  return r;
+}
+
 // A minimal safetensors reader for the fixtures (F32 and I64 only, which is all they use):
 // { tensors: { name: { shape, data } }, meta } with F32 as Float32Array, I64 as numbers.
 export function readSafetensors(path) {

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
-import { loadAttnlite, models, nativeCli } from './common.mjs';
+import { figureDiff, loadAttnlite, models, nativeCli } from './common.mjs';
 
 const al = await loadAttnlite();
 const dir = mkdtempSync(join(tmpdir(), 'attnlite-figures-'));
@@ -77,21 +77,7 @@ for (const [name, sentence, kind, layer, head, beam, alpha] of cases) {
       assert.equal(img.layout.rows * img.layout.cols, layers.length * heads.length > 1 && tr ? layers.length * heads.length : 1);
       // Every pixel outside the cells is identical (title, tick labels, layer and head names,
       // colorbar); a cell may differ by a colour step where the weights differ in rounding.
-      const inCell = new Uint8Array(png.width * png.height);
-      for (const P of img.layout.panels)
-        for (let y = P.y; y < P.y + P.h; ++y) inCell.fill(1, y * png.width + P.x, y * png.width + P.x + P.w);
-      let outside = 0, inside = 0, maxStep = 0;
-      for (let i = 0; i < png.width * png.height; ++i) {
-        let d = 0;
-        for (let c = 0; c < 4; ++c) d = Math.max(d, Math.abs(img.data[4 * i + c] - png.data[4 * i + c]));
-        if (d === 0) continue;
-        if (inCell[i]) {
-          inside += 1;
-          maxStep = Math.max(maxStep, d);
-        } else {
-          outside += 1;
-        }
-      }
+      const { outside, inside, maxInside: maxStep } = figureDiff(img, png, img.layout.panels);
       assert.equal(outside, 0, `${outside} pixels outside the cells differ`);
       assert.ok(maxStep <= 3, `a cell differs by ${maxStep} levels (more than one colour step)`);
       assert.ok(inside <= 0.02 * png.width * png.height, `${inside} cell pixels differ`);

@@ -67,14 +67,20 @@ export class Figures {
     }
   }
 
+  // Checks that matrices holds rows x cols matrices of queries x keys values (call names the
+  // method in the messages).
+  _checkMatrices(call, matrices, rows, cols, queries, keys) {
+    if (!(queries > 0 && keys > 0)) throw new AttnliteError(`${call} needs queries and keys`);
+    if (matrices.length !== rows * cols * queries * keys)
+      throw new AttnliteError(`${call}: ${matrices.length} values for ${rows}x${cols}x${queries}x${keys}`);
+  }
+
   // matrices: Float32Array (rows, cols, queries, keys). Returns {width, height, data, layout}
   // (data: Uint8ClampedArray RGBA, ready for new ImageData(data, width, height)).
   renderHeatmap(matrices, o = {}) {
     const rows = o.rows ?? 1, cols = o.cols ?? 1;
     const queries = o.queries, keys = o.keys;
-    if (!(queries > 0 && keys > 0)) throw new AttnliteError('renderHeatmap needs queries and keys');
-    if (matrices.length !== rows * cols * queries * keys)
-      throw new AttnliteError(`renderHeatmap: ${matrices.length} values for ${rows}x${cols}x${queries}x${keys}`);
+    this._checkMatrices('renderHeatmap', matrices, rows, cols, queries, keys);
     const m = this.mod;
     const pm = this._floats(matrices);
     try {
@@ -102,10 +108,8 @@ export class Figures {
     const rows = layers.length, cols = heads.length, queries = o.queries, keys = o.keys;
     const kind = { enc: 0, dec: 1, cross: 2 }[o.kind ?? 'cross'];
     if (kind === undefined) throw new AttnliteError(`renderTranslationMap: kind must be enc, dec or cross, got ${o.kind}`);
-    if (!(queries > 0 && keys > 0)) throw new AttnliteError('renderTranslationMap needs queries and keys');
     if (!(rows > 0 && cols > 0)) throw new AttnliteError('renderTranslationMap needs at least one layer and one head');
-    if (matrices.length !== rows * cols * queries * keys)
-      throw new AttnliteError(`renderTranslationMap: ${matrices.length} values for ${rows}x${cols}x${queries}x${keys}`);
+    this._checkMatrices('renderTranslationMap', matrices, rows, cols, queries, keys);
     const m = this.mod;
     const pm = this._floats(matrices);
     const pl = m._malloc(4 * (rows + cols));
