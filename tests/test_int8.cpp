@@ -56,7 +56,7 @@ TEST_CASE("linear_i8 equals fp32 linear on the dequantized weights", "[int8][ker
   const auto& S = ops::scalar_kernels();
   const ops::Kernels* V = ops::simd_kernels();
   unsigned seed = 1;
-  for (int M : {1, 2, 3, 4, 5, 6, 7, 8, 20})
+  for (int M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 20})
     for (int N : {1, 5, 16, 17, 33})
       for (int K : {1, 7, 8, 9, 64, 130}) {
         INFO("M " << M << " N " << N << " K " << K);

@@ -1,8 +1,8 @@
 // attnlite — SIMD matrix products: linear (x·wᵀ + b), gemm_nt (alpha·a·bᵀ), gemm_nn (a·b).
 //
-// Two code paths:
-//  * Blocked GEMM (M ≥ 4, and every gemm_nn): a 6x16 register-blocked micro-kernel (12
-//    accumulators of 8 floats, two vector loads of the B panel and six broadcasts of A per
+// Four code paths:
+//  * Blocked GEMM (M ≥ 12 or K not a multiple of 8, and every gemm_nn): a 6x16
+//    register-blocked micro-kernel (12 accumulators of 8 floats, two vector loads of the B panel and six broadcasts of A per
 //    k, k unrolled by 4). B is packed per (K block of up to 512) x (16 columns) into a
 //    64-byte aligned 32 KiB stack panel: for the "nt" layout (w is (N,K), as nn.Linear) the
 //    pack is an 8x8 in-register transpose, for "nn" a plain copy; tails in N are
@@ -10,11 +10,13 @@
 //    is read in place, rows broadcast element by element, M blocked by 1020 rows. K is
 //    split into nearly equal blocks; the first block writes C = alpha·acc + bias, the
 //    others accumulate into C.
-//  * linear_i8 (int8 weights, fp32 scale per output feature): the same two paths; the
-//    blocked one dequantizes w while packing its panel, the GEMV one widens 8 int8 weights
-//    to floats per vector. Between them, for 4 ≤ M ≤ 7 (beam search's hypotheses), 4 x 2
-//    dot-product tiles over q as stored: each widened weight vector serves four rows, and
-//    nothing is packed (the packing of the blocked path costs as much as its FMAs at M = 4).
+//  * linear_i8 (int8 weights, fp32 scale per output feature): the same paths; the
+//    blocked one dequantizes w while packing its panel, the others widen 8 int8 weights
+//    to floats per vector.
+//  * Small M (4 ≤ M ≤ 11, nt layout: beam search's hypotheses, small batches, short
+//    sources): 4 x 3 dot-product tiles over w as stored: each weight vector (widened once
+//    when int8) serves four rows, and nothing is packed (the packing of the blocked path
+//    costs as much as its FMAs at M = 4).
 //  * Dot-product GEMV (M ≤ 3, nt layout: step-by-step decoding): every output is a dot
 //    product of a row of x with a row of w, both contiguous in K. 8 (M = 1) or 4 (M = 2, 3)
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
@@ -325,67 +327,74 @@ void gemv_rows(float* c, long ldc, const float* a, long lda, const TB* b, long l
   for (; n < N; ++n) tile(std::integral_constant<int, 1>{}, n);
 }
 
-// Small M with int8 weights, K a multiple of 8: four rows of x times two rows of q per tile,
-// each weight vector widened once for four rows; named accumulators; the epilogue in vectors.
-inline void i8_tile_4x2(const float* a, long lda, const int8_t* q, long ldq, int K, float* c,
-                        long ldc, const float* scale, const float* bias) {
-  v8 c00 = simde_mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-     c30 = c00, c31 = c00;
-  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
-  const int8_t *q0 = q, *q1 = q + ldq;
+// Small M (4 ≤ M ≤ 32: beam hypotheses, batches, short sources), K a multiple of 8: four rows
+// of x times C rows of w (fp32 or int8, as stored) per tile, each weight vector loaded (and,
+// for int8, widened) once for four rows, 4·C named accumulators; nothing is packed. The
+// epilogue reduces each row's C sums in one hsum4 and applies scale (or alpha) and bias.
+template <int C, class TB>
+inline void tile_4xc(const float* a, long lda, const TB* b, long ldb, int K, float* c, long ldc,
+                     float alpha, const float* scale, const float* bias) {
+  static_assert(C >= 1 && C <= 4, "C rows of w per tile");
+  v8 acc[4][C];
+  for (int r = 0; r < 4; ++r)
+    for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_setzero_ps();
   for (int k = 0; k < K; k += kW) {
-    const v8 w0 = load8(q0 + k), w1 = load8(q1 + k);
-    v8 x = simde_mm256_loadu_ps(a0 + k);
-    c00 = simde_mm256_fmadd_ps(x, w0, c00);
-    c01 = simde_mm256_fmadd_ps(x, w1, c01);
-    x = simde_mm256_loadu_ps(a1 + k);
-    c10 = simde_mm256_fmadd_ps(x, w0, c10);
-    c11 = simde_mm256_fmadd_ps(x, w1, c11);
-    x = simde_mm256_loadu_ps(a2 + k);
-    c20 = simde_mm256_fmadd_ps(x, w0, c20);
-    c21 = simde_mm256_fmadd_ps(x, w1, c21);
-    x = simde_mm256_loadu_ps(a3 + k);
-    c30 = simde_mm256_fmadd_ps(x, w0, c30);
-    c31 = simde_mm256_fmadd_ps(x, w1, c31);
+    v8 w[C];
+    for (int j = 0; j < C; ++j) w[j] = load8(b + j * ldb + k);
+    for (int r = 0; r < 4; ++r) {
+      const v8 x = simde_mm256_loadu_ps(a + r * lda + k);
+      for (int j = 0; j < C; ++j) acc[r][j] = simde_mm256_fmadd_ps(x, w[j], acc[r][j]);
+    }
   }
-  // {r0 c0, r0 c1, r1 c0, r1 c1} and the same for rows 2, 3: scaled, biased, stored by pairs.
-  const simde__m128 sc = simde_mm_setr_ps(scale[0], scale[1], scale[0], scale[1]);
-  const simde__m128 bs = bias ? simde_mm_setr_ps(bias[0], bias[1], bias[0], bias[1]) : simde_mm_setzero_ps();
-  const simde__m128 lo = simde_mm_add_ps(simde_mm_mul_ps(hsum4(c00, c01, c10, c11), sc), bs);
-  const simde__m128 hi = simde_mm_add_ps(simde_mm_mul_ps(hsum4(c20, c21, c30, c31), sc), bs);
-  simde_mm_storel_pi(reinterpret_cast<simde__m64*>(c), lo);
-  simde_mm_storeh_pi(reinterpret_cast<simde__m64*>(c + ldc), lo);
-  simde_mm_storel_pi(reinterpret_cast<simde__m64*>(c + 2 * ldc), hi);
-  simde_mm_storeh_pi(reinterpret_cast<simde__m64*>(c + 3 * ldc), hi);
+  const v8 z = simde_mm256_setzero_ps();
+  for (int r = 0; r < 4; ++r) {
+    alignas(16) float out[4];
+    simde_mm_store_ps(out, hsum4(acc[r][0], C > 1 ? acc[r][C > 1 ? 1 : 0] : z,
+                                 C > 2 ? acc[r][C > 2 ? 2 : 0] : z, C > 3 ? acc[r][C > 3 ? 3 : 0] : z));
+    for (int j = 0; j < C; ++j) {
+      const float m = scale ? scale[j] : alpha;
+      c[r * ldc + j] = bias ? out[j] * m + bias[j] : out[j] * m;
+    }
+  }
 }
 
-// y (M,N) for 4 ≤ M, K % 8 == 0: 4 x 2 tiles, odd N and the last M % 4 rows by the GEMV's tiles.
-void linear_i8_small_m(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
-                       int M, int N, int K) {
-  const int M4 = M / 4 * 4, N2 = N / 2 * 2;
-  for (int n = 0; n < N2; n += 2)
+// y (M,N) for 4 ≤ M, K % 8 == 0: 4 x C tiles with the weights' rows outermost (a tile of w
+// stays in L1 while every group of four rows of x passes), N % C by 4 x 1 tiles, the last
+// M % 4 rows by the GEMV's tiles.
+template <int C, class TB>
+void small_m(float* y, long ldy, const float* x, long ldx, const TB* b, long ldb, int M, int N,
+             int K, float alpha, const float* scale, const float* bias) {
+  const int M4 = M / 4 * 4, NC = N / C * C;
+  auto off = [](const float* p, int n) { return p ? p + n : nullptr; };
+  for (int n = 0; n < NC; n += C)
     for (int m = 0; m < M4; m += 4)
-      i8_tile_4x2(x + (long)m * K, K, q + (long)n * K, K, K, y + (long)m * N + n, N, scale + n, b ? b + n : nullptr);
-  if (N2 < N)
-    for (int m = 0; m < M4; ++m)
-      dot_tile<1, 1>(x + (long)m * K, K, q + (long)N2 * K, K, K, y + (long)m * N + N2, N, 1.f, scale + N2,
-                     b ? b + N2 : nullptr);
-  const float* xr = x + (long)M4 * K;
-  float* yr = y + (long)M4 * N;
+      tile_4xc<C>(x + m * ldx, ldx, b + n * ldb, ldb, K, y + m * ldy + n, ldy, alpha, off(scale, n),
+                  off(bias, n));
+  for (int n = NC; n < N; ++n)
+    for (int m = 0; m < M4; m += 4)
+      tile_4xc<1>(x + m * ldx, ldx, b + n * ldb, ldb, K, y + m * ldy + n, ldy, alpha, off(scale, n),
+                  off(bias, n));
+  const float* xr = x + M4 * ldx;
+  float* yr = y + M4 * ldy;
   switch (M - M4) {
-    case 1: gemv_rows<1>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
-    case 2: gemv_rows<2>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
-    case 3: gemv_rows<3>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
+    case 1: gemv_rows<1>(yr, ldy, xr, ldx, b, ldb, N, K, alpha, scale, bias); break;
+    case 2: gemv_rows<2>(yr, ldy, xr, ldx, b, ldb, N, K, alpha, scale, bias); break;
+    case 3: gemv_rows<3>(yr, ldy, xr, ldx, b, ldb, N, K, alpha, scale, bias); break;
     default: break;
   }
 }
 
-// The largest M of the 4 x 2 tiles. At M = 8..32 they are no faster than the blocked path
-// (bench_kernels BM_linear_small_m, bench/RESULTS.md).
+// The largest M of the small-M tiles (above, the blocked path) and the rows of w per tile,
+// for fp32 and int8 alike: measured with bench_kernels BM_linear_small_m (bench/RESULTS.md,
+// "Small-M GEMM"): 4 x 3 beats 4 x 2 and 4 x 4, and the blocked path catches up at M = 16.
 #ifndef ATTNLITE_SMALL_M
-#define ATTNLITE_SMALL_M 7
+#define ATTNLITE_SMALL_M 11
+#endif
+#ifndef ATTNLITE_TILE_C
+#define ATTNLITE_TILE_C 3
 #endif
 constexpr int kSmallM = ATTNLITE_SMALL_M;
+constexpr int kTileC = ATTNLITE_TILE_C;
 
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
 void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
@@ -400,7 +409,13 @@ void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, l
     case 1: gemv_rows<1>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
     case 2: gemv_rows<2>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
     case 3: gemv_rows<3>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
-    default: gemm_blocked<true>(c, ldc, a, lda, b, ldb, M, N, K, alpha, bias); return;
+    default:
+      if (M <= kSmallM && K % kW == 0) {
+        small_m<kTileC>(c, ldc, a, lda, b, ldb, M, N, K, alpha, nullptr, bias);
+        return;
+      }
+      gemm_blocked<true>(c, ldc, a, lda, b, ldb, M, N, K, alpha, bias);
+      return;
   }
 }
 
@@ -424,7 +439,7 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
     case 3: gemv_rows<3>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
     default:
       if (M <= kSmallM && K % kW == 0) {
-        linear_i8_small_m(y, x, q, scale, b, M, N, K);
+        small_m<kTileC>(y, N, x, K, q, K, M, N, K, 1.f, scale, b);
         return;
       }
       gemm_blocked_with(y, N, x, K, M, N, K, 1.f, b,
