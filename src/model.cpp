@@ -3,7 +3,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "attnlite/attention/positional_encoding.h"
 #include "attnlite/error.h"
 #include "model_impl.h"
 using namespace attnlite::attention;
@@ -110,10 +109,6 @@ void load_lm(Model::Impl& m, const SafeTensors& st, const json& c) {
   l.head_bias = m.store.has("head.bias");
   m.zeros.assign((size_t)e.d_model, 0.f);
   m.lm_weights = bind_language_model(m.store, l, m.zeros.data());
-  // Positions beyond the context are never read: the table stops at max_len rows (its rows do
-  // not depend on its length).
-  m.pos_encoding.resize((size_t)l.max_len * e.d_model);
-  positional_encoding_table(m.pos_encoding.data(), l.max_len, e.d_model);
   m.tgt_vocab = read_vocab(st, "attnlite.vocab", l.vocab_size);
   m.src_vocab = m.tgt_vocab;
 }
@@ -190,8 +185,6 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");
     if (t.num_steps > t.max_len) throw Error("model config: num_steps exceeds max_len");
     m->transformer_weights = bind_transformer(m->store, t);
-    m->pos_encoding.resize((size_t)t.max_len * t.num_hiddens);
-    positional_encoding_table(m->pos_encoding.data(), t.max_len, t.num_hiddens);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", t.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", t.tgt_vocab_size);
   } else if (kind_it->second == "bahdanau") {
@@ -252,11 +245,17 @@ std::shared_ptr<const Model> Model::from_bytes(const uint8_t* bytes, size_t size
   return from_safetensors(SafeTensors::parse(bytes, size));
 }
 
+std::shared_ptr<const Model> Model::from_buffer(const uint8_t* bytes, size_t size,
+                                               std::shared_ptr<const void> owner) {
+  return from_safetensors(SafeTensors::view(bytes, size, std::move(owner)));
+}
+
 ModelKind Model::kind() const { return impl_->kind; }
 const Vocab& Model::src_vocab() const { return impl_->src_vocab; }
 const Vocab& Model::tgt_vocab() const { return impl_->tgt_vocab; }
 const std::map<std::string, std::string>& Model::metadata() const { return impl_->metadata; }
 size_t Model::weight_bytes() const { return impl_->store.bytes(); }
+size_t Model::copied_weight_bytes() const { return impl_->store.copied_bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
 const std::vector<std::string>& Model::labels() const { return impl_->labels; }
 

@@ -25,7 +25,6 @@ struct Model::Impl {
   models::BahdanauWeights bahdanau_weights;
   models::LanguageModelWeights lm_weights;
   models::VisionTransformerWeights vit_weights;
-  std::vector<float> pos_encoding; // positional encoding table (max_len, H): Transformer, LM
   std::vector<float> zeros;        // (H) the bias of bias-free LayerNorms (LM, ViT)
   WeightStore store;
   bool int8 = false;

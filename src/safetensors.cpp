@@ -9,6 +9,19 @@
 
 #include "attnlite/error.h"
 
+#if defined(__unix__) || defined(__APPLE__)
+#if !defined(__EMSCRIPTEN__)
+#define ATTNLITE_HAVE_MMAP 1
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+#endif
+#ifndef ATTNLITE_HAVE_MMAP
+#define ATTNLITE_HAVE_MMAP 0
+#endif
+
 namespace attnlite {
 
 const char* dtype_name(DType d) {
@@ -76,8 +89,19 @@ SafeTensors SafeTensors::parse(const uint8_t* bytes, size_t size) {
 }
 
 SafeTensors SafeTensors::parse(std::vector<uint8_t>&& file) {
-  const uint8_t* bytes = file.data();
-  const size_t size = file.size();
+  auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(file));
+  const uint8_t* bytes = owned->data();
+  const size_t size = owned->size();
+  return parse_image(std::move(owned), bytes, size);
+}
+
+SafeTensors SafeTensors::view(const uint8_t* bytes, size_t size, std::shared_ptr<const void> owner) {
+  if (!bytes && size) throw Error("invalid safetensors file: null bytes");
+  return parse_image(std::move(owner), bytes, size);
+}
+
+SafeTensors SafeTensors::parse_image(std::shared_ptr<const void> keep, const uint8_t* bytes,
+                                     size_t size) {
   if (size < 8) bad("truncated: " + std::to_string(size) + " bytes, the 8-byte header length is missing");
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | bytes[i];
@@ -158,7 +182,8 @@ SafeTensors SafeTensors::parse(std::vector<uint8_t>&& file) {
       bad("tensors '" + byoff[i - 1]->name + "' and '" + byoff[i]->name + "' overlap");
 
   st.data_begin_ = 8 + hlen;
-  st.bytes_ = std::move(file);
+  st.keep_ = std::move(keep);
+  st.base_ = bytes;
   return st;
 }
 
@@ -173,10 +198,50 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return buf;
 }
 
+namespace {
+#if ATTNLITE_HAVE_MMAP
+// The whole of a regular file mapped read-only (null: not a regular file, or empty, or
+// mmap refused: the caller reads it instead). The mapping lives as long as the pointer.
+std::shared_ptr<const void> map_file(const std::string& path, size_t* size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + path + "'");
+  struct stat sb;
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+      (uint64_t)sb.st_size > (uint64_t)std::numeric_limits<size_t>::max()) {
+    ::close(fd);
+    return nullptr;
+  }
+  const size_t n = (size_t)sb.st_size;
+  void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // the mapping keeps the file
+  if (p == MAP_FAILED) return nullptr;
+  *size = n;
+  return std::shared_ptr<const void>(p, [n](const void* q) { ::munmap(const_cast<void*>(q), n); });
+}
+#endif
+}  // namespace
+
 SafeTensors SafeTensors::load(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file(path);
+  std::shared_ptr<const void> image;
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+#if ATTNLITE_HAVE_MMAP
+  image = map_file(path, &size);
+  const bool mapped = image != nullptr;
+  if (mapped) bytes = static_cast<const uint8_t*>(image.get());
+#else
+  const bool mapped = false;
+#endif
+  if (!mapped) {
+    auto v = std::make_shared<const std::vector<uint8_t>>(read_file(path));
+    bytes = v->data();
+    size = v->size();
+    image = std::move(v);
+  }
   try {
-    return parse(std::move(bytes));
+    SafeTensors st = parse_image(std::move(image), bytes, size);
+    st.mapped_ = mapped;
+    return st;
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

@@ -21,11 +21,31 @@ std::string shape_str(const std::vector<int64_t>& s) {
 WeightStore::WeightStore(const SafeTensors& st) : st_(&st) {
   size_t total = 0;
   for (const auto& t : st.tensors()) {
-    index_[t.name] = Entry{&t, total, false};
-    // int8 tensors stay int8 (get_i8); everything else is copied as fp32 (get)
-    total += Arena::round_up(t.numel * (t.dtype == DType::I8 ? 1 : sizeof(float)));
+    // int8 tensors stay int8 (get_i8) and lie anywhere; F32 tensors are read in place when
+    // aligned for float; everything else is copied as fp32 (get).
+    const bool in_place =
+        t.dtype == DType::I8 ||
+        (t.dtype == DType::F32 && reinterpret_cast<uintptr_t>(st.data(t)) % alignof(float) == 0);
+    index_[t.name] = Entry{&t, in_place ? 0 : total, false, in_place};
+    if (!in_place) total += Arena::round_up(t.numel * sizeof(float));
   }
   block_ = AlignedBuffer(total);
+}
+
+void WeightStore::release_source() {
+  for (const auto& [name, e] : index_)
+    if (e.used && e.in_place && e.info->numel) {
+      image_ = st_->storage();
+      break;
+    }
+  st_ = nullptr;
+  for (auto& [name, e] : index_) e.info = nullptr;  // they pointed into the source
+}
+
+void WeightStore::bind(Entry& e) {
+  if (e.used) return;
+  e.used = true;
+  bound_ += (size_t)e.info->numel * (e.info->dtype == DType::I8 ? 1 : sizeof(float));
 }
 
 const float* WeightStore::get(const std::string& name, std::initializer_list<int64_t> shape) {
@@ -55,26 +75,24 @@ WeightStore::Entry& WeightStore::checked(const std::string& name,
 const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
   Entry& e = checked(name, shape, DType::F32);
   const TensorInfo& t = *e.info;
-  float* dst = reinterpret_cast<float*>(static_cast<uint8_t*>(block_.data()) + e.offset);
+  float* copy = e.in_place ? nullptr
+                           : reinterpret_cast<float*>(static_cast<uint8_t*>(block_.data()) + e.offset);
+  const float* w = copy ? copy : reinterpret_cast<const float*>(st_->data(t));
   if (!e.used) {
-    st_->copy_f32(t, dst);
+    if (copy) st_->copy_f32(t, copy);
     for (int64_t i = 0; i < t.numel; ++i)
-      if (!std::isfinite(dst[i]))
-        throw Error("tensor '" + name + "' contains " + (std::isnan(dst[i]) ? "NaN" : "Inf") +
+      if (!std::isfinite(w[i]))
+        throw Error("tensor '" + name + "' contains " + (std::isnan(w[i]) ? "NaN" : "Inf") +
                     " at index " + std::to_string(i));
-    e.used = true;
+    bind(e);
   }
-  return dst;
+  return w;
 }
 
 const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
-  Entry& e = checked(name, shape, DType::I8);
-  int8_t* dst = reinterpret_cast<int8_t*>(static_cast<uint8_t*>(block_.data()) + e.offset);
-  if (!e.used) {
-    if (e.info->numel) std::memcpy(dst, st_->data(*e.info), (size_t)e.info->numel);
-    e.used = true;
-  }
-  return dst;
+  Entry& e = checked(name, shape, DType::I8);  // always in place
+  bind(e);
+  return reinterpret_cast<const int8_t*>(st_->data(*e.info));
 }
 
 DType WeightStore::dtype(const std::string& name) const { return entry(index_, name).info->dtype; }

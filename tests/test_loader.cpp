@@ -1,11 +1,13 @@
 // The loader never trusts the file: each kind of damage is rejected with a message that
 // names it, and nothing crashes.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "attnlite/error.h"
 #include "attnlite/model.h"
 #include "attnlite/safetensors.h"
+#include "attnlite/translate.h"
 #include "fixture.h"
 #include "st_writer.h"
 
@@ -190,6 +192,62 @@ TEST_CASE("Model: the shipped models load", "[loader]") {
     REQUIRE(m->src_vocab().token(0) == "<unk>");
     REQUIRE(m->tgt_vocab().lookup("<eos>") == m->tgt_vocab().eos_id);
   }
+}
+
+// Weights in place: a mapped file (load), the caller's buffer (from_buffer) or the model's own
+// copy of the bytes (from_bytes) is the weights; the three give the same translations.
+TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
+  for (const char* name : {"transformer-fra", "transformer-d2l", "bahdanau-d2l"}) {
+    INFO(name);
+    const std::string path = attnlite::test::model_path(name);
+    const std::vector<uint8_t> bytes = read_file(path);
+    SafeTensors st = SafeTensors::load(path);
+#if defined(__unix__) || defined(__APPLE__)
+    CHECK(st.mapped());
+#endif
+    // The mapped image is the file.
+    for (const TensorInfo& t : st.tensors()) {
+      const SafeTensors ref = SafeTensors::view(bytes.data(), bytes.size());
+      REQUIRE(std::memcmp(st.data(t), ref.data(ref.get(t.name)), t.nbytes) == 0);
+    }
+    auto mapped = Model::load(path);
+    auto borrowed = Model::from_buffer(bytes.data(), bytes.size());
+    auto copied = Model::from_bytes(bytes.data(), bytes.size());
+    for (const auto& m : {mapped, borrowed, copied}) {
+      // Every tensor of these files lies at a float-aligned offset: nothing is copied.
+      CHECK(m->copied_weight_bytes() == 0);
+      CHECK(m->weight_bytes() > 0);
+    }
+    CHECK(mapped->weight_bytes() == copied->weight_bytes());
+    Translator a(mapped), b(borrowed), c(copied);
+    for (const char* s : {"i'm home .", "he is calm ."}) {
+      const std::string ta(a.translate(s).text);
+      CHECK(ta == b.translate(s).text);
+      CHECK(ta == c.translate(s).text);
+    }
+  }
+}
+
+TEST_CASE("Model: an F32 tensor at an unaligned offset is copied, with the same values", "[loader]") {
+  // The same file at two places in a buffer: its data section (all F32, each tensor a multiple
+  // of 4 bytes) float-aligned, then one byte further, where every tensor is misaligned.
+  const auto good = shipped("transformer-d2l").bytes();
+  uint64_t hlen = 0;
+  for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | good[i];
+  std::vector<uint8_t> buf(good.size() + 8);
+  size_t at = 0;
+  while ((reinterpret_cast<uintptr_t>(buf.data()) + at + 8 + hlen) % 4) ++at;
+  std::vector<uint8_t> buf2(buf.size());
+  std::memcpy(buf.data() + at, good.data(), good.size());
+  std::memcpy(buf2.data() + at + 1, good.data(), good.size());
+  REQUIRE((reinterpret_cast<uintptr_t>(buf2.data()) % 4) == (reinterpret_cast<uintptr_t>(buf.data()) % 4));
+  auto in_place = Model::from_buffer(buf.data() + at, good.size());
+  auto copied = Model::from_buffer(buf2.data() + at + 1, good.size());
+  CHECK(in_place->copied_weight_bytes() == 0);
+  CHECK(copied->copied_weight_bytes() >= copied->weight_bytes());
+  Translator a(in_place), b(copied);
+  const std::string ta(a.translate("i'm home .").text);
+  CHECK(ta == b.translate("i'm home .").text);
 }
 
 TEST_CASE("Model: damaged model files are rejected by name", "[loader]") {

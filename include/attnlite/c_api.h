@@ -71,6 +71,10 @@ typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2, AL_VIT = 
 al_model* al_model_load(const char* path, al_error** err);
 /* The same from bytes in memory; the model keeps its own copy. */
 al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err);
+/* The same from a malloc()ed buffer that the model takes over: its weights are used in place
+ * (nothing copied) and the buffer is free()d with the model, or at once when loading fails.
+ * The caller must not touch it afterwards. */
+al_model* al_model_adopt_bytes(uint8_t* bytes, size_t size, al_error** err);
 void al_model_free(al_model* model); /* NULL is fine */
 
 int al_model_kind(const al_model* model);            /* al_kind; -1 for NULL */

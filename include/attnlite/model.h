@@ -26,8 +26,15 @@ const char* model_kind_name(ModelKind);
 class Model {
  public:
   // Validate everything; throw attnlite::Error naming the problem (and the path).
+  // load() maps the file where the platform can (safetensors.h) and uses the weights in place;
+  // the file must then stay unchanged while the model lives.
   static std::shared_ptr<const Model> load(const std::string& path);
+  // From bytes in memory: a copy of them (from_bytes), or the caller's own (from_buffer:
+  // nothing copied; the bytes stay alive and unchanged while the model lives: owner, when
+  // given, is what keeps them alive, released with the model).
   static std::shared_ptr<const Model> from_bytes(const uint8_t* bytes, size_t size);
+  static std::shared_ptr<const Model> from_buffer(const uint8_t* bytes, size_t size,
+                                                  std::shared_ptr<const void> owner = nullptr);
   ~Model();
 
   ModelKind kind() const;
@@ -45,7 +52,8 @@ class Model {
   const std::vector<std::string>& labels() const;
   int max_target_steps() const;   // the largest Limits::max_tgt_steps the model allows
                                   // (LM: the context)
-  size_t weight_bytes() const;
+  size_t weight_bytes() const;     // of every weight, in place or copied
+  size_t copied_weight_bytes() const;  // of the weights copied at load (the rest are used in place)
   // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
   bool is_int8() const;
 

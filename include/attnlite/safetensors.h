@@ -36,6 +36,13 @@ class SafeTensors {
   // Parses and validates a whole file image. Throws attnlite::Error naming the problem.
   static SafeTensors parse(const uint8_t* bytes, size_t size);  // copies the bytes
   static SafeTensors parse(std::vector<uint8_t>&& bytes);         // keeps them
+  // Borrows the bytes: the caller keeps them alive and unchanged while this object, or a
+  // model loaded from it, lives.
+  // owner, when given, keeps the bytes alive instead (shared with whoever uses them in place).
+  static SafeTensors view(const uint8_t* bytes, size_t size, std::shared_ptr<const void> owner = nullptr);
+  // A file: mapped read-only where the platform has mmap (POSIX, a regular file), read into
+  // memory otherwise. A mapped file must not be changed while it is in use: its pages are
+  // the weights (a file truncated underneath raises SIGBUS, as for any mapped file).
   static SafeTensors load(const std::string& path);
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
@@ -45,7 +52,11 @@ class SafeTensors {
   std::string meta(const std::string& key) const;      // throws if absent
 
   // Raw bytes of a tensor (no alignment guarantee).
-  const uint8_t* data(const TensorInfo& t) const { return bytes_.data() + data_begin_ + t.offset; }
+  const uint8_t* data(const TensorInfo& t) const { return base_ + data_begin_ + t.offset; }
+  // What keeps the file image alive (a copy, a mapping), shared by whoever uses tensors in
+  // place; null for view().
+  const std::shared_ptr<const void>& storage() const { return keep_; }
+  bool mapped() const { return mapped_; }
   // Copies (and converts integer dtypes) into dst of numel elements.
   void copy_f32(const TensorInfo& t, float* dst) const;
   std::vector<float> f32(std::string_view name) const;
@@ -54,8 +65,12 @@ class SafeTensors {
  private:
   std::vector<TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;
-  std::vector<uint8_t> bytes_;  // the whole file image
+  // Validates the image at bytes (kept alive by keep) and indexes it.
+  static SafeTensors parse_image(std::shared_ptr<const void> keep, const uint8_t* bytes, size_t size);
+  std::shared_ptr<const void> keep_;  // owns the whole file image, unless borrowed
+  const uint8_t* base_ = nullptr;     // its first byte
   size_t data_begin_ = 0;
+  bool mapped_ = false;
 };
 
 // Reads a whole file; throws attnlite::Error naming the path on failure.

@@ -1,5 +1,7 @@
-// attnlite — weights by their d2l state_dict() names, copied once into one aligned block.
-// Every lookup states the shape the config implies; a mismatch, a missing name, a wrong
+// attnlite — weights by their d2l state_dict() names, used in place in the file image where
+// they can be (int8 tensors, and F32 tensors at 4-byte aligned offsets: a mapped file or the
+// caller's buffer is then the weights, nothing is copied), copied once into one aligned block
+// otherwise (integer tensors read as float, misaligned F32). Every lookup states the shape the config implies; a mismatch, a missing name, a wrong
 // dtype, or a NaN/Inf is an error that names the tensor. `unused()` lists the names nobody
 // asked for, so a loader can reject unexpected tensors.
 //
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,22 +30,29 @@ class WeightStore {
   const float* get(const std::string& name, std::initializer_list<int64_t> shape);
   const float* get(const std::string& name, const std::vector<int64_t>& shape);
   const int8_t* get_i8(const std::string& name, const std::vector<int64_t>& shape);
-  // The stored dtype of a tensor (throws when it is missing).
+  // The stored dtype of a tensor (throws when it is missing); while the source is bound.
   DType dtype(const std::string& name) const;
   bool has(const std::string& name) const { return index_.count(name) != 0; }
   std::vector<std::string> unused() const;
-  size_t bytes() const { return block_.size(); }
-  // Forget the source file once every weight is bound (the copies stay).
-  void release_source() { st_ = nullptr; }
+  // Bytes of the weights bound so far (in place or copied), and of the copies alone.
+  size_t bytes() const { return bound_; }
+  size_t copied_bytes() const { return block_.size(); }
+  // Forget the source file's index once every weight is bound: the copies stay, and so does
+  // the file image when a weight is used in place.
+  void release_source();
 
  private:
-  struct Entry { const TensorInfo* info; size_t offset; bool used; };
+  // in_place: the tensor is read where it lies in the file image (offset unused).
+  struct Entry { const TensorInfo* info; size_t offset; bool used; bool in_place; };
   // The entry of `name` in index (const or not); throws when missing.
   template <class Index>
   static auto& entry(Index& index, const std::string& name);
   // The entry of `name` after checking its shape and dtype; throws naming the mismatch.
   Entry& checked(const std::string& name, const std::vector<int64_t>& shape, DType dtype);
+  void bind(Entry& e);  // marks e used and counts its bytes
   const SafeTensors* st_ = nullptr;
+  size_t bound_ = 0;
+  std::shared_ptr<const void> image_;  // the file image, while a weight lies in it
   AlignedBuffer block_;
   std::map<std::string, Entry> index_;
 };

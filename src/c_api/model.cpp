@@ -1,4 +1,6 @@
 // attnlite — the C API: errors, models and the tokenizer.
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,20 @@ al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err)
   return construct<al_model>(err, [&] {
     if (!bytes || size == 0) throw Error("the model file is empty");
     return new al_model{Model::from_bytes(bytes, size)};
+  });
+}
+
+al_model* al_model_adopt_bytes(uint8_t* bytes, size_t size, al_error** err) {
+  std::shared_ptr<const void> owner;
+  try {
+    owner = std::shared_ptr<const void>(bytes, [](const void* p) { std::free(const_cast<void*>(p)); });
+  } catch (...) {  // no memory for the control block: shared_ptr has freed the buffer
+    if (err) *err = al_error_new("out of memory");
+    return nullptr;
+  }
+  return construct<al_model>(err, [&] {
+    if (!bytes || size == 0) throw Error("the model file is empty");
+    return new al_model{Model::from_buffer(bytes, size, std::move(owner))};
   });
 }
 

@@ -2,6 +2,7 @@
 // per step over the per-layer key/value caches.
 #include "drivers/lm_driver.h"
 
+#include "attnlite/attention/positional_encoding.h"
 #include "model_impl.h"
 
 namespace attnlite::drivers {
@@ -9,12 +10,16 @@ namespace attnlite::drivers {
 using namespace attnlite::models;  // the model families' blocks
 
 LanguageModelDriver::LanguageModelDriver(const Model& m, const ops::Ops& op)
-    : op_(op), c_(m.impl().lm), w_(m.impl().lm_weights), P_(m.impl().pos_encoding.data()) {
+    : op_(op), c_(m.impl().lm), w_(m.impl().lm_weights) {
   L_ = c_.num_layers;
   NH_ = c_.layer.num_heads;
   D_ = c_.layer.d_model;
   V_ = c_.vocab_size;
   T_ = c_.max_len;
+  // The context's positional rows (positions past it are never read).
+  P_table_.resize((size_t)T_ * D_);
+  attention::positional_encoding_table(P_table_.data(), T_, D_);
+  P_ = P_table_.data();
 }
 
 void LanguageModelDriver::carve(Arena& mem) {

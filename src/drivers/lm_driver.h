@@ -4,6 +4,8 @@
 //
 // Legend: T context (max_len), D d_model, NH heads, L layers, V vocabulary.
 #pragma once
+#include <vector>
+
 #include "attnlite/arena.h"
 #include "attnlite/model.h"
 #include "attnlite/models/language_model.h"
@@ -36,7 +38,8 @@ class LanguageModelDriver {
   const ops::Ops& op_;
   const models::LanguageModelConfig& c_;
   models::LanguageModelWeights w_;  // the model's, or their copy in op memory
-  const float* P_;
+  std::vector<float> P_table_;  // (T, D)
+  const float* P_;              // P_table_, or its copy in op memory
   OpBlock weights_;
   int L_ = 0, NH_ = 1, D_ = 0, V_ = 0, T_ = 0;
 

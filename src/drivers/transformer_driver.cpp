@@ -9,6 +9,7 @@
 #include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "drivers/row_ops.h"
+#include "attnlite/attention/positional_encoding.h"
 #include "model_impl.h"
 
 namespace attnlite::drivers {
@@ -20,11 +21,15 @@ namespace {
 class TransformerDriver final : public Seq2SeqRows {
  public:
   TransformerDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().transformer_weights), P_(m.impl().pos_encoding.data()) {
+      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().transformer_weights) {
     L_ = c_.num_layers;
     NH_ = c_.num_heads;
     H_ = c_.num_hiddens;
     V_ = c_.tgt_vocab_size;
+    // The positional rows these limits reach: sources of S_ tokens, targets of T_ steps.
+    P_table_.resize((size_t)std::max(S_, T_) * H_);
+    attention::positional_encoding_table(P_table_.data(), std::max(S_, T_), H_);
+    P_ = P_table_.data();
   }
 
   void carve(Arena& host, Arena& mem) override {
@@ -151,7 +156,8 @@ class TransformerDriver final : public Seq2SeqRows {
 
   const TransformerConfig& c_;
   TransformerWeights w_;  // the model's, or their copy in op memory
-  const float* P_;
+  std::vector<float> P_table_;  // (max(S, T), H)
+  const float* P_;              // P_table_, or its copy in op memory
   OpBlock weights_;
   int L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
 

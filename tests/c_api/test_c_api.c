@@ -194,6 +194,40 @@ static void test_beam(const al_model* m) {
   al_translator_free(tr);
 }
 
+/* al_model_adopt_bytes: the model takes over a malloc()ed copy of the file (freed with it, or
+ * at once on failure: leak checkers see both), and translates as the loaded one does. */
+static void test_adopt(void) {
+  FILE* f = fopen(model_path(), "rb");
+  CHECK(f != NULL);
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t* bytes = (uint8_t*)malloc((size_t)n);
+  CHECK(bytes != NULL && fread(bytes, 1, (size_t)n, f) == (size_t)n);
+  fclose(f);
+  al_error* err = NULL;
+  al_model* m = al_model_adopt_bytes(bytes, (size_t)n, &err);
+  CHECK(m != NULL && err == NULL);
+  al_translator* tr = m ? al_translator_new(m, NULL, &err) : NULL;
+  al_model_free(m); /* the translator keeps the model, and so the bytes, alive */
+  CHECK(tr != NULL);
+  if (tr) {
+    CHECK(al_translate(tr, "i'm home .", NULL) == AL_OK);
+    CHECK_STR(al_result_text(al_translator_result(tr, 0)), "je suis chez moi .");
+    al_translator_free(tr);
+  }
+  uint8_t* junk = (uint8_t*)malloc(12);
+  CHECK(junk != NULL);
+  if (junk) memset(junk, 7, 12);
+  err = NULL;
+  CHECK(al_model_adopt_bytes(junk, 12, &err) == NULL);
+  check_error(err, NULL);
+  err = NULL;
+  CHECK(al_model_adopt_bytes(NULL, 0, &err) == NULL);
+  check_error(err, "empty");
+}
+
 static void test_errors(const al_model* m, al_translator* tr) {
   al_error* err = NULL;
   CHECK(al_model_load("/no/such/model.safetensors", &err) == NULL);
@@ -298,6 +332,7 @@ int main(void) {
     test_errors(m, tr);
   }
   test_beam(m);
+  test_adopt();
   /* The translator keeps the model alive after al_model_free. */
   al_model_free(m);
   if (tr) {
