@@ -158,7 +158,7 @@ compile() {
 }
 
 # Every function of the C API (include/attnlite/c_api.h) is exported, except al_model_load:
-# the module has no file system (models come as bytes, al_model_from_bytes). The web-only
+# the module has no file system (models come as bytes, al_model_adopt_bytes). The web-only
 # functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
 c_api=$(grep -oE '\bal_[a-z0-9_]+\(' include/attnlite/c_api.h | tr -d '(' | sort -u |
   grep -vx al_model_load | sed 's/^/_/' | paste -sd, -)

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'b4e25ac7414b7b14';
+const VERSION = '2a7b84ce68180201';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

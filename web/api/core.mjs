@@ -129,14 +129,12 @@ export class Attnlite {
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
     if (!(bytes instanceof Uint8Array)) throw new AttnliteError('loadModel needs a Uint8Array or ArrayBuffer');
     const p = this.mod._malloc(Math.max(1, bytes.length));
+    if (!p) throw new AttnliteError(`cannot load the model: no memory for ${bytes.length} bytes`);
     this.mod.HEAPU8.set(bytes, p);
-    let h;
-    try {
-      h = this._check((e) => this.mod._al_model_from_bytes(p, bytes.length, e), (v) => !v,
-        'cannot load the model');
-    } finally {
-      this.mod._free(p);  // the model keeps its own copy
-    }
+    // The model takes the buffer over and uses its weights in place (freed with the model, or
+    // at once when loading fails): one copy of the file in WebAssembly memory, not three.
+    const h = this._check((e) => this.mod._al_model_adopt_bytes(p, bytes.length, e), (v) => !v,
+      'cannot load the model');
     try {
       return new Model(this, h);
     } catch (e) {
