@@ -134,6 +134,9 @@ BENCHMARK(BM_linear_int8)
     ->Args({1, 4, 128, 512})
     ->Args({0, 16, 128, 512})
     ->Args({1, 16, 128, 512})
+    // the book's models (K = 32: the d2l Transformer's encoder over 10 source tokens, the
+    // Bahdanau encoder's GRU input products) and K = 64
+    ->ArgsProduct({{0}, {4, 10}, {32, 96}, {32, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 // The next-token choice of a language model at one greedy step, over V = 9308 logits (lm-fra):

@@ -58,7 +58,7 @@ TEST_CASE("linear_i8 equals fp32 linear on the dequantized weights", "[int8][ker
   unsigned seed = 1;
   for (int M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 20})
     for (int N : {1, 5, 16, 17, 33})
-      for (int K : {1, 7, 8, 9, 64, 130}) {
+      for (int K : {1, 7, 8, 9, 64, 128, 130, 136}) {
         INFO("M " << M << " N " << N << " K " << K);
         Case c = make_case(M, N, K, seed++);
         std::vector<float> ref((size_t)M * N), got((size_t)M * N, NAN);

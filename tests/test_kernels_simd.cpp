@@ -32,7 +32,7 @@ using attnlite::ops::Kernels;
 
 namespace {
 
-const int kSizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 15, 16, 17, 31, 32, 33, 64, 100, 129};
+const int kSizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 15, 16, 17, 31, 32, 33, 64, 100, 128, 129, 136};
 
 const Kernels* simd_or_skip() {
   const Kernels* s = attnlite::ops::simd_kernels();

@@ -1,9 +1,9 @@
 // attnlite — SIMD matrix products: linear (x·wᵀ + b), gemm_nt (alpha·a·bᵀ), gemm_nn (a·b).
 //
 // Four code paths:
-//  * Blocked GEMM (M ≥ 12 or K not a multiple of 8, and every gemm_nn): a 6x16
-//    register-blocked micro-kernel (12 accumulators of 8 floats, two vector loads of the B panel and six broadcasts of A per
-//    k, k unrolled by 4). B is packed per (K block of up to 512) x (16 columns) into a
+//  * Blocked GEMM (M ≥ 9, fp32 with K < 128, K not a multiple of 8, and every gemm_nn): a
+//    6x16 register-blocked micro-kernel (12 accumulators of 8 floats, two vector loads of
+//    the B panel and six broadcasts of A per k, k unrolled by 4). B is packed per (K block of up to 512) x (16 columns) into a
 //    64-byte aligned 32 KiB stack panel: for the "nt" layout (w is (N,K), as nn.Linear) the
 //    pack is an 8x8 in-register transpose, for "nn" a plain copy; tails in N are
 //    zero-padded in the panel and only the valid columns are stored. A (the activations)
@@ -13,8 +13,8 @@
 //  * linear_i8 (int8 weights, fp32 scale per output feature): the same paths; the
 //    blocked one dequantizes w while packing its panel, the others widen 8 int8 weights
 //    to floats per vector.
-//  * Small M (4 ≤ M ≤ 11, nt layout: beam search's hypotheses, small batches, short
-//    sources): 4 x 3 dot-product tiles over w as stored: each weight vector (widened once
+//  * Small M (4 ≤ M ≤ 8, nt layout, K ≥ 128 for fp32: beam search's hypotheses, small
+//    batches, short sources): 4 x 3 dot-product tiles over w as stored: each weight vector (widened once
 //    when int8) serves four rows, and nothing is packed (the packing of the blocked path
 //    costs as much as its FMAs at M = 4).
 //  * Dot-product GEMV (M ≤ 3, nt layout: step-by-step decoding): every output is a dot
@@ -384,16 +384,21 @@ void small_m(float* y, long ldy, const float* x, long ldx, const TB* b, long ldb
   }
 }
 
-// The largest M of the small-M tiles (above, the blocked path) and the rows of w per tile,
-// for fp32 and int8 alike: measured with bench_kernels BM_linear_small_m (bench/RESULTS.md,
-// "Small-M GEMM"): 4 x 3 beats 4 x 2 and 4 x 4, and the blocked path catches up at M = 16.
+// When the small-M tiles run: 4 ≤ M ≤ 8 with K a multiple of 8, and for fp32 weights K ≥ 128
+// (below, the blocked kernel's broadcasts beat the tiles' horizontal sums: 2.4x at M = 10,
+// K = 32); 4 x 3 tiles beat 4 x 2 and 4 x 4. Measured with bench_kernels BM_linear_small_m
+// (bench/RESULTS.md, "Small-M GEMM").
 #ifndef ATTNLITE_SMALL_M
-#define ATTNLITE_SMALL_M 11
+#define ATTNLITE_SMALL_M 8
+#endif
+#ifndef ATTNLITE_SMALL_M_MIN_K
+#define ATTNLITE_SMALL_M_MIN_K 128
 #endif
 #ifndef ATTNLITE_TILE_C
 #define ATTNLITE_TILE_C 3
 #endif
 constexpr int kSmallM = ATTNLITE_SMALL_M;
+constexpr int kSmallMinK = ATTNLITE_SMALL_M_MIN_K;
 constexpr int kTileC = ATTNLITE_TILE_C;
 
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
@@ -410,7 +415,7 @@ void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, l
     case 2: gemv_rows<2>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
     case 3: gemv_rows<3>(c, ldc, a, lda, b, ldb, N, K, alpha, nullptr, bias); return;
     default:
-      if (M <= kSmallM && K % kW == 0) {
+      if (M <= kSmallM && K % kW == 0 && K >= kSmallMinK) {
         small_m<kTileC>(c, ldc, a, lda, b, ldb, M, N, K, alpha, nullptr, bias);
         return;
       }
