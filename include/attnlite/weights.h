@@ -34,9 +34,17 @@ class WeightStore {
   DType dtype(const std::string& name) const;
   bool has(const std::string& name) const { return index_.count(name) != 0; }
   std::vector<std::string> unused() const;
-  // Bytes of the weights bound so far (in place or copied), and of the copies alone.
+  // Bytes of the weights bound so far (in place or copied), and of the copies alone (with
+  // the derived layouts below).
   size_t bytes() const { return bound_; }
-  size_t copied_bytes() const { return block_.size(); }
+  size_t copied_bytes() const { return block_.size() + derived_bytes_; }
+  // n floats owned by the store for a layout derived from the weights at load (a kernel's
+  // packing); counted in copied_bytes().
+  float* derived(size_t n) {
+    derived_.emplace_back(n);
+    derived_bytes_ += n * sizeof(float);
+    return derived_.back().data();
+  }
   // Forget the source file's index once every weight is bound: the copies stay, and so does
   // the file image when a weight is used in place.
   void release_source();
@@ -54,6 +62,8 @@ class WeightStore {
   size_t bound_ = 0;
   std::shared_ptr<const void> image_;  // the file image, while a weight lies in it
   AlignedBuffer block_;
+  std::vector<std::vector<float>> derived_;
+  size_t derived_bytes_ = 0;
   std::map<std::string, Entry> index_;
 };
 

@@ -27,7 +27,8 @@ const Kernels* simd_kernels() {
 #else
     Kernels t{"simd128",          wasm::linear,     nullptr,   wasm::gemm_nt, wasm::gemm_nn,
               wasm::softmax_rows, wasm::layer_norm, wasm::add, wasm::relu,    wasm::tanh,
-              wasm::sigmoid,      wasm::gelu,       wasm::exp_sum};
+              wasm::sigmoid,      wasm::gelu,       wasm::exp_sum,
+              scalar_kernels().gru_step};  // the reference's loops over 8 units vectorise
 #endif
     t.linear_i8 = wasm::linear_i8;
     return t;

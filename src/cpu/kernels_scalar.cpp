@@ -108,6 +108,60 @@ void gelu(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
 }
 
+// The reference of the fused GRU step: per block of hidden units, the accumulators start at
+// the biases (and gi), take the products in k order, then the gates as nn.GRU has them:
+// r = σ(i_r + h_r), z = σ(i_z + h_z), n = tanh(i_n + r·h_n), h' = (1 − z)·n + z·h.
+void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
+              int in, int H) {
+  constexpr int U = kGruBlock;
+  const long block = (long)U * (6 + 3L * in + 3L * H);  // one block of units
+  for (int b = 0; b < B; ++b) {
+    float* hb = h + (long)b * H;
+    const float* xb = x ? x + (long)b * in : nullptr;
+    const float* gb = gi ? gi + (long)b * 3 * H : nullptr;
+    for (int j0 = 0; j0 < H; j0 += U) {
+      const float* p = pk + (long)(j0 / U) * block;
+      const int n = H - j0 < U ? H - j0 : U;
+      float r[U], z[U], ni[U], nh[U];
+      for (int u = 0; u < U; ++u) {
+        const bool in_range = u < n;
+        if (gb) {
+          r[u] = (in_range ? gb[j0 + u] : 0.f) + p[3 * U + u];
+          z[u] = (in_range ? gb[H + j0 + u] : 0.f) + p[4 * U + u];
+          ni[u] = in_range ? gb[2 * H + j0 + u] : 0.f;
+        } else {
+          r[u] = p[u] + p[3 * U + u];
+          z[u] = p[U + u] + p[4 * U + u];
+          ni[u] = p[2 * U + u];
+        }
+        nh[u] = p[5 * U + u];
+      }
+      const float* w = p + 6 * U;
+      if (!gb)
+        for (int k = 0; k < in; ++k, w += 3 * U)
+          for (int u = 0; u < U; ++u) {
+            r[u] += xb[k] * w[u];
+            z[u] += xb[k] * w[U + u];
+            ni[u] += xb[k] * w[2 * U + u];
+          }
+      w = p + 6 * U + 3L * U * in;
+      for (int k = 0; k < H; ++k, w += 3 * U)
+        for (int u = 0; u < U; ++u) {
+          r[u] += hb[k] * w[u];
+          z[u] += hb[k] * w[U + u];
+          nh[u] += hb[k] * w[2 * U + u];
+        }
+      for (int u = 0; u < n; ++u) {
+        const float rg = 1.f / (1.f + std::exp(-r[u]));
+        const float zg = 1.f / (1.f + std::exp(-z[u]));
+        const float ng = std::tanh(ni[u] + rg * nh[u]);
+        tmp[j0 + u] = (hb[j0 + u] - ng) * zg + ng;
+      }
+    }
+    for (int j = 0; j < H; ++j) hb[j] = tmp[j];
+  }
+}
+
 void exp_sum(const float* x, int n, float* max, double* sum) {
   float m = x[0];
   for (int i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -121,8 +175,27 @@ void exp_sum(const float* x, int n, float* max, double* sum) {
 
 const Kernels& scalar_kernels() {
   static const Kernels k{"scalar", linear, linear_i8, gemm_nt, gemm_nn, softmax_rows,
-                         layer_norm, add,   relu,    tanh_,   sigmoid, gelu,    exp_sum};
+                         layer_norm, add,   relu,    tanh_,   sigmoid, gelu,    exp_sum,
+                         gru_step};
   return k;
+}
+
+void gru_pack(float* pk, const float* w_ih, const float* b_ih, const float* w_hh,
+              const float* b_hh, int in, int H) {
+  constexpr int U = kGruBlock;
+  const long block = (long)U * (6 + 3L * in + 3L * H);  // one block of units
+  for (int j0 = 0; j0 < H; j0 += U) {
+    float* p = pk + (long)(j0 / U) * block;
+    for (long i = 0; i < block; ++i) p[i] = 0.f;  // the padding units of the last block
+    for (int u = 0; u < U && j0 + u < H; ++u)
+      for (int g = 0; g < 3; ++g) {
+        const long row = (long)g * H + j0 + u;  // gate g's row of unit j0 + u
+        p[g * U + u] = b_ih[row];
+        p[(3 + g) * U + u] = b_hh[row];
+        for (int k = 0; k < in; ++k) p[6 * U + (3L * k + g) * U + u] = w_ih[row * in + k];
+        for (int k = 0; k < H; ++k) p[6 * U + 3L * U * in + (3L * k + g) * U + u] = w_hh[row * H + k];
+      }
+  }
 }
 
 }  // namespace attnlite::ops

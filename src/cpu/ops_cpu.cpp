@@ -112,6 +112,14 @@ class CpuOps final : public Ops {
                 Dv, Tk);
   }
 
+  void gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
+                const float* packed, int B, Arena& scratch) const override {
+    const auto& K = kernels();
+    if (!packed || !K.gru_step) return Ops::gru_step(h, x, gi, ih, hh, packed, B, scratch);
+    ArenaScope scope(scratch);
+    K.gru_step(h, scratch.floats((size_t)hh.in), x, gi, packed, B, ih.in, hh.in);
+  }
+
   void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
                 int Hh) const override {
     const auto& K = kernels();

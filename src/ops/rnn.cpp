@@ -1,5 +1,7 @@
 #include "attnlite/ops/rnn.h"
 
+#include "attnlite/ops/kernels.h"
+
 namespace attnlite::ops {
 
 RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, Cell cell, int input_size,
@@ -16,6 +18,11 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, Cell cell, int i
     lw.in = l == 0 ? input_size : hidden;
     lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
     lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
+    if (cell == Cell::GRU) {  // the fused step's layout, built once here
+      float* p = ws.derived((size_t)gru_packed_floats(lw.in, hidden));
+      gru_pack(p, lw.ih.w, lw.ih.b, lw.hh.w, lw.hh.b, lw.in, hidden);
+      lw.packed = p;
+    }
     w.layer_weights.push_back(lw);
   }
   return w;
@@ -36,10 +43,14 @@ void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float*
     float* out = (w.layers - 1 - l) % 2 == 0 ? y : mid;
     float* hl = h + (long)l * B * Hh;
     float* cl = c ? c + (long)l * B * Hh : nullptr;
-    cx.op.linear(gi, in, lw.ih, T * B);
+    cx.op.linear(gi, in, lw.ih, T * B);  // the input products of every step at once
     for (int t = 0; t < T; ++t) {
-      cx.op.linear(gh, hl, lw.hh, B);
-      cx.op.rnn_cell(hl, cl, gi + (long)t * B * G, gh, w.cell, B, Hh);
+      if (w.cell == Cell::GRU) {
+        cx.op.gru_step(hl, nullptr, gi + (long)t * B * G, lw.ih, lw.hh, lw.packed, B, cx.scratch);
+      } else {
+        cx.op.linear(gh, hl, lw.hh, B);
+        cx.op.rnn_cell(hl, cl, gi + (long)t * B * G, gh, w.cell, B, Hh);
+      }
       cx.op.copy(out + (long)t * B * Hh, hl, sizeof(float) * B * Hh);
     }
     in = out;
@@ -49,17 +60,35 @@ void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float*
 void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.hidden, G = w.gates() * Hh;
-  float* gi = cx.scratch.floats((size_t)B * G);
-  float* gh = cx.scratch.floats((size_t)B * G);
+  const bool gru = w.cell == Cell::GRU;
+  float* gi = gru ? nullptr : cx.scratch.floats((size_t)B * G);
+  float* gh = gru ? nullptr : cx.scratch.floats((size_t)B * G);
   const float* in = x;
   for (int l = 0; l < w.layers; ++l) {
     const RNNLayerWeights& lw = w.layer_weights[l];
     float* hl = h + (long)l * B * Hh;
-    cx.op.linear(gi, in, lw.ih, B);
-    cx.op.linear(gh, hl, lw.hh, B);
-    cx.op.rnn_cell(hl, c ? c + (long)l * B * Hh : nullptr, gi, gh, w.cell, B, Hh);
+    if (gru) {
+      cx.op.gru_step(hl, in, nullptr, lw.ih, lw.hh, lw.packed, B, cx.scratch);
+    } else {
+      cx.op.linear(gi, in, lw.ih, B);
+      cx.op.linear(gh, hl, lw.hh, B);
+      cx.op.rnn_cell(hl, c ? c + (long)l * B * Hh : nullptr, gi, gh, w.cell, B, Hh);
+    }
     in = hl;
   }
+}
+
+void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
+                   const float* /*packed*/, int B, Arena& scratch) const {
+  ArenaScope scope(scratch);
+  const int Hh = hh.in, G = 3 * Hh;
+  if (!gi) {
+    gi = scratch.floats((size_t)B * G);
+    linear(gi, x, ih, B);
+  }
+  float* gh = scratch.floats((size_t)B * G);
+  linear(gh, h, hh, B);
+  rnn_cell(h, nullptr, gi, gh, Cell::GRU, B, Hh);
 }
 
 }  // namespace attnlite::ops

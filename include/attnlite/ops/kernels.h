@@ -40,7 +40,24 @@ struct Kernels {
   // kernel takes exp in float (about 1 ulp) and sums blocks of 64 values in float, the blocks in
   // float64 (a relative error of about 1e-7 on the sum, whatever n).
   void (*exp_sum)(const float* x, int n, float* max, double* sum);
+  // One GRU step of B rows (nn.GRU's cell, gates r, z, n), the input and hidden products fused
+  // with the gates in one pass over weights packed by gru_pack (below): h (B, H) ← GRU(x, h).
+  // With gi (B, 3H) = x·W_ihᵀ + b_ih already taken (an encoder takes them for the whole
+  // sequence at once), x is not read; else x is (B, in). tmp: H floats.
+  void (*gru_step)(float* h, float* tmp, const float* x, const float* gi, const float* packed,
+                   int B, int in, int H);
 };
+
+// The packed weights of gru_step, for hidden units in blocks of kGruBlock (the last one
+// zero-padded): per block, the biases b_ih and b_hh of r, z, n (6 x kGruBlock), then for each
+// input feature k the r, z, n weights of W_ih (3 x kGruBlock), then the same for W_hh over
+// the H hidden features. gru_packed_floats(in, H) floats; w_ih (3H, in), w_hh (3H, H).
+constexpr int kGruBlock = 8;
+inline long gru_packed_floats(int in, int H) {
+  return (long)(H + kGruBlock - 1) / kGruBlock * kGruBlock * (6 + 3L * in + 3L * H);
+}
+void gru_pack(float* packed, const float* w_ih, const float* b_ih, const float* w_hh,
+              const float* b_hh, int in, int H);
 
 const Kernels& scalar_kernels();
 // The SIMD table, or nullptr when not built or the CPU lacks the instructions.

@@ -92,6 +92,13 @@ class Ops {
   // gi and gh are clobbered.
   virtual void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
                         int Hh) const = 0;
+  // One GRU step, its input and hidden products fused with the gates: h (B, Hh) in place from
+  // x (B, ih.in), or from gi (B, 3Hh) = the input products already taken (then clobbered; x
+  // unused). packed: the layer's kernels.h gru_pack, or nullptr. The default takes the two
+  // products with linear() and updates with rnn_cell(); the CPU set runs the fused kernel on
+  // packed weights.
+  virtual void gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
+                        const float* packed, int B, Arena& scratch) const;
   // Greedy choice per row of logits (R, V): ids, probs (softmax probability of the id) and
   // logp (its log-probability, summed in float64) into HOST arrays (R). Lowest id on ties.
   virtual void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R,

@@ -18,7 +18,8 @@ const Kernels* simd_kernels_impl() {
                          simd::tanh,
                          simd::sigmoid,
                          simd::gelu,
-                         simd::exp_sum};
+                         simd::exp_sum,
+                         simd::gru_step};
   return &k;
 }
 

@@ -26,6 +26,10 @@ void tanh(float* x, int n);
 void sigmoid(float* x, int n);
 void gelu(float* x, int n);
 void exp_sum(const float* x, int n, float* max, double* sum);
+// gru_simd.cpp
+void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* packed, int B,
+              int in, int H);
+
 // x = exp(x): not in the table, exposed so that the tests can measure its accuracy. Call it
 // only when simd_kernels() is non-null (the CPU check).
 void exp_inplace(float* x, int n);
