@@ -1,22 +1,23 @@
 // attnlite — SIMD matrix products: linear (x·wᵀ + b), gemm_nt (alpha·a·bᵀ), gemm_nn (a·b).
 //
 // Four code paths:
-//  * Blocked GEMM (M ≥ 9, fp32 with K < 128, K not a multiple of 8, and every gemm_nn): a
+//  * Blocked GEMM (larger M, fp32 with K < 128, K not a multiple of 8, and every gemm_nn): a
 //    6x16 register-blocked micro-kernel (12 accumulators of 8 floats, two vector loads of
-//    the B panel and six broadcasts of A per k, k unrolled by 4). B is packed per (K block of up to 512) x (16 columns) into a
-//    64-byte aligned 32 KiB stack panel: for the "nt" layout (w is (N,K), as nn.Linear) the
-//    pack is an 8x8 in-register transpose, for "nn" a plain copy; tails in N are
-//    zero-padded in the panel and only the valid columns are stored. A (the activations)
-//    is read in place, rows broadcast element by element, M blocked by 1020 rows. K is
-//    split into nearly equal blocks; the first block writes C = alpha·acc + bias, the
-//    others accumulate into C.
+//    the B panel and six broadcasts of A per k, k unrolled by 4). B is packed per (K block
+//    of up to 512) x (16 columns) into a 64-byte aligned 32 KiB stack panel: for the "nt"
+//    layout (w is (N,K), as nn.Linear) the pack is an 8x8 in-register transpose, for "nn" a
+//    plain copy; tails in N are zero-padded in the panel and only the valid columns are
+//    stored. A (the activations) is read in place, rows broadcast element by element, M
+//    blocked by 1020 rows. K is split into nearly equal blocks; the first block writes
+//    C = alpha·acc + bias, the others accumulate into C.
 //  * linear_i8 (int8 weights, fp32 scale per output feature): the same paths; the
 //    blocked one dequantizes w while packing its panel, the others widen 8 int8 weights
 //    to floats per vector.
-//  * Small M (4 ≤ M ≤ 8, nt layout, K ≥ 128 for fp32: beam search's hypotheses, small
-//    batches, short sources): 4 x 3 dot-product tiles over w as stored: each weight vector (widened once
-//    when int8) serves four rows, and nothing is packed (the packing of the blocked path
-//    costs as much as its FMAs at M = 4).
+//  * Small M (nt layout: beam search's hypotheses, small batches, short sources; fp32 at
+//    4 ≤ M ≤ 8 with K ≥ 128, int8 at 4 ≤ M ≤ 7): dot-product tiles over w as stored, 4 x 3
+//    for fp32, 4 x 2 for int8: each weight vector (widened once when int8) serves four
+//    rows, and nothing is packed (the packing of the blocked path costs as much as its
+//    FMAs at M = 4).
 //  * Dot-product GEMV (M ≤ 3, nt layout: step-by-step decoding): every output is a dot
 //    product of a row of x with a row of w, both contiguous in K. 8 (M = 1) or 4 (M = 2, 3)
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
@@ -384,9 +385,66 @@ void small_m(float* y, long ldy, const float* x, long ldx, const TB* b, long ldb
   }
 }
 
-// When the small-M tiles run: 4 ≤ M ≤ 8 with K a multiple of 8, and for fp32 weights K ≥ 128
-// (below, the blocked kernel's broadcasts beat the tiles' horizontal sums: 2.4x at M = 10,
-// K = 32); 4 x 3 tiles beat 4 x 2 and 4 x 4. Measured with bench_kernels BM_linear_small_m
+// Small M with int8 weights, K a multiple of 8: four rows of x times two rows of q per tile,
+// each weight vector widened once for four rows; named accumulators; the epilogue in vectors.
+inline void i8_tile_4x2(const float* a, long lda, const int8_t* q, long ldq, int K, float* c,
+                        long ldc, const float* scale, const float* bias) {
+  v8 c00 = simde_mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+     c30 = c00, c31 = c00;
+  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+  const int8_t *q0 = q, *q1 = q + ldq;
+  for (int k = 0; k < K; k += kW) {
+    const v8 w0 = load8(q0 + k), w1 = load8(q1 + k);
+    v8 x = simde_mm256_loadu_ps(a0 + k);
+    c00 = simde_mm256_fmadd_ps(x, w0, c00);
+    c01 = simde_mm256_fmadd_ps(x, w1, c01);
+    x = simde_mm256_loadu_ps(a1 + k);
+    c10 = simde_mm256_fmadd_ps(x, w0, c10);
+    c11 = simde_mm256_fmadd_ps(x, w1, c11);
+    x = simde_mm256_loadu_ps(a2 + k);
+    c20 = simde_mm256_fmadd_ps(x, w0, c20);
+    c21 = simde_mm256_fmadd_ps(x, w1, c21);
+    x = simde_mm256_loadu_ps(a3 + k);
+    c30 = simde_mm256_fmadd_ps(x, w0, c30);
+    c31 = simde_mm256_fmadd_ps(x, w1, c31);
+  }
+  // {r0 c0, r0 c1, r1 c0, r1 c1} and the same for rows 2, 3: scaled, biased, stored by pairs.
+  const simde__m128 sc = simde_mm_setr_ps(scale[0], scale[1], scale[0], scale[1]);
+  const simde__m128 bs = bias ? simde_mm_setr_ps(bias[0], bias[1], bias[0], bias[1]) : simde_mm_setzero_ps();
+  const simde__m128 lo = simde_mm_add_ps(simde_mm_mul_ps(hsum4(c00, c01, c10, c11), sc), bs);
+  const simde__m128 hi = simde_mm_add_ps(simde_mm_mul_ps(hsum4(c20, c21, c30, c31), sc), bs);
+  simde_mm_storel_pi(reinterpret_cast<simde__m64*>(c), lo);
+  simde_mm_storeh_pi(reinterpret_cast<simde__m64*>(c + ldc), lo);
+  simde_mm_storel_pi(reinterpret_cast<simde__m64*>(c + 2 * ldc), hi);
+  simde_mm_storeh_pi(reinterpret_cast<simde__m64*>(c + 3 * ldc), hi);
+}
+
+// y (M,N) for 4 ≤ M, K % 8 == 0: 4 x 2 tiles, odd N and the last M % 4 rows by the GEMV's tiles.
+void linear_i8_small_m(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+                       int M, int N, int K) {
+  const int M4 = M / 4 * 4, N2 = N / 2 * 2;
+  for (int n = 0; n < N2; n += 2)
+    for (int m = 0; m < M4; m += 4)
+      i8_tile_4x2(x + (long)m * K, K, q + (long)n * K, K, K, y + (long)m * N + n, N, scale + n, b ? b + n : nullptr);
+  if (N2 < N)
+    for (int m = 0; m < M4; ++m)
+      dot_tile<1, 1>(x + (long)m * K, K, q + (long)N2 * K, K, K, y + (long)m * N + N2, N, 1.f, scale + N2,
+                     b ? b + N2 : nullptr);
+  const float* xr = x + (long)M4 * K;
+  float* yr = y + (long)M4 * N;
+  switch (M - M4) {
+    case 1: gemv_rows<1>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
+    case 2: gemv_rows<2>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
+    case 3: gemv_rows<3>(yr, N, xr, K, q, K, N, K, 1.f, scale, b); break;
+    default: break;
+  }
+}
+
+// When the small-M tiles run. fp32: 4 ≤ M ≤ 8 with K ≥ 128 and a multiple of 8 (below 128
+// the blocked kernel's broadcasts beat the tiles' horizontal sums: 2.4x at M = 10, K = 32),
+// 4 x 3 tiles (faster than 4 x 2 and 4 x 4). int8: 4 ≤ M ≤ 7, the hand-written 4 x 2 tile
+// (in beam search over the test split it beats the 4 x 3 template by 6%, though not in
+// bench_kernels' hot loop). Measured with bench_kernels BM_linear_small_m and bench/beam.sh
 // (bench/RESULTS.md, "Small-M GEMM").
 #ifndef ATTNLITE_SMALL_M
 #define ATTNLITE_SMALL_M 8
@@ -397,9 +455,13 @@ void small_m(float* y, long ldy, const float* x, long ldx, const TB* b, long ldb
 #ifndef ATTNLITE_TILE_C
 #define ATTNLITE_TILE_C 3
 #endif
+#ifndef ATTNLITE_SMALL_M_I8
+#define ATTNLITE_SMALL_M_I8 7
+#endif
 constexpr int kSmallM = ATTNLITE_SMALL_M;
 constexpr int kSmallMinK = ATTNLITE_SMALL_M_MIN_K;
 constexpr int kTileC = ATTNLITE_TILE_C;
+constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
 void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
@@ -443,8 +505,8 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
     case 2: gemv_rows<2>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
     case 3: gemv_rows<3>(y, N, x, K, q, K, N, K, 1.f, scale, b); return;
     default:
-      if (M <= kSmallM && K % kW == 0) {
-        small_m<kTileC>(y, N, x, K, q, K, M, N, K, 1.f, scale, b);
+      if (M <= kSmallMI8 && K % kW == 0) {
+        linear_i8_small_m(y, x, q, scale, b, M, N, K);
         return;
       }
       gemm_blocked_with(y, N, x, K, M, N, K, 1.f, b,
