@@ -206,6 +206,10 @@ std::shared_ptr<const void> map_file(const std::string& path, size_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open '" + path + "'");
   struct stat sb;
+  if (::fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    ::close(fd);
+    throw Error("cannot read '" + path + "': it is a directory, not a model file");
+  }
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
       (uint64_t)sb.st_size > (uint64_t)std::numeric_limits<size_t>::max()) {
     ::close(fd);

@@ -234,6 +234,13 @@ TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
   }
 }
 
+TEST_CASE("Model: a directory given as the model file gets a message", "[loader]") {
+#if defined(__unix__) || defined(__APPLE__)
+  REQUIRE_THROWS_WITH(Model::load("/"), Contains("'/'") && Contains("is a directory"));
+#endif
+  REQUIRE_THROWS_WITH(Model::load("/no/such/dir/model.safetensors"), Contains("cannot open"));
+}
+
 TEST_CASE("Model: an F32 tensor at an unaligned offset is copied, with the same values", "[loader]") {
   // The same file at two places in a buffer: its data section (all F32, each tensor a multiple
   // of 4 bytes) float-aligned, then one byte further, where every tensor is misaligned.
