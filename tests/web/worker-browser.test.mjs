@@ -138,9 +138,12 @@ describe('the translation worker in Chromium', { skip: !haveBrowser && `no brows
       await choose('transformer-d2l');
     }
     assert.equal(await page.evaluate(() => window.attnlitePage.translator().restarts), restarts, 'the same worker throughout');
-    // A client of its own: with its model unloaded after 10 rounds of loads and beam-8
+    // A client of its own: with its model unloaded after 20 rounds of loads and beam-8
     // translations, nothing is left in use (placement makes the count in between vary by a few
-    // bytes: aligned blocks), and the memory stops growing after the first round.
+    // bytes: aligned blocks), and the memory stops growing: the last 10 rounds add nothing.
+    // (When the allocator needs its one extra step of memory depends on placement: the same
+    // loop in node grows 8 -> 10 MB in round 2 with this build and in round 7 with the build
+    // that copied the file, and never after.)
     const r = await page.evaluate(async (LONG) => {
       const { TranslatorClient } = await import('./translator-client.js');
       const wasm = await WebAssembly.compileStreaming(fetch('attnlite.wasm'));
@@ -149,12 +152,12 @@ describe('the translation worker in Chromium', { skip: !haveBrowser && `no brows
       const [b, d] = [await file('bahdanau-d2l'), await file('transformer-d2l')];
       const empty = await c.heap();
       let first = null;
-      for (let i = 0; i < 10; ++i) {
+      for (let i = 0; i < 20; ++i) {
         for (const bytes of [b, d]) {
           await c.load(bytes);
           await c.translate(LONG, { beam: 8 });
         }
-        if (i === 0) first = await c.heap();
+        if (i === 9) first = await c.heap();
       }
       const last = await c.heap();
       await c.unload();
@@ -166,7 +169,7 @@ describe('the translation worker in Chromium', { skip: !haveBrowser && `no brows
     assert.equal(r.empty.used, 0, 'a fresh worker has nothing in use');
     assert.ok(r.last.used > 0);
     assert.equal(r.end.used, 0, 'bytes in use after the model is unloaded');
-    assert.equal(r.last.size, r.first.size, 'memory size after the first round');
+    assert.equal(r.last.size, r.first.size, 'memory size over the last 10 rounds');
     assert.deepEqual(errors, []);
   });
 
