@@ -67,7 +67,9 @@ al_error* al_error_new(const char* message);
 /* ---- models -------------------------------------------------------------------------- */
 typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2, AL_VIT = 3 } al_kind;
 
-/* Validate the whole file (safetensors header, config, vocabularies, every tensor). */
+/* Validate the whole file (safetensors header, config, vocabularies, every tensor). The file
+ * is mapped where the platform allows and its weights used in place: it must stay unchanged
+ * while the model lives. */
 al_model* al_model_load(const char* path, al_error** err);
 /* The same from bytes in memory; the model keeps its own copy. */
 al_model* al_model_from_bytes(const uint8_t* bytes, size_t size, al_error** err);
