@@ -206,11 +206,12 @@ std::shared_ptr<const void> map_file(const std::string& path, size_t* size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open '" + path + "'");
   struct stat sb;
-  if (::fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  const bool stated = ::fstat(fd, &sb) == 0;
+  if (stated && S_ISDIR(sb.st_mode)) {
     ::close(fd);
     throw Error("cannot read '" + path + "': it is a directory, not a model file");
   }
-  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+  if (!stated || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
       (uint64_t)sb.st_size > (uint64_t)std::numeric_limits<size_t>::max()) {
     ::close(fd);
     return nullptr;
@@ -226,25 +227,18 @@ std::shared_ptr<const void> map_file(const std::string& path, size_t* size) {
 }  // namespace
 
 SafeTensors SafeTensors::load(const std::string& path) {
-  std::shared_ptr<const void> image;
-  const uint8_t* bytes = nullptr;
+  std::shared_ptr<const void> mapping;
   size_t size = 0;
 #if ATTNLITE_HAVE_MMAP
-  image = map_file(path, &size);
-  const bool mapped = image != nullptr;
-  if (mapped) bytes = static_cast<const uint8_t*>(image.get());
-#else
-  const bool mapped = false;
+  mapping = map_file(path, &size);
 #endif
-  if (!mapped) {
-    auto v = std::make_shared<const std::vector<uint8_t>>(read_file(path));
-    bytes = v->data();
-    size = v->size();
-    image = std::move(v);
-  }
+  std::vector<uint8_t> file;
+  if (!mapping) file = read_file(path);
   try {
-    SafeTensors st = parse_image(std::move(image), bytes, size);
-    st.mapped_ = mapped;
+    if (!mapping) return parse(std::move(file));
+    const auto* bytes = static_cast<const uint8_t*>(mapping.get());
+    SafeTensors st = view(bytes, size, std::move(mapping));
+    st.mapped_ = true;
     return st;
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());

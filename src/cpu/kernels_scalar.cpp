@@ -114,7 +114,7 @@ void gelu(float* x, int n) {
 void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
               int in, int H) {
   constexpr int U = kGruBlock;
-  const long block = (long)U * (6 + 3L * in + 3L * H);  // one block of units
+  const long block = gru_block_floats(in, H);
   for (int b = 0; b < B; ++b) {
     float* hb = h + (long)b * H;
     const float* xb = x ? x + (long)b * in : nullptr;
@@ -183,7 +183,7 @@ const Kernels& scalar_kernels() {
 void gru_pack(float* pk, const float* w_ih, const float* b_ih, const float* w_hh,
               const float* b_hh, int in, int H) {
   constexpr int U = kGruBlock;
-  const long block = (long)U * (6 + 3L * in + 3L * H);  // one block of units
+  const long block = gru_block_floats(in, H);
   for (int j0 = 0; j0 < H; j0 += U) {
     float* p = pk + (long)(j0 / U) * block;
     for (long i = 0; i < block; ++i) p[i] = 0.f;  // the padding units of the last block

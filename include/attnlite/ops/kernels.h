@@ -51,10 +51,12 @@ struct Kernels {
 // The packed weights of gru_step, for hidden units in blocks of kGruBlock (the last one
 // zero-padded): per block, the biases b_ih and b_hh of r, z, n (6 x kGruBlock), then for each
 // input feature k the r, z, n weights of W_ih (3 x kGruBlock), then the same for W_hh over
-// the H hidden features. gru_packed_floats(in, H) floats; w_ih (3H, in), w_hh (3H, H).
+// the H hidden features: gru_block_floats(in, H) floats per block, gru_packed_floats(in, H)
+// in all; w_ih (3H, in), w_hh (3H, H).
 constexpr int kGruBlock = 8;
+inline long gru_block_floats(int in, int H) { return (long)kGruBlock * (6 + 3L * in + 3L * H); }
 inline long gru_packed_floats(int in, int H) {
-  return (long)(H + kGruBlock - 1) / kGruBlock * kGruBlock * (6 + 3L * in + 3L * H);
+  return (long)(H + kGruBlock - 1) / kGruBlock * gru_block_floats(in, H);
 }
 void gru_pack(float* packed, const float* w_ih, const float* b_ih, const float* w_hh,
               const float* b_hh, int in, int H);

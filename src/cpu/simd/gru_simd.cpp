@@ -21,7 +21,7 @@ static inline v8 load_n(const float* src, int n) {
 
 void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
               int in, int H) {
-  const long block = (long)kW * (6 + 3L * in + 3L * H);
+  const long block = gru_block_floats(in, H);
   for (int b = 0; b < B; ++b) {
     float* hb = h + (long)b * H;
     const float* xb = x ? x + (long)b * in : nullptr;
