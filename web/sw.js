@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '4f83d223f118e7a4';
+const VERSION = '740dc9eb70aa766d';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
