@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `attnlite eval`: corpus BLEU-4 over references grouped by English sentence, and the mean
-# of the book's bleu(k=2) over the pairs. The expected numbers are tools/splits.py's
-# corpus_bleu and tools/attnlite_tools/d2l's bleu on the same translations (book Transformer).
+# `attnlite eval`: corpus BLEU-4 over references grouped by English sentence (on the book's
+# tokens, and sacreBLEU's 13a on the text as written), and the mean of the book's bleu(k=2)
+# over the pairs. The expected book-token numbers are tools/splits.py's corpus_bleu and
+# tools/attnlite_tools/d2l's bleu on the same translations (book Transformer).
 set -uo pipefail
 bin=$1
 fail=0
@@ -12,11 +13,28 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 printf "go .\tva !\ni lost .\tj'ai perdu .\nhe's calm .\til est calme .\ni'm home .\tje suis chez moi .\nI'm home.\tJe suis à la maison.\n" > "$tmp/t.tsv"
 
 out=$($bin eval --model transformer-d2l --out "$tmp/hyp.tsv" "$tmp/t.tsv")
-check "summary" "4 sentences (5 pairs): corpus BLEU-4 78.51, book bleu(k=2) mean 0.7971" "$(printf '%s\n' "$out" | sed -n 1p)"
+check "summary" "4 sentences (5 pairs): BLEU-4 78.51 (book tokens), sacreBLEU 13a 78.51, book bleu(k=2) mean 0.7971" "$(printf '%s\n' "$out" | sed -n 1p)"
+check "no <unk> line without <unk>" "2" "$(printf '%s\n' "$out" | wc -l)"
 check "--out: one line per English sentence" "4" "$(wc -l < "$tmp/hyp.tsv")"
 check "--out: the translation" "i'm home .	je suis chez moi ." "$(sed -n 4p "$tmp/hyp.tsv")"
 json=$($bin eval --model transformer-d2l --json - < "$tmp/t.tsv")
 check "--json from stdin" "4 5 15 14" "$(printf '%s' "$json" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["sentences"], j["pairs"], j["hyp_len"], j["ref_len"])')"
+check "--json: sacrebleu_13a, unk_outputs" "78.51 0" "$(printf '%s' "$json" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.2f" % j["sacrebleu_13a"], j["unk_outputs"])')"
+
+# Cased references, English as written: the model reads "Go." and "I'm home." (it
+# lowercases them itself) and prints "va !" and "je suis chez moi .". On the book's tokens
+# both match exactly (100); sacreBLEU 13a is case-sensitive: "va" != "Va", "je" != "Je",
+# so 5/7, 3/5, 2/3, 1/2 matched, equal lengths: (1/7)^(1/4) = 61.48.
+printf "Go.\tVa !\nI'm home.\tJe suis chez moi.\n" > "$tmp/cased.tsv"
+out=$($bin eval --model transformer-d2l --out "$tmp/hyp2.tsv" "$tmp/cased.tsv")
+check "cased: summary" "2 sentences (2 pairs): BLEU-4 100.00 (book tokens), sacreBLEU 13a 61.48, book bleu(k=2) mean 1.0000" "$(printf '%s\n' "$out" | sed -n 1p)"
+check "cased: --out has the English as written" "Go.	va !" "$(sed -n 1p "$tmp/hyp2.tsv")"
+# <unk> in a translation: counted ("pharmacist" is not in the book model's vocabulary)
+printf "He's a pharmacist.\tIl est pharmacien.\ngo .\tva !\n" > "$tmp/unk.tsv"
+out=$($bin eval --model transformer-d2l "$tmp/unk.tsv")
+check "<unk>: text summary" "  1 translation contains <unk>" "$(printf '%s\n' "$out" | sed -n 3p)"
+check "<unk>: --json" "1" "$($bin eval --model transformer-d2l --json "$tmp/unk.tsv" | python3 -c 'import json,sys; print(json.load(sys.stdin)["unk_outputs"])')"
+
 check "--beam 2 runs" "0" "$($bin eval --model transformer-d2l --beam 2 --alpha 0.5 "$tmp/t.tsv" >/dev/null; echo $?)"
 
 printf "no tab here\n" > "$tmp/bad.tsv"

@@ -1,4 +1,5 @@
-// attnlite eval: corpus BLEU-4 and the book's bleu(k=2) of a model on a test set.
+// attnlite eval: corpus BLEU-4 (on the book's tokens and sacreBLEU's 13a) and the book's
+// bleu(k=2) of a model on a test set.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -25,16 +26,28 @@ const char* kHelp =
     "\n"
     "Translates every English sentence of FILE ('english<TAB>french' per line, as\n"
     "tools/splits.py writes the dev and test splits) and scores the translations against\n"
-    "every French reference given for that sentence. Prints corpus BLEU-4 (standard: clipped\n"
-    "n-gram precisions over the corpus, brevity penalty) and the mean of the book's\n"
-    "bleu(k=2) over the pairs. Both sides are preprocessed as the book does first.\n"
+    "every French reference given for that sentence. Lines whose English is the same once\n"
+    "preprocessed as the book does are one sentence with several references; the model\n"
+    "translates its first form as written (case kept). Prints:\n"
+    "  BLEU-4 (book tokens)  corpus BLEU-4 (clipped n-gram precisions over the corpus,\n"
+    "                        brevity penalty, no smoothing) with translation and references\n"
+    "                        lowercased and tokenized as the book preprocesses them\n"
+    "  sacreBLEU 13a         what sacreBLEU's default BLEU() gives for the translations as\n"
+    "                        printed against the references as written: its 13a tokenizer,\n"
+    "                        case-sensitive, exp smoothing (case:mixed|eff:no|tok:13a|\n"
+    "                        smooth:exp)\n"
+    "  book bleu(k=2) mean   the book's bleu(k=2) over the pairs (book tokens)\n"
+    "and, when there are any, how many translations contain <unk>. The precisions and the\n"
+    "length ratio on the next line are those of the book-token BLEU-4. --json keys:\n"
+    "corpus_bleu4 (book tokens), sacrebleu_13a, book_bleu2_mean, unk_outputs, hyp_len and\n"
+    "ref_len (book tokens), sentences, pairs, seconds, beam, alpha, int8.\n"
     "\n"
     "options:\n"
     "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra)\n"
     "  --beam K           beam search with K hypotheses (default 1: greedy)\n"
     "  --alpha A          length penalty of beam search (default 0)\n"
     "  --d2l-compat       the book's decoder positions (Transformer)\n"
-    "  --out FILE         write 'english<TAB>translation' per sentence\n"
+    "  --out FILE         write 'english<TAB>translation' per sentence (English as translated)\n"
     "  --json             one JSON object instead of the text summary\n"
     "\n"
     "--perplexity FILE: a language model (default lm-fra) reads each line of FILE (one\n"
@@ -108,9 +121,14 @@ int cmd_eval(int argc, char** argv) {
     if (!fin) throw Error("cannot open '" + files[0] + "'");
   }
   std::istream& in = files[0] == "-" ? std::cin : fin;
-  // english -> its references, in first-seen order
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<std::string>> refs;
+  // Sentences grouped by their preprocessed English, in first-seen order: the English as
+  // first written (what is translated) and every reference, as written and preprocessed.
+  struct Sentence {
+    std::string english;
+    std::vector<std::string> refs, refs_book;
+  };
+  std::vector<Sentence> order;
+  std::map<std::string, size_t> index;
   std::string line;
   long lineno = 0, pairs = 0;
   while (std::getline(in, line)) {
@@ -120,13 +138,15 @@ int cmd_eval(int argc, char** argv) {
     const size_t tab = line.find('\t');
     if (tab == std::string::npos)
       throw Error(files[0] + ":" + std::to_string(lineno) + ": expected 'english<TAB>french'");
-    const std::string en = preprocessed(line.substr(0, tab));
-    const std::string fr = preprocessed(line.substr(tab + 1));
+    const std::string en_raw = line.substr(0, tab), fr_raw = line.substr(tab + 1);
+    const std::string en = preprocessed(en_raw);
+    const std::string fr = preprocessed(fr_raw);
     if (en.empty() || fr.empty())
       throw Error(files[0] + ":" + std::to_string(lineno) + ": an empty side");
-    auto [it, fresh] = refs.try_emplace(en);
-    if (fresh) order.push_back(en);
-    it->second.push_back(fr);
+    auto [it, fresh] = index.try_emplace(en, order.size());
+    if (fresh) order.push_back({en_raw, {}, {}});
+    order[it->second].refs.push_back(fr_raw);
+    order[it->second].refs_book.push_back(fr);
     ++pairs;
   }
   if (order.empty()) throw Error("no sentence pairs in '" + files[0] + "'");
@@ -140,33 +160,43 @@ int cmd_eval(int argc, char** argv) {
     out.open(out_path);
     if (!out) throw Error("cannot write '" + out_path + "'");
   }
-  CorpusBleu corpus;
+  CorpusBleu corpus;                                 // the book's tokens
+  CorpusBleu sacre = CorpusBleu::sacrebleu();        // 13a, exp smoothing, case kept
   double book = 0;
+  long unk_outputs = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& en : order) {
-    const Translation& r = tr.translate(en, opts);
+  for (const auto& s : order) {
+    const Translation& r = tr.translate(s.english, opts);
     const std::string hyp(r.text);
-    const auto& rs = refs[en];
-    corpus.add(hyp, rs);
-    for (const auto& fr : rs) book += bleu(hyp, fr, 2);
-    if (out) out << en << '\t' << hyp << '\n';
+    const std::string hyp_book = preprocessed(hyp);
+    corpus.add(hyp_book, s.refs_book);
+    sacre.add(hyp, s.refs);
+    for (const auto& fr : s.refs_book) book += bleu(hyp_book, fr, 2);
+    if (hyp.find("<unk>") != std::string::npos) ++unk_outputs;
+    if (out) out << s.english << '\t' << hyp << '\n';
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double b4 = 100 * corpus.score(), b2 = book / (double)pairs;
+  const double sb = 100 * sacre.score();
   if (as_json) {
     nlohmann::json j = {{"sentences", order.size()}, {"pairs", pairs}, {"corpus_bleu4", b4},
-                        {"book_bleu2_mean", b2}, {"hyp_len", corpus.hyp_len()},
+                        {"sacrebleu_13a", sb}, {"book_bleu2_mean", b2},
+                        {"unk_outputs", unk_outputs}, {"hyp_len", corpus.hyp_len()},
                         {"ref_len", corpus.ref_len()}, {"seconds", secs},
                         {"beam", opts.beam_size}, {"alpha", opts.length_penalty},
                         {"int8", model->is_int8()}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%zu sentences (%ld pairs): corpus BLEU-4 %.2f, book bleu(k=2) mean %.4f\n",
-                order.size(), pairs, b4, b2);
+    std::printf("%zu sentences (%ld pairs): BLEU-4 %.2f (book tokens), sacreBLEU 13a %.2f, "
+                "book bleu(k=2) mean %.4f\n",
+                order.size(), pairs, b4, sb, b2);
     std::printf("  precisions %.3f %.3f %.3f %.3f, length ratio %.3f; %.2f s (%.0f sentences/s)\n",
                 corpus.precision(1), corpus.precision(2), corpus.precision(3),
                 corpus.precision(4), (double)corpus.hyp_len() / (double)corpus.ref_len(), secs,
                 (double)order.size() / secs);
+    if (unk_outputs)
+      std::printf("  %ld translation%s contain%s <unk>\n", unk_outputs, unk_outputs > 1 ? "s" : "",
+                  unk_outputs > 1 ? "" : "s");
   }
   return kOk;
 }
