@@ -184,9 +184,18 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     if (t.num_hiddens % t.num_heads) throw Error("model config: num_hiddens is not a multiple of num_heads");
     if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");
     if (t.num_steps > t.max_len) throw Error("model config: num_steps exceeds max_len");
+    t.shared_embeddings = cfg_bool(c, "shared_embeddings", false);
+    if (t.shared_embeddings && t.src_vocab_size != t.tgt_vocab_size)
+      throw Error("model config: shared_embeddings needs src_vocab_size == tgt_vocab_size");
     m->transformer_weights = bind_transformer(m->store, t);
     m->src_vocab = read_vocab(st, "attnlite.src_vocab", t.src_vocab_size);
     m->tgt_vocab = read_vocab(st, "attnlite.tgt_vocab", t.tgt_vocab_size);
+    if (t.shared_embeddings)
+      for (int i = 0; i < t.src_vocab_size; ++i)
+        if (m->src_vocab.token(i) != m->tgt_vocab.token(i))
+          throw Error("model config: shared_embeddings needs one vocabulary, but source token " +
+                      std::to_string(i) + " is '" + m->src_vocab.token(i) + "' and target token '" +
+                      m->tgt_vocab.token(i) + "'");
   } else if (kind_it->second == "bahdanau") {
     m->kind = ModelKind::Bahdanau;
     BahdanauConfig& b = m->bahdanau;
@@ -212,6 +221,12 @@ std::unique_ptr<Model::Impl> load_impl(const SafeTensors& st) {
     load_vit(*m, st, c);
   } else {
     throw Error("unknown model kind '" + kind_it->second + "' (expected transformer, bahdanau, lm or vit)");
+  }
+  if (auto it = st.metadata().find("attnlite.bpe"); it != st.metadata().end()) {
+    if (m->kind != ModelKind::Transformer && m->kind != ModelKind::Bahdanau)
+      throw Error("model metadata 'attnlite.bpe': a merge table belongs to a translator, not a " +
+                  kind_it->second);
+    m->bpe = Bpe(it->second, m->src_vocab);
   }
   const auto extra = m->store.unused();
   if (!extra.empty())
@@ -257,6 +272,11 @@ const std::map<std::string, std::string>& Model::metadata() const { return impl_
 size_t Model::weight_bytes() const { return impl_->store.bytes(); }
 size_t Model::copied_weight_bytes() const { return impl_->store.copied_bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
+const Bpe* Model::bpe() const { return impl_->bpe.empty() ? nullptr : &impl_->bpe; }
+std::vector<std::string> Model::source_tokens(std::string_view sentence) const {
+  if (const Bpe* b = bpe()) return b->pieces(impl_->src_vocab, sentence);
+  return tokenize(sentence);
+}
 const std::vector<std::string>& Model::labels() const { return impl_->labels; }
 
 int Model::num_steps() const {

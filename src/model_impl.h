@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "attnlite/bpe.h"
 #include "attnlite/model.h"
 #include "attnlite/models/language_model.h"
 #include "attnlite/models/seq2seq_bahdanau.h"
@@ -20,6 +21,7 @@ struct Model::Impl {
   models::VisionTransformerConfig vit;     // kind == ViT
   std::vector<std::string> labels; // ViT: class names
   Vocab src_vocab, tgt_vocab;      // LM: its vocabulary is both
+  Bpe bpe;                         // sub-word models (attnlite.bpe); empty otherwise
   std::map<std::string, std::string> metadata;
   models::TransformerWeights transformer_weights;
   models::BahdanauWeights bahdanau_weights;

@@ -9,6 +9,7 @@
 #include <new>
 #include <vector>
 
+#include "attnlite/bpe.h"
 #include "attnlite/error.h"
 #include "drivers/drivers.h"
 #include "drivers/op_memory.h"
@@ -87,7 +88,8 @@ struct Translator::Impl {
       throw Error("limits: max_beam " + std::to_string(KM) + " is over half the target vocabulary (" +
                   std::to_string(V) + " tokens)");
     setup = {m.tgt_vocab().bos_id, m.tgt_vocab().eos_id, V, {B, KM, S, T}, op.host_memory()};
-    input_cap = lim.max_input_bytes * 2 + 16;  // preprocessing adds at most one space per char
+    input_cap = m.bpe() ? Bpe::words_capacity(lim.max_input_bytes)
+                        : lim.max_input_bytes * 2 + 16;  // preprocessing adds at most one space per char
     size_t maxtok = 1;
     for (int i = 0; i < V; ++i) maxtok = std::max(maxtok, m.tgt_vocab().token(i).size());
     text_cap = (size_t)T * (maxtok + 1) + 1;
@@ -148,17 +150,24 @@ struct Translator::Impl {
     if (sentence.size() > max_bytes)
       throw Error("sentence is too long: " + std::to_string(sentence.size()) + " bytes (limit " +
                   std::to_string(max_bytes) + ")");
-    const size_t n = preprocess_nmt(sentence, pre, input_cap);
-    const int count = split_tokens(std::string_view(pre, n), views, S);
-    if (count == 0) throw Error("empty sentence");
     Translation& r = results[(size_t)i];
     r = Translation{};
     int* row = src + (long)i * S;
-    const int used = std::min(count, S);
-    for (int k = 0; k < used; ++k) {
-      row[k] = m.src_vocab().lookup(views[k]);
-      if (row[k] == m.src_vocab().unk_id) ++r.num_unknown;
+    int count = 0;
+    if (const Bpe* bpe = m.bpe()) {  // sub-word pieces of the cased text
+      const size_t n = Bpe::words(sentence, pre, input_cap);
+      count = bpe->segment(m.src_vocab(), std::string_view(pre, n), row, S, &r.num_unknown);
+      if (count == 0) throw Error("empty sentence");
+    } else {  // the book's words
+      const size_t n = preprocess_nmt(sentence, pre, input_cap);
+      count = split_tokens(std::string_view(pre, n), views, S);
+      if (count == 0) throw Error("empty sentence");
+      for (int k = 0; k < std::min(count, S); ++k) {
+        row[k] = m.src_vocab().lookup(views[k]);
+        if (row[k] == m.src_vocab().unk_id) ++r.num_unknown;
+      }
     }
+    const int used = std::min(count, S);
     // predict_seq2seq: tokens + <eos>, then truncate_pad to num_steps
     for (int k = used; k < S; ++k) row[k] = k == count ? m.src_vocab().eos_id : m.src_vocab().pad_id;
     r.src_ids = row;
@@ -192,7 +201,9 @@ struct Translator::Impl {
     for (int k = 0; k < lists.size[b]; ++k) {
       Hypothesis& h = lists.hyps[(long)b * KM + k];
       char* p = text + ((long)b * KM + k) * text_cap;
-      h.text = std::string_view(p, join_tokens(p, m.tgt_vocab(), h.tokens, h.num_tokens));
+      h.text = std::string_view(
+          p, m.bpe() ? Bpe::detokenize(m.tgt_vocab(), h.tokens, h.num_tokens, p, text_cap)
+                     : join_tokens(p, m.tgt_vocab(), h.tokens, h.num_tokens));
     }
     const Hypothesis& best = lists.hyps[(long)b * KM];
     Translation& r = results[(size_t)b];

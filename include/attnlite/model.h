@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlite/vocab.h"
@@ -17,6 +18,7 @@
 namespace attnlite {
 
 class SafeTensors;
+class Bpe;
 
 // Transformer and Bahdanau translate (Translator); LM generates (Generator, generate.h); ViT
 // classifies images (Classifier, classify.h).
@@ -42,6 +44,13 @@ class Model {
   const Vocab& src_vocab() const;  // LM: its vocabulary
   const Vocab& tgt_vocab() const;  // LM: its vocabulary
   const std::map<std::string, std::string>& metadata() const;
+  // Translators whose file carries a byte-pair merge table (attnlite.bpe, bpe.h): their
+  // tokenizer, else nullptr (the book's word tokenizer, vocab.h). Text in and out is then
+  // cased: the source is split into pieces, the output pieces are detokenized.
+  const Bpe* bpe() const;
+  // The source tokens a translator reads from `sentence` (allocates; for tools): the pieces
+  // of a sub-word model, else the book's preprocessed words. Not truncated to num_steps.
+  std::vector<std::string> source_tokens(std::string_view sentence) const;
 
   int num_steps() const;          // the training sequence length (source padding length);
                                   // LM: the context (max_len)

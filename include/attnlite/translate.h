@@ -74,7 +74,7 @@ struct DecodeOptions {
 
 // One hypothesis of an n-best list (views, valid until the next call).
 struct Hypothesis {
-  std::string_view text;          // tokens joined by spaces
+  std::string_view text;          // tokens joined by spaces (sub-word models: detokenized)
   const int* tokens = nullptr;    // (num_tokens) ids, without <eos>
   const float* probs = nullptr;   // (num_tokens) softmax probability of each token
   int num_tokens = 0;
@@ -97,7 +97,8 @@ struct NBest {
 // Attention weights of one sentence (views). Transformer: L layers, NH heads,
 // S = num_steps source positions, `steps` decoder calls, ld = max target steps.
 struct Translation {
-  std::string_view text;          // the French output, tokens joined by spaces
+  std::string_view text;          // the French output: tokens joined by spaces, or for
+                                  // sub-word models (Model::bpe) the detokenized pieces
   const int* tokens = nullptr;    // (num_tokens) predicted ids, without <eos>
   const float* probs = nullptr;   // (num_tokens) softmax probability of each chosen token
   int num_tokens = 0;
@@ -108,7 +109,7 @@ struct Translation {
   int src_len = 0;                // tokens + <eos> before truncation (the book's valid length)
   int src_valid = 0;              // min(src_len, S)
   bool truncated = false;         // the sentence had more than S - 1 tokens
-  int num_unknown = 0;            // source words mapped to <unk>
+  int num_unknown = 0;            // source words (sub-word models: characters) mapped to <unk>
 
   int layers = 0, heads = 0, S = 0, ld = 0;
   const float* enc_self = nullptr;  // (L, NH, S, S)           Transformer

@@ -88,7 +88,9 @@ TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c)
   TransformerWeights w;
   const int H = c.num_hiddens;
   const std::vector<int64_t> norm{H};
-  w.enc_embedding = bind_embedding(ws, "encoder.embedding.weight", c.src_vocab_size, H);
+  w.enc_embedding = c.shared_embeddings
+                        ? bind_embedding(ws, "decoder.embedding.weight", c.tgt_vocab_size, H)
+                        : bind_embedding(ws, "encoder.embedding.weight", c.src_vocab_size, H);
   for (int l = 0; l < c.num_layers; ++l)
     w.enc.push_back(bind_encoder_block(ws, "encoder.blks.block" + std::to_string(l) + ".", H,
                                        c.ffn_num_hiddens, c.num_heads, c.use_bias, norm));
@@ -96,7 +98,10 @@ TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c)
   for (int l = 0; l < c.num_layers; ++l)
     w.dec.push_back(bind_decoder_block(ws, "decoder.blks.block" + std::to_string(l) + ".", H,
                                        c.ffn_num_hiddens, c.num_heads, c.use_bias, norm));
-  w.dense = bind_linear(ws, "decoder.dense", H, c.tgt_vocab_size, true);
+  w.dense = c.shared_embeddings
+                ? bind_linear_named(ws, "decoder.embedding.weight", "decoder.dense.bias", H,
+                                    c.tgt_vocab_size)
+                : bind_linear(ws, "decoder.dense", H, c.tgt_vocab_size, true);
   return w;
 }
 

@@ -58,15 +58,17 @@ def vocab_tokens(vocab):
     return [EMPTY_TOKEN if t == "" else t for t in vocab.idx_to_token]
 
 
-def save_model(net, path, kind, config, src_tokens, tgt_tokens, training, license=LICENSE):
-    """Writes net.state_dict() (F32) and the metadata above; returns the file size."""
+def save_model(net, path, kind, config, src_tokens, tgt_tokens, training, license=LICENSE,
+               tensors=None, extra=None):
+    """Writes net.state_dict() (F32; or the given tensors) and the metadata above, plus the
+    `extra` metadata entries; returns the file size."""
     if kind not in CONFIG_KEYS:
         raise ValueError(f"unknown kind {kind!r}")
     missing = [k for k in CONFIG_KEYS[kind] if k not in config]
     if missing:
         raise ValueError(f"config lacks {missing}")
     tensors = OrderedDict((k, v.detach().cpu().float().contiguous())
-                          for k, v in net.state_dict().items())
+                          for k, v in (tensors or net.state_dict()).items())
     meta = OrderedDict([
         ("attnlite.format", FORMAT),
         ("attnlite.kind", kind),
@@ -76,6 +78,7 @@ def save_model(net, path, kind, config, src_tokens, tgt_tokens, training, licens
         ("attnlite.license", license),
         ("attnlite.training", json.dumps(training)),
     ])
+    meta.update(extra or {})
     return st.save(path, tensors, meta)
 
 
@@ -121,9 +124,15 @@ def load_model(path, positions_from_cache=False):
                                 num_layers=cfg["num_layers"], dropout=0.0)
     else:
         raise ValueError(f"unknown kind {kind!r}")
+    if cfg.get("shared_embeddings"):  # one table: source and target embedding, output layer
+        shared = tensors["decoder.embedding.weight"]
+        tensors = dict(tensors, **{"encoder.embedding.weight": shared,
+                                   "decoder.dense.weight": shared})
     net.load_state_dict(tensors, strict=True)
     net.eval()
     info = dict(meta)
+    if "attnlite.bpe" in meta:
+        info["bpe"] = json.loads(meta["attnlite.bpe"])
     info["config"] = cfg
     info["training"] = json.loads(meta.get("attnlite.training", "{}"))
     return net, src_vocab, tgt_vocab, info

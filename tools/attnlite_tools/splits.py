@@ -36,6 +36,20 @@ def load(path):
     return out
 
 
+def load_raw(path):
+    """{'train'|'dev'|'test': [(english, french), ...]}: the corpus's sentences as written
+    (cased, unsplit), each pair in the split `load` puts it in."""
+    raw = d2l.read_data_nmt(path)
+    out = {'train': [], 'dev': [], 'test': []}
+    for line in raw.split('\n'):
+        parts = line.split('\t')
+        if len(parts) != 2:
+            continue
+        key = ' '.join(d2l.preprocess_nmt(parts[0]).split(' '))
+        out[split_of(key)].append((parts[0], parts[1]))
+    return out
+
+
 def describe(data):
     parts = []
     for k in ('train', 'dev', 'test'):

@@ -52,6 +52,7 @@ int cmd_translate(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_classify(int argc, char** argv);
 

@@ -23,6 +23,7 @@ const char* kHelp =
     "  heatmap     render the chapter's attention figures to PNG\n"
     "  eval        corpus BLEU-4 of a translator on a test set, or --perplexity of a\n"
     "              language model on a text file\n"
+    "  tokenize    the source tokens (words or sub-word pieces) a translator reads\n"
     "  info        describe a model file\n"
     "\n"
     "Run `attnlite <command> --help` for a command's options.\n";
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     if (cmd == "heatmap") return cmd_heatmap(argc, argv);
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "eval") return cmd_eval(argc, argv);
+    if (cmd == "tokenize") return cmd_tokenize(argc, argv);
     std::fprintf(stderr, "attnlite: unknown command '%s'\n\n%s", cmd.c_str(), kHelp);
     return kUsage;
   } catch (const UsageError& e) {

@@ -44,9 +44,13 @@ const char* kHelp =
     "  --kernels K        CPU kernels: simd (the default where the CPU has them) or scalar,\n"
     "                     the reference (to compare with other builds, e.g. WebAssembly)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
+    "  --tokens           print the model's output tokens joined by spaces (sub-word models\n"
+    "                     print their pieces; the text is the pieces detokenized)\n"
     "  -h, --help         this text\n"
     "\n"
-    "Words the model does not know become <unk> (a warning names them on stderr). The exit\n"
+    "Words the model does not know become <unk> (a warning names them on stderr); a\n"
+    "sub-word model spells every word with pieces, and only characters it has never seen\n"
+    "become <unk>. The exit\n"
     "status is 1 if any sentence failed, 2 on bad usage.\n";
 
 using json = nlohmann::json;
@@ -134,7 +138,8 @@ int cmd_translate(int argc, char** argv) {
   args.value("--model", &model_arg);
   std::vector<std::string> refs = args.values("--ref");
   const bool tsv = args.flag("--tsv"), as_json = args.flag("--json"),
-             weights = args.flag("--weights"), verbose = args.flag("--verbose");
+             weights = args.flag("--weights"), verbose = args.flag("--verbose"),
+             tokens_out = args.flag("--tokens");
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.max_steps = args.int_value("--max-steps", 0, 1, 1000);
@@ -170,8 +175,12 @@ int cmd_translate(int argc, char** argv) {
     try {
       const Translation& r = tr.translate(src, opts);
       std::vector<std::string> unknown;
-      for (const auto& w : tokenize(src))
-        if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
+      if (!model->bpe())
+        for (const auto& w : tokenize(src))
+          if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
+      if (model->bpe() && r.num_unknown)
+        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
+                     index + 1, r.num_unknown);
       if (!unknown.empty()) {
         std::string list;
         for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
@@ -182,7 +191,9 @@ int cmd_translate(int argc, char** argv) {
         std::fprintf(stderr, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
                      index + 1, r.S - 1);
       const std::string text(r.text);
-      const double b = ref ? bleu(text, *ref, 2) : 0.0;
+      // the book's bleu on the book's tokens (a sub-word model's text is cased and detokenized)
+      const double b = !ref ? 0.0 : model->bpe() ? bleu(preprocessed(text), preprocessed(*ref), 2)
+                                                 : bleu(text, *ref, 2);
       if (as_json) {
         json j;
         j["source"] = src;
@@ -228,7 +239,14 @@ int cmd_translate(int argc, char** argv) {
           }
         }
       } else {
-        std::printf("%s", text.c_str());
+        if (tokens_out) {
+          std::string t;
+          for (int k = 0; k < r.num_tokens; ++k)
+            t += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
+          std::printf("%s", t.c_str());
+        } else {
+          std::printf("%s", text.c_str());
+        }
         if (ref) std::printf("\t%.3f", b);
         std::printf("\n");
       }

@@ -26,6 +26,9 @@ struct TransformerConfig {
   int num_steps = 0;   // the training sequence length (source padding length)
   bool use_bias = false;
   int max_len = 1000;  // positional encoding table rows
+  // One table (decoder.embedding.weight) is the source embedding, the target embedding and
+  // the output layer's weight (decoder.dense.bias stays its own); one vocabulary.
+  bool shared_embeddings = false;
 };
 
 struct EncoderBlockWeights {

@@ -1,0 +1,59 @@
+// attnlite tokenize: the source tokens a translator reads, one line per sentence.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "attnlite/bpe.h"
+#include "attnlite/model.h"
+#include "common.h"
+
+namespace attnlite::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: attnlite tokenize [--model NAME|PATH] [SENTENCE ...]   (or one per line on stdin)\n"
+    "\n"
+    "Prints the source tokens the model reads from each sentence, separated by spaces, one\n"
+    "line per sentence: for a sub-word model (a byte-pair merge table in its file) the\n"
+    "pieces, '_' ending each word; for the book's models the preprocessed words. A line\n"
+    "with no token prints empty. The same tokens as tools/bpe.py segment.\n"
+    "\n"
+    "options:\n"
+    "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra)\n";
+
+}  // namespace
+
+int cmd_tokenize(int argc, char** argv) {
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::fputs(kHelp, stdout);
+    return kOk;
+  }
+  std::string model_arg;
+  args.value("--model", &model_arg);
+  const auto sentences = args.positionals();
+  auto model = Model::load(resolve_model(model_arg));
+  std::string out;
+  auto one = [&](const std::string& s) {
+    out.clear();
+    for (const auto& t : model->source_tokens(s)) {
+      if (!out.empty()) out += ' ';
+      out += t;
+    }
+    out += '\n';
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  };
+  if (!sentences.empty()) {
+    for (const auto& s : sentences) one(s);
+    return kOk;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    one(line);
+  }
+  return kOk;
+}
+
+}  // namespace attnlite::cli
