@@ -382,6 +382,67 @@ def capi():
           + bytes([11, 0, 3, 2, 1]) + text("go"))
 
 
+def tiny_subword(table=None, H=4, F=4, L=1, NH=2, steps=6, quantized=False):
+    """A sub-word Transformer: a byte-pair table in attnlite.bpe, one vocabulary, one
+    embedding table shared by the encoder, the decoder and the output layer."""
+    if table is None:
+        table = {"end_of_word": "_", "alphabet": ["'", ".", "_", "e", "g", "h", "i", "m", "o"],
+                 "merges": [["g", "o"], ["go", "_"], ["h", "o"], ["ho", "m"], ["hom", "e"],
+                            ["home", "_"], [".", "_"], ["i", "'"]]}
+    syms = []
+    for x in table["alphabet"] + ["".join(m) for m in table["merges"]]:
+        if x not in syms:
+            syms.append(x)
+    vocab = ["<unk>", "<pad>", "<bos>", "<eos>"] + syms
+    V = len(vocab)
+    def mha(p):
+        return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
+    def norm(p):
+        return [f32(p + "ln.weight", H), f32(p + "ln.bias", H)]
+    def ffn(p):
+        return [f32(p + "dense1.weight", F, H), f32(p + "dense1.bias", F),
+                f32(p + "dense2.weight", H, F), f32(p + "dense2.bias", H)]
+    t = []
+    for l in range(L):
+        p = "encoder.blks.block%d." % l
+        t += mha(p + "attention.") + norm(p + "addnorm1.") + ffn(p + "ffn.") + norm(p + "addnorm2.")
+    t.append(f32("decoder.embedding.weight", V, H))
+    for l in range(L):
+        p = "decoder.blks.block%d." % l
+        t += (mha(p + "attention1.") + norm(p + "addnorm1.") + mha(p + "attention2.") +
+              norm(p + "addnorm2.") + ffn(p + "ffn.") + norm(p + "addnorm3."))
+    t.append(f32("decoder.dense.bias", V))
+    cfg = {"src_vocab_size": V, "tgt_vocab_size": V, "num_hiddens": H, "num_layers": L,
+           "num_heads": NH, "ffn_num_hiddens": F, "num_steps": steps, "use_bias": False,
+           "max_len": 8, "shared_embeddings": True}
+    meta = {"attnlite.format": "1", "attnlite.kind": "transformer",
+            "attnlite.config": json.dumps(cfg), "attnlite.src_vocab": json.dumps(vocab),
+            "attnlite.tgt_vocab": json.dumps(vocab), "attnlite.bpe": json.dumps(table)}
+    return st_bytes(int8(t) if quantized else t, meta)
+
+
+def subword():
+    """Loader seeds of sub-word models: good ones and merge tables each check refuses."""
+    write("loader", "subword.safetensors", tiny_subword())
+    write("loader", "subword_int8.safetensors", tiny_subword(quantized=True))
+    good = {"end_of_word": "_", "alphabet": ["'", ".", "_", "e", "g", "h", "i", "m", "o"],
+            "merges": [["g", "o"], ["go", "_"], ["h", "o"], ["ho", "m"], ["hom", "e"],
+                       ["home", "_"], [".", "_"], ["i", "'"]]}
+    st = tiny_subword(good)
+    bad = {"merge_before_symbol": dict(good, merges=[["ho", "m"]] + good["merges"]),
+           "alphabet_twice": dict(good, alphabet=good["alphabet"] + ["g"]),
+           "alphabet_not_a_char": dict(good, alphabet=["go"] + good["alphabet"][1:]),
+           "no_end_of_word": dict(good, end_of_word="</w>")}
+    hlen = struct.unpack("<Q", st[:8])[0]
+    header = json.loads(st[8:8 + hlen])
+    for name, table in bad.items():
+        h = dict(header)
+        h["__metadata__"] = dict(header["__metadata__"], **{"attnlite.bpe": json.dumps(table)})
+        hb = json.dumps(h, separators=(",", ":")).encode()
+        write("loader", "subword_bad_%s.safetensors" % name,
+              struct.pack("<Q", len(hb)) + hb + st[8 + hlen:])
+
+
 if __name__ == "__main__":
     loader()
     tokenizer()
@@ -389,3 +450,4 @@ if __name__ == "__main__":
     image()
     generate()
     capi()
+    subword()  # last: the seeds above keep their random values

@@ -27,6 +27,9 @@ agree on every sentence of the corpus.
 
     /usr/bin/python3 tools/bpe.py learn [CORPUS] --merges 8000 --out FILE.json
     /usr/bin/python3 tools/bpe.py segment FILE.json < text     # one line of pieces per line
+    python3 tools/bpe.py segment MODEL.safetensors < text      # the table in a model file
+
+`segment` needs nothing but Python's standard library (the tests run it on the corpus).
 """
 import collections
 import heapq
@@ -172,14 +175,20 @@ def save(path, alphabet, merges):
 
 
 def load(path):
-    with open(path, encoding='utf-8') as f:
-        d = json.load(f)
+    """(alphabet, merges) of a table file, or of the attnlite.bpe metadata of a model file."""
+    if path.endswith(".safetensors"):
+        import struct
+        with open(path, 'rb') as f:
+            n = struct.unpack('<Q', f.read(8))[0]
+            d = json.loads(json.loads(f.read(n))["__metadata__"]["attnlite.bpe"])
+    else:
+        with open(path, encoding='utf-8') as f:
+            d = json.load(f)
     return d["alphabet"], [tuple(m) for m in d["merges"]]
 
 
 def main():
     import argparse
-    from . import splits
     from .paths import DEFAULT_CORPUS
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -192,6 +201,7 @@ def main():
     b.add_argument("table")
     args = ap.parse_args()
     if args.cmd == "learn":
+        from . import splits
         data = splits.load_raw(args.corpus)
         sents = [s for s, _ in data["train"]] + [t for _, t in data["train"]]
         alphabet, merges = learn(sents, args.merges)
@@ -201,5 +211,7 @@ def main():
     else:
         alphabet, merges = load(args.table)
         seg = Segmenter(symbols(alphabet, merges))
+        sys.stdin.reconfigure(encoding='utf-8', newline='\n')
+        sys.stdout.reconfigure(encoding='utf-8')
         for line in sys.stdin:
-            print(' '.join(seg(line.rstrip('\n'))))
+            print(' '.join(seg(line.rstrip('\n').rstrip('\r'))))
