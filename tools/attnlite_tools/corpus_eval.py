@@ -23,7 +23,8 @@ EVAL_DOC = """PyTorch's BLEU of an exported model on a split, to check `attnlite
     /usr/bin/python3 tools/eval_corpus.py MODEL.safetensors SPLIT.tsv [--compare HYP.tsv]
 
 Greedy decoding in PyTorch (the d2l model rebuilt by tools/export.py, int8 files with
-their dequantized weights; decoder positions as attnlite's default), corpus BLEU-4 against
+their dequantized weights; decoder positions as attnlite's default; a sub-word model reads
+the split as written and its pieces are detokenized, BLEU on the book's tokens), corpus BLEU-4 against
 all the references of each English sentence (tools/splits.py) and the mean of the book's
 bleu(k=2) over the pairs. --compare reads `attnlite eval --out` and counts the sentences
 whose translations are identical.
@@ -31,11 +32,12 @@ whose translations are identical.
 
 SHIP_DOC = """Quantize the whole-corpus Transformer and record its BLEU in the shipped file.
 
-    /usr/bin/python3 tools/ship_corpus_model.py ATTNLITE_CLI [--beam 4]
+    /usr/bin/python3 tools/ship_corpus_model.py ATTNLITE_CLI [--beam 4] [--name NAME]
 
-Reads models/transformer-fra.f32.safetensors (tools/train_corpus.py), writes
-models/transformer-fra.safetensors with int8 weights (tools/quantize.py), then scores both
-files with `attnlite eval` on models/transformer-fra.{dev,test}.tsv, greedy and with beam
+Reads models/NAME.f32.safetensors (NAME transformer-fra: tools/train_corpus.py;
+transformer-fra-bpe: tools/train_subword.py), writes models/NAME.safetensors with int8
+weights (tools/quantize.py), then scores both files with `attnlite eval` on
+models/NAME.{dev,test}.tsv, greedy and with beam
 search (beam size --beam, length penalty alpha chosen among 0, 0.5, 1 by fp32 dev BLEU),
 and stores the figures in the int8 file's metadata under `attnlite.evaluation`
 (JSON: split -> decoding -> {f32, int8} -> corpus BLEU-4 and book bleu(k=2) mean). The
@@ -54,6 +56,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     net, src_vocab, tgt_vocab, info = export.load_model(args.model)
+    if "bpe" in info:
+        return eval_subword(args, net, src_vocab, info)
     pairs = []
     with open(args.split, encoding="utf-8") as f:
         for line in f:
@@ -76,12 +80,45 @@ def main():
                 print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
 
 
+def eval_subword(args, net, vocab, info):
+    """A sub-word model on a split as written: greedy pieces, detokenized; BLEU-4 on the
+    book's tokens; --compare against `attnlite eval --out` (English as written, translation)."""
+    from . import bpe
+    from .train_subword import book_tokens, encode, grouped_raw, translate_pieces
+    table = info["bpe"]
+    seg = bpe.Segmenter(bpe.symbols(table["alphabet"], [tuple(m) for m in table["merges"]]))
+    pairs = []
+    with open(args.split, encoding="utf-8") as f:
+        for line in f:
+            en, fr = line.rstrip("\n").split("\t")
+            pairs.append((en, fr))
+    engs, refs = grouped_raw(pairs)
+    # predict_seq2seq's source: the pieces + <eos>, truncated to num_steps (as attnlite)
+    S = info["config"]["num_steps"]
+    ids = [([vocab[p] for p in seg(e)] + [vocab['<eos>']])[:S] for e in engs]
+    hyps = [bpe.detokenize(p) for p in translate_pieces(net, ids, vocab)]
+    b4 = 100 * splits.corpus_bleu([' '.join(book_tokens(h)) for h in hyps],
+                                  [[' '.join(book_tokens(r)) for r in rs] for rs in refs])
+    unk = sum('<unk>' in h for h in hyps)
+    print(f"{len(engs)} sentences ({len(pairs)} pairs): corpus BLEU-4 {b4:.2f} (book tokens), "
+          f"{unk} translations with <unk>")
+    if args.compare:
+        with open(args.compare, encoding="utf-8") as f:
+            theirs = dict(line.rstrip("\n").split("\t") for line in f)
+        same = sum(1 for e, h in zip(engs, hyps) if theirs.get(e) == h)
+        print(f"identical to {args.compare}: {same} of {len(engs)}")
+        for e, h in zip(engs, hyps):
+            if theirs.get(e) != h:
+                print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
+
+
 def evaluate(cli, model, split, beam, alpha):
     out = subprocess.run([cli, "eval", "--json", "--model", model, "--beam", str(beam),
                           "--alpha", str(alpha), split], check=True, capture_output=True,
                          text=True).stdout
     j = json.loads(out)
-    return OrderedDict(bleu4=round(j["corpus_bleu4"], 2), bleu2=round(j["book_bleu2_mean"], 4))
+    return OrderedDict(bleu4=round(j["corpus_bleu4"], 2), bleu2=round(j["book_bleu2_mean"], 4),
+                       sacrebleu_13a=round(j["sacrebleu_13a"], 2), unk_outputs=j["unk_outputs"])
 
 
 def main_ship():
@@ -90,18 +127,19 @@ def main_ship():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cli")
     ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--name", default="transformer-fra")
     args = ap.parse_args()
-    f32 = os.path.join(ROOT, "models", "transformer-fra.f32.safetensors")
-    i8 = os.path.join(ROOT, "models", "transformer-fra.safetensors")
+    f32 = os.path.join(ROOT, "models", args.name + ".f32.safetensors")
+    i8 = os.path.join(ROOT, "models", args.name + ".safetensors")
     qt, meta = quantize.quantize_model(*st.load(f32))
     st.save(i8, qt, meta)
-    dev = os.path.join(ROOT, "models", "transformer-fra.dev.tsv")
+    dev = os.path.join(ROOT, "models", args.name + ".dev.tsv")
     alphas = {a: evaluate(args.cli, f32, dev, args.beam, a)["bleu4"] for a in (0.0, 0.5, 1.0)}
     args.alpha = max(alphas, key=lambda a: (alphas[a], -a))
     print("dev BLEU-4 by alpha (fp32, beam", args.beam, "):", alphas, "-> alpha", args.alpha)
     ev = OrderedDict()
     for split in ("dev", "test"):
-        path = os.path.join(ROOT, "models", f"transformer-fra.{split}.tsv")
+        path = os.path.join(ROOT, "models", f"{args.name}.{split}.tsv")
         ev[split] = OrderedDict()
         for name, beam, alpha in (("greedy", 1, 0.0), (f"beam{args.beam}", args.beam, args.alpha)):
             ev[split][name] = OrderedDict(
@@ -110,7 +148,8 @@ def main_ship():
             print(split, name, json.dumps(ev[split][name]))
     ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
                              dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
-    ev["tool"] = "attnlite eval (corpus BLEU-4 x 100, book bleu(k=2) mean over the pairs)"
+    ev["tool"] = ("attnlite eval (corpus BLEU-4 x 100 on the book's tokens, book bleu(k=2) mean "
+                  "over the pairs, sacreBLEU 13a x 100, translations holding <unk>)")
     meta["attnlite.evaluation"] = json.dumps(ev)
     n = st.save(i8, qt, meta)
     print(f"{os.path.relpath(i8, ROOT)}: {n} bytes")

@@ -6,9 +6,10 @@ its English sentence alone: h = int(sha1(preprocessed english)) % 100; h in {0, 
 an English sentence falls in the same split, and no dev or test English sentence occurs
 in training.
 
-    /usr/bin/python3 tools/splits.py [CORPUS] --write DIR   # DIR/{dev,test}.tsv
+    /usr/bin/python3 tools/splits.py [CORPUS] --write DIR [--raw]   # DIR/{dev,test}.tsv
 
-The .tsv files hold one line per pair, 'english<TAB>french', preprocessed.
+The .tsv files hold one line per pair, 'english<TAB>french', preprocessed (with --raw: as
+written in the corpus).
 """
 import collections
 import hashlib
@@ -103,7 +104,17 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
     ap.add_argument("--write", required=True)
+    ap.add_argument("--raw", action="store_true",
+                    help="the sentences as written (cased, unsplit), for sub-word models")
     args = ap.parse_args()
+    if args.raw:
+        data = load_raw(args.corpus)
+        os.makedirs(args.write, exist_ok=True)
+        for k in ('dev', 'test'):
+            with open(os.path.join(args.write, k + '.tsv'), 'w', encoding='utf-8') as f:
+                for s, t in data[k]:
+                    f.write(s + '\t' + t + '\n')
+        return
     data = load(args.corpus)
     print(describe(data))
     os.makedirs(args.write, exist_ok=True)

@@ -1,0 +1,298 @@
+"""Train the book's Transformer on sub-words of the cased corpus, resumably, and export it.
+
+    /usr/bin/python3 tools/train_subword.py [CORPUS] --bpe TABLE.json [--hiddens 192
+        --layers 3 --heads 4 --ffn 768 --dropout 0.1] [--minutes 60] [--threads 2]
+        [--name transformer-fra-bpe] [--dir build/train]        # train (or go on training)
+    /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
+                                                               # average, pick, export
+
+Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
+preprocessed English, so the test sentences are the ones of the word-level model), both sides
+segmented by one joint byte-pair table (tools/bpe.py, learned on the training split).
+
+Model: d2l.make_transformer (book 10.7) with one vocabulary for both languages and one
+embedding table shared by the encoder, the decoder and the decoder's output layer (whose
+bias stays its own); the shared table starts as N(0, 1/num_hiddens), so that embedding *
+sqrt(num_hiddens) starts at unit scale.  Training as tools/train_corpus.py: batches of
+similar-length sentences, Adam with warm-up and inverse-square-root decay, label smoothing
+0.1, gradients clipped at 1.
+
+Resuming: after every epoch DIR/NAME/ holds epoch<N>.pt (the weights) and state.pt (the
+optimizer, the schedule, the random generators, the epoch and the dev BLEU history); a run
+started again goes on from there.  --minutes bounds one run.
+
+Choosing: every epoch the dev split is translated greedily and scored with corpus BLEU-4 on
+the book's tokens (the detokenized translation lowercased and preprocessed as the book
+does).  --finish scores the average of the last K epochs' weights for K = 1 .. --average,
+keeps the best (ties to the fewer), and exports it with the merge table in the metadata.
+"""
+import argparse
+import glob
+import json
+import os
+import platform
+import random
+import re
+import time
+
+import torch
+from torch import nn
+
+from . import bpe
+from . import d2l
+from . import export
+from . import splits
+from .paths import DEFAULT_CORPUS, MODELS_DIR, ROOT
+from .search import greedy_decode, strip_eos
+from .train_book import Logger
+from .train_corpus import length_batches, optimizer_step, pad, warmup_adam
+
+NUM_STEPS = 32
+SPECIALS = ['<unk>', '<pad>', '<bos>', '<eos>']
+
+
+def vocabulary(alphabet, merges):
+    return export.vocab_from_tokens(SPECIALS + bpe.symbols(alphabet, merges))
+
+
+def encode(pieces, vocab):
+    eos = vocab['<eos>']
+    return [vocab[p][:NUM_STEPS - 1] + [eos] for p in pieces]
+
+
+def book_tokens(text):
+    """The book's tokens of a sentence: lowercased, preprocessed, split on spaces."""
+    return d2l.preprocess_nmt(text).split(' ')
+
+
+def make_net(V, args, dropout):
+    net = d2l.make_transformer(V, V, num_hiddens=args.hiddens, num_layers=args.layers,
+                               num_heads=args.heads, ffn_num_hiddens=args.ffn, dropout=dropout)
+    net.apply(d2l.xavier_init_weights)
+    tie(net)
+    nn.init.normal_(net.decoder.embedding.weight, std=args.hiddens ** -0.5)
+    return net
+
+
+def tie(net):
+    """One table for the source embedding, the target embedding and the output layer."""
+    net.encoder.embedding = net.decoder.embedding
+    net.decoder.dense.weight = net.decoder.embedding.weight
+
+
+def shared_state(net):
+    """state_dict() with the shared table once, as decoder.embedding.weight."""
+    sd = net.state_dict()
+    return {k: v for k, v in sd.items()
+            if k not in ("encoder.embedding.weight", "decoder.dense.weight")}
+
+
+@torch.no_grad()
+def translate_pieces(net, src_ids, vocab, batch=256):
+    """Greedy translations (lists of pieces) of encoded source sentences."""
+    net.eval()
+    net.decoder.positions_from_cache = True
+    bos, eos, pad_id = vocab['<bos>'], vocab['<eos>'], vocab['<pad>']
+    out = []
+    for b in range(0, len(src_ids), batch):
+        chunk = src_ids[b:b + batch]
+        X = torch.tensor([s + [pad_id] * (NUM_STEPS - len(s)) for s in chunk])
+        vl = torch.tensor([len(s) for s in chunk])
+        toks = greedy_decode(net, X, vl, bos, NUM_STEPS, eos=eos)
+        out.extend(vocab.to_tokens(s) for s in strip_eos(toks, eos))
+    net.decoder.positions_from_cache = False
+    net.train()
+    return out
+
+
+def grouped_raw(pairs):
+    """(English sentences, one per preprocessed English sentence, first-seen form; lists of
+    their French references as written)."""
+    refs, first = {}, {}
+    for s, t in pairs:
+        key = d2l.preprocess_nmt(s)
+        first.setdefault(key, s)
+        refs.setdefault(key, []).append(t)
+    keys = list(first)
+    return [first[k] for k in keys], [refs[k] for k in keys]
+
+
+def dev_bleu(net, dev_ids, dev_refs, vocab):
+    hyps = [' '.join(book_tokens(bpe.detokenize(p)))
+            for p in translate_pieces(net, dev_ids, vocab)]
+    refs = [[' '.join(book_tokens(r)) for r in rs] for rs in dev_refs]
+    return splits.corpus_bleu(hyps, refs)
+
+
+def average(paths):
+    avg = None
+    for p in paths:
+        sd = torch.load(p)
+        if avg is None:
+            avg = {k: v.clone().double() for k, v in sd.items()}
+        else:
+            for k in avg:
+                avg[k] += sd[k].double()
+    return {k: (v / len(paths)).float() for k, v in avg.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
+    ap.add_argument("--bpe", required=True, help="merge table from tools/bpe.py learn")
+    ap.add_argument("--hiddens", type=int, default=192)
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=768)
+    ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--lr", type=float, default=1.5e-3)
+    ap.add_argument("--warmup", type=int, default=600)
+    ap.add_argument("--max-tokens", type=int, default=2500)
+    ap.add_argument("--minutes", type=float, default=60.0, help="bound of this run")
+    ap.add_argument("--epochs", type=int, default=60, help="stop after this epoch")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--name", default="transformer-fra-bpe")
+    ap.add_argument("--dir", default=os.path.join(ROOT, "build", "train"))
+    ap.add_argument("--out", default=MODELS_DIR)
+    ap.add_argument("--bench", action="store_true", help="time 20 batches and exit")
+    ap.add_argument("--finish", action="store_true", help="average, choose and export")
+    ap.add_argument("--average", type=int, default=5)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+
+    alphabet, merges = bpe.load(args.bpe)
+    seg = bpe.Segmenter(bpe.symbols(alphabet, merges))
+    vocab = vocabulary(alphabet, merges)
+    data = splits.load_raw(args.corpus)
+    train = data["train"]
+    src = encode([seg(s) for s, _ in train], vocab)
+    tgt = encode([seg(t) for _, t in train], vocab)
+    dev_src, dev_refs = grouped_raw(data["dev"])
+    dev_ids = encode([seg(s) for s in dev_src], vocab)
+
+    run_dir = os.path.join(args.dir, args.name)
+    os.makedirs(run_dir, exist_ok=True)
+    log = Logger(None if args.bench else os.path.join(run_dir, "train.log"))
+    hp = dict(num_hiddens=args.hiddens, num_layers=args.layers, num_heads=args.heads,
+              ffn_num_hiddens=args.ffn, dropout=args.dropout, lr=args.lr, warmup=args.warmup,
+              max_tokens=args.max_tokens, label_smoothing=0.1, num_steps=NUM_STEPS,
+              shared_embeddings=True)
+    net = make_net(len(vocab), args, args.dropout)
+    nparams = sum(p.numel() for p in net.parameters())
+    state_path = os.path.join(run_dir, "state.pt")
+    if args.finish:
+        return finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log,
+                      nparams, len(train))
+
+    opt, sched = warmup_adam(net, args.lr, args.warmup)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=vocab['<pad>'], label_smoothing=0.1,
+                                  reduction='sum')
+    epoch0, history = 0, []
+    if os.path.exists(state_path) and not args.bench:
+        st = torch.load(state_path)
+        epoch0, history = st["epoch"], st["history"]
+        net.load_state_dict(torch.load(os.path.join(run_dir, f"epoch{epoch0}.pt")))
+        tie(net)
+        opt.load_state_dict(st["opt"])
+        sched.load_state_dict(st["sched"])
+        rng.setstate(st["rng"])
+        torch.set_rng_state(st["torch_rng"])
+        log(f"# resumed after epoch {epoch0}")
+    else:
+        log(f"# {args.name}: d2l 10.7 Transformer on byte-pair pieces of the cased corpus")
+        log(f"# torch {torch.__version__}, python {platform.python_version()}, "
+            f"threads {torch.get_num_threads()}, seed {args.seed}")
+        log(f"# corpus {os.path.basename(args.corpus)}: {splits.describe(data)}")
+        log(f"# joint vocabulary {len(vocab)} ({len(alphabet)} characters, {len(merges)} merges)")
+        log("# hyper-parameters " + json.dumps(hp))
+        log(f"# parameters {nparams}")
+    bos, pad_id = vocab['<bos>'], vocab['<pad>']
+    start = time.time()
+    for epoch in range(epoch0 + 1, args.epochs + 1):
+        net.train()
+        t0, tot, ntok = time.time(), 0.0, 0
+        batches = length_batches([(len(s), len(t)) for s, t in zip(src, tgt)],
+                                 args.max_tokens, rng)
+        for bi, b in enumerate(batches):
+            X, X_vl = pad([src[i] for i in b], pad_id)
+            Y, _ = pad([tgt[i] for i in b], pad_id)
+            dec_in = torch.cat([torch.full((len(b), 1), bos, dtype=torch.long), Y[:, :-1]], 1)
+            Y_hat, _ = net(X, dec_in, X_vl)
+            n = int((Y != pad_id).sum())
+            l = loss_fn(Y_hat.reshape(-1, Y_hat.shape[-1]), Y.reshape(-1))
+            optimizer_step(net, opt, sched, l, n)
+            tot += float(l)
+            ntok += n
+            if args.bench and bi == 19:
+                dt = time.time() - t0
+                print(f"{args.hiddens}/{args.layers}/{args.heads}/{args.ffn}: {nparams} params, "
+                      f"{dt / 20:.3f} s/batch, {len(batches)} batches/epoch, "
+                      f"~{dt / 20 * len(batches) / 60:.1f} min/epoch")
+                return
+        bleu = dev_bleu(net, dev_ids, dev_refs, vocab)
+        history.append((epoch, bleu))
+        log(f"epoch {epoch:3d}, loss {tot / ntok:.4f} (label-smoothed, per token), "
+            f"dev BLEU-4 {100 * bleu:.2f}, {time.time() - t0:.0f} s, "
+            f"lr {sched.get_last_lr()[0]:.2e}")
+        torch.save(net.state_dict(), os.path.join(run_dir, f"epoch{epoch}.pt"))
+        torch.save(dict(epoch=epoch, history=history, opt=opt.state_dict(),
+                        sched=sched.state_dict(), rng=rng.getstate(),
+                        torch_rng=torch.get_rng_state()), state_path + ".tmp")
+        os.replace(state_path + ".tmp", state_path)
+        for old in glob.glob(os.path.join(run_dir, "epoch*.pt")):
+            n = int(re.findall(r"epoch(\d+)\.pt$", old)[0])
+            if n <= epoch - max(args.average, 1):
+                os.remove(old)
+        ran = (time.time() - start) / 60
+        if ran + (time.time() - t0) / 60 > args.minutes:
+            log(f"# pausing after epoch {epoch}: {ran:.1f} min in this run "
+                f"(--minutes {args.minutes:g}); run again to go on")
+            break
+
+
+def finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log, nparams,
+           examples):
+    run_dir = os.path.join(args.dir, args.name)
+    st = torch.load(os.path.join(run_dir, "state.pt"))
+    last = st["epoch"]
+    best = None
+    for k in range(1, args.average + 1):
+        paths = [os.path.join(run_dir, f"epoch{e}.pt") for e in range(last - k + 1, last + 1)]
+        if not all(os.path.exists(p) for p in paths):
+            break
+        net.load_state_dict(average(paths))
+        tie(net)
+        b = dev_bleu(net, dev_ids, dev_refs, vocab)
+        log(f"# average of epochs {last - k + 1}..{last}: dev BLEU-4 {100 * b:.2f}")
+        if best is None or b > best[0]:
+            best = (b, k)
+    b, k = best
+    net.load_state_dict(average([os.path.join(run_dir, f"epoch{e}.pt")
+                                 for e in range(last - k + 1, last + 1)]))
+    tie(net)
+    net.eval()
+    log(f"# chosen: average of the last {k} epoch(s) ({last - k + 1}..{last}), "
+        f"dev BLEU-4 {100 * b:.2f}")
+    for eng in ["Go.", "I lost.", "He's calm.", "I'm home.", "Where is the station?"]:
+        ids = encode([seg(eng)], vocab)
+        log(f"{eng} => {bpe.detokenize(translate_pieces(net, ids, vocab)[0])}")
+    config = export.transformer_config(vocab, vocab, args.hiddens, args.layers, args.heads,
+                                       args.ffn, NUM_STEPS)
+    config["shared_embeddings"] = True
+    training = dict(hp, epochs=last, averaged_epochs=k, seed=args.seed, optimizer="adam",
+                    grad_clip=1.0, init="xavier_uniform; shared embedding N(0, 1/num_hiddens)",
+                    examples=examples, history=[(e, round(100 * x, 2)) for e, x in st["history"]],
+                    split="sha1(preprocessed english) % 100: 0-1 dev, 2-5 test, rest train",
+                    dev_bleu4=round(100 * b, 2))
+    path = os.path.join(args.out, args.name + ".f32.safetensors")
+    tokens = export.vocab_tokens(vocab)
+    nbytes = export.save_model(net, path, "transformer", config, tokens, tokens, training,
+                               tensors=shared_state(net),
+                               extra={"attnlite.bpe": json.dumps(
+                                   {"end_of_word": bpe.END, "alphabet": alphabet,
+                                    "merges": [list(m) for m in merges]}, ensure_ascii=False)})
+    log(f"# exported {os.path.relpath(path, ROOT)} ({nbytes} bytes)")
