@@ -43,7 +43,7 @@ bool is_space(uint32_t cp) {
 Bpe::Bpe(std::string_view text, const Vocab& vocab) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.begin(), text.end());
+    j = nlohmann::json::parse(std::string(text));  // the loader's instantiation: one parser in the wasm
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("attnlite.bpe is not valid JSON: ") + e.what());
   }

@@ -12,7 +12,23 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const web = join(root, 'web');
-const TRANSLATORS = ['transformer-fra', 'transformer-d2l', 'bahdanau-d2l'];
+// The page's translators, as web/app.js lists them (MODELS, one entry a line, and
+// DEFAULT_MODEL): the default first, then the others but those still `upcoming`. The service
+// worker caches those the server has on the first visit.
+function translators() {
+  const app = readFileSync(join(web, 'app.js'), 'utf8');
+  const list = app.match(/^const MODELS = \[\n([\s\S]*?)\n\];$/m);
+  const def = app.match(/^const DEFAULT_MODEL = '([^']+)';$/m);
+  if (!list || !def) throw new Error('web/app.js: MODELS or DEFAULT_MODEL not found');
+  const entries = list[1].split('\n').filter((l) => l.trim() && !l.trim().startsWith('//')).map((l) => {
+    const name = l.match(/\{ name: '([^']+)'/);
+    if (!name) throw new Error(`web/app.js: a MODELS entry without a name: ${l.trim()}`);
+    return { name: name[1], upcoming: /\bupcoming: true\b/.test(l) };
+  });
+  if (!entries.some((e) => e.name === def[1])) throw new Error(`web/app.js: DEFAULT_MODEL ${def[1]} is not in MODELS`);
+  return [def[1], ...entries.filter((e) => !e.upcoming && e.name !== def[1]).map((e) => e.name)];
+}
+const TRANSLATORS = translators();
 const CACHED_LATER = ['lm-fra', 'vit-digits'];  // hashed too: a new model is a new version
 
 function pageFiles(dir) {

@@ -14,14 +14,25 @@ import {
   showCursor, hideCursor, onKey, onTabKey, toggleTable,
 } from './translation-view.js';
 
-// The shipped models, fetched relative to this page (web/models is a link to ../models).
-// The first one present is loaded; those whose file is missing are listed, disabled.
+// The shipped translators, fetched relative to this page (web/models is a link to ../models).
+// Those whose file is missing are listed, disabled. An `upcoming` one (a model still to come)
+// is left out (not even asked for) until DEFAULT_MODEL names it. tools/web_version.mjs reads
+// both (one entry a line) for the service worker's list of models.
 const MODELS = [
   { name: 'transformer-fra', label: 'Transformer, whole corpus (int8)' },
   { name: 'transformer-d2l', label: 'Transformer (d2l 10.7)' },
   { name: 'bahdanau-d2l', label: 'Bahdanau GRU (d2l 10.4)' },
+  { name: 'transformer-fra-bpe', label: 'Transformer, whole corpus, sub-words (cased)', upcoming: true },
 ];
-const EXAMPLES = ['go .', 'i lost .', "he's calm .", "i'm home ."];
+// The translator the page opens with: first in the list and loaded when its file is there;
+// otherwise the first of MODELS that is. 'transformer-fra-bpe' once the sub-word model ships.
+const DEFAULT_MODEL = 'transformer-fra';
+const SHOWN = MODELS.filter((m) => !m.upcoming || m.name === DEFAULT_MODEL)
+  .sort((a, b) => (b.name === DEFAULT_MODEL) - (a.name === DEFAULT_MODEL));
+
+// The book's four sentences, as its word models read them (lowercased, spaced punctuation),
+// and as written, for sub-word models, which read the English cased.
+const EXAMPLES = { words: ['go .', 'i lost .', "he's calm .", "i'm home ."], subword: ['Go.', 'I lost.', "He's calm.", "I'm home."] };
 
 const state = {
   al: null,          // the modules on this thread: figures, the language model, the ViT
@@ -58,7 +69,7 @@ function clearError() {
 async function probeModels() {
   const sel = $('model');
   sel.textContent = '';
-  await Promise.all(MODELS.map(async (m) => {
+  await Promise.all(SHOWN.map(async (m) => {
     const opt = document.createElement('option');
     opt.value = m.name;
     opt.textContent = m.label;
@@ -71,8 +82,31 @@ async function probeModels() {
     }
     m.option = opt;
   }));
-  for (const m of MODELS) sel.append(m.option);
-  return MODELS.filter((m) => !m.option.disabled).map((m) => m.name);
+  for (const m of SHOWN) sel.append(m.option);
+  return SHOWN.filter((m) => !m.option.disabled).map((m) => m.name);
+}
+
+// The example chips of a kind of model (their text as it reads English); the sentence box
+// follows when it holds an example of the other kind.
+function showExamples(subword) {
+  const mine = subword ? EXAMPLES.subword : EXAMPLES.words, other = subword ? EXAMPLES.words : EXAMPLES.subword;
+  const box = $('examples');
+  if (box.dataset.kind === (subword ? 'subword' : 'words')) return;
+  box.dataset.kind = subword ? 'subword' : 'words';
+  box.querySelectorAll('.chip').forEach((b) => b.remove());
+  for (const s of mine) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'chip';
+    b.textContent = s;
+    b.addEventListener('click', () => {
+      $('sentence').value = s;
+      translate();
+    });
+    box.append(b);
+  }
+  const i = other.indexOf($('sentence').value);
+  if (i >= 0) $('sentence').value = mine[i];
 }
 
 function useModel(model, name, value) {
@@ -81,8 +115,12 @@ function useModel(model, name, value) {
   $('model').value = value;
   state.modelName = name;
   const kind = model.kind === 'transformer' ? `Transformer · ${model.layers} layers · ${model.heads} heads` : 'Bahdanau GRU · additive attention';
-  $('model-info').textContent = `${name}: ${kind} · ${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens · ` +
-    `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} steps`;
+  const vocab = model.subword
+    ? `sub-words: ${model.srcVocabSize} English / ${model.tgtVocabSize} French pieces, cased`
+    : `${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens`;
+  $('model-info').textContent = `${name}: ${kind} · ${vocab} · ` +
+    `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} ${model.subword ? 'pieces' : 'steps'}`;
+  showExamples(model.subword);
   $('translate').disabled = false;
   $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
   for (const o of $('beam').options) o.disabled = Number(o.value) > model.maxBeam;
@@ -272,9 +310,14 @@ async function translate() {
   document.body.dataset.translations = String(state.translations);
   clearError();
   const notes = [];
+  // A sub-word model has a piece for every word made of characters it saw in training: only
+  // characters it never saw become <unk> (one piece each).
+  if (r.unknownChars.length)
+    notes.push(`Character${r.unknownChars.length > 1 ? 's' : ''} never seen in training (the model reads <unk> for each): ${r.unknownChars.join(' ')}`);
   if (r.unknown.length)
     notes.push(`Unknown word${r.unknown.length > 1 ? 's' : ''} (the model reads <unk>): ${r.unknown.join(', ')}`);
-  if (r.truncated) notes.push(`The sentence has more than ${r.S - 1} tokens; the model sees only the first ${r.S - 1}, as in the book.`);
+  const unit = r.subword ? 'sub-word pieces' : 'tokens';
+  if (r.truncated) notes.push(`The sentence has more than ${r.S - 1} ${unit}; the model sees only the first ${r.S - 1}, as in the book.`);
   if (notes.length) showError(notes.join(' · '), 'warn');
   showResult(r);
   setState('ready');
@@ -306,17 +349,7 @@ function wire() {
     if (file) loadFile(file);
     e.target.value = '';
   });
-  for (const s of EXAMPLES) {
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'chip';
-    b.textContent = s;
-    b.addEventListener('click', () => {
-      $('sentence').value = s;
-      translate();
-    });
-    $('examples').append(b);
-  }
+  showExamples(false);
   $('attn-kind').addEventListener('click', (e) => {
     const b = e.target.closest('button');
     if (!b || b.disabled) return;
@@ -413,7 +446,7 @@ async function main() {
     const err = await loadShipped(name, name === available[0] ? first : null);
     if (!err) break;
     failed.push(`${name} (${err})`);
-    const opt = MODELS.find((m) => m.name === name).option;
+    const opt = SHOWN.find((m) => m.name === name).option;
     opt.disabled = true;
     opt.textContent += ' (could not load)';
   }

@@ -9,7 +9,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '740dc9eb70aa766d';
+const VERSION = 'e65743bc0ff7298e';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -36,7 +36,7 @@ export function showResult(r) {
     chip.className = 'token';
     const p = r.scores[i];
     chip.title = `step ${i + 1}: p = ${p.toFixed(4)}`;
-    chip.innerHTML = '<b></b><small></small><i></i>';
+    chip.innerHTML = '<b lang="fr"></b><small></small><i></i>';
     chip.querySelector('b').textContent = t;
     chip.querySelector('small').textContent = p.toFixed(3);
     chip.querySelector('i').style.width = `${(p * 100).toFixed(1)}%`;
@@ -46,7 +46,7 @@ export function showResult(r) {
     (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
     (r.model === 'transformer' ? ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` : '') +
     (r.beam > 1 ? ` · beam ${r.beam}, α ${r.alpha}` : ' · greedy') +
-    ` · source: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
+    ` · source${r.subword ? ' pieces' : ''}: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
   showNBest(r);
   $('attention-card').hidden = false;
   syncControls();
@@ -102,16 +102,17 @@ function currentFigure() {
   const src = r.srcTokens.slice(0, nSrc);
   const outputs = [...r.tokens, ...(r.eos ? ['<eos>'] : [])].slice(0, T);
   const inputs = ['<bos>', ...r.tokens].slice(0, T);
+  const unit = r.subword ? 'pieces' : 'tokens';  // a sub-word model's tokens are word pieces
   let q, k, ld, full, qLabels, kLabels, xlabel, ylabel;
   if (v.kind === 'enc') {
     [q, k, ld, full] = [nSrc, nSrc, S, r.attention.encoderSelf];
-    [qLabels, kLabels, xlabel, ylabel] = [src, src, 'Keys: source tokens', 'Queries: source tokens'];
+    [qLabels, kLabels, xlabel, ylabel] = [src, src, `Keys: source ${unit}`, `Queries: source ${unit}`];
   } else if (v.kind === 'dec') {
     [q, k, ld, full] = [T, T, T, r.attention.decoderSelf];
-    [qLabels, kLabels, xlabel, ylabel] = [outputs, inputs, 'Keys: decoder inputs', 'Queries: predicted tokens'];
+    [qLabels, kLabels, xlabel, ylabel] = [outputs, inputs, 'Keys: decoder inputs', `Queries: predicted ${unit}`];
   } else {
     [q, k, ld, full] = [T, nSrc, S, r.attention.cross];
-    [qLabels, kLabels, xlabel, ylabel] = [outputs, src, 'Keys: source tokens', 'Queries: predicted tokens'];
+    [qLabels, kLabels, xlabel, ylabel] = [outputs, src, `Keys: source ${unit}`, `Queries: predicted ${unit}`];
   }
   const layers = v.all ? [...full.keys()] : [v.layer];
   const heads = v.all ? [...full[0].keys()] : [v.head];
@@ -128,8 +129,14 @@ export function drawAttention() {
   let width = Math.max(3.2, f.cols * (f.k * cell + 0.45) + 1.9);
   let height = Math.max(2.8, f.rows * (f.q * cell + 0.35) + 1.3);
   // No wider than the card (phones, big grids): the same figure, scaled down, but not below
-  // about 1.6 inches a panel; a grid wider than that scrolls sideways inside the card.
-  const room = Math.max(($('heatmap-scroll').clientWidth || 1e9) / 100, f.cols * 1.6 + 1.9);
+  // about 1.6 inches a panel, nor below the room every key's label needs (the renderer skips
+  // labels on cells narrower than a line of its 10 pt text, about 0.16 inch; they are written
+  // upwards) beside the longest query label (about 0.08 inch a character) and the colour bar:
+  // sub-word sentences have more tokens than words. A figure wider than that scrolls sideways
+  // inside the card rather than leave keys unlabelled.
+  const longest = Math.max(0, ...f.qLabels.map((t) => [...t].length));
+  const labelled = f.cols * (f.k * 0.165 + 0.1) + 0.08 * longest + 1.15;
+  const room = Math.max(($('heatmap-scroll').clientWidth || 1e9) / 100, f.cols * 1.6 + 1.9, labelled);
   if (width > room) {
     height *= Math.max(0.6, room / width);
     width = room;

@@ -103,6 +103,19 @@ int al_model_src_id(const al_model* model, const char* token);
  * full length without the NUL, or -1 (invalid UTF-8, NULL sentence) with *err set. */
 long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err);
 
+/* 1 when the model is a sub-word translator (its file carries a byte-pair merge table,
+ * metadata attnlite.bpe; include/attnlite/bpe.h): it reads the English as written (cased) in
+ * pieces, '_' ending a word, and its translations' text is the detokenized French. 0
+ * otherwise (the book's lowercased words) and for NULL. */
+int al_model_is_subword(const al_model* model);
+/* The source tokens `model` reads from `sentence` (Model::source_tokens), joined by single
+ * spaces: the pieces of a sub-word model ("Where is the station?" -> "Wh ere_ is_ the_ st at
+ * i on_ ?_"; a character never seen in training is the piece "<unk>"), the book's words of
+ * al_tokenize otherwise. Not truncated to num_steps. Writes and returns as al_tokenize; -1
+ * with *err set for invalid UTF-8 or a NULL model or sentence. */
+long al_model_tokenize(const al_model* model, const char* sentence, char* out, size_t cap,
+                       al_error** err);
+
 /* ---- translators --------------------------------------------------------------------- */
 typedef enum al_device { AL_DEVICE_CPU = 0, AL_DEVICE_CUDA = 1 } al_device;
 

@@ -83,14 +83,22 @@ int al_model_src_id(const al_model* m, const char* token) {
   return m && token ? m->model->src_vocab().lookup(token) : -1;
 }
 
-long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
+}  // extern "C"
+
+namespace {
+
+// Tokens joined by single spaces into out (cap bytes with the NUL, like snprintf); returns the
+// full length, or -1 with *err set when tokens() throws.
+template <class F>
+long write_tokens(const char* call, const char* sentence, char* out, size_t cap, al_error** err,
+                  F&& tokens) {
   if (err) *err = nullptr;
   long len = -1;
   std::string msg;
   const al_status s = guard(msg, [&] {
-    if (!sentence) throw Error("al_tokenize: sentence is NULL");
+    if (!sentence) throw Error(std::string(call) + ": sentence is NULL");
     std::string joined;
-    for (const auto& w : tokenize(sentence)) {
+    for (const auto& w : tokens(sentence)) {
       if (!joined.empty()) joined += ' ';
       joined += w;
     }
@@ -103,6 +111,25 @@ long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
   });
   if (s != AL_OK) set_error(err, std::move(msg));
   return len;
+}
+
+}  // namespace
+
+extern "C" {
+
+long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
+  return write_tokens("al_tokenize", sentence, out, cap, err,
+                      [](const char* s) { return tokenize(s); });
+}
+
+int al_model_is_subword(const al_model* m) { return m && m->model->bpe() != nullptr; }
+
+long al_model_tokenize(const al_model* m, const char* sentence, char* out, size_t cap,
+                       al_error** err) {
+  return write_tokens("al_model_tokenize", sentence, out, cap, err, [&](const char* s) {
+    if (!m) throw Error("al_model_tokenize: model is NULL");
+    return m->model->source_tokens(s);
+  });
 }
 
 }  // extern "C"

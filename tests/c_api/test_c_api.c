@@ -316,6 +316,73 @@ static void test_errors(const al_model* m, al_translator* tr) {
   check_error(err, NULL);
 }
 
+/* A sub-word translator (tests/fixtures/bpe_tiny.safetensors: random weights, the pieces and
+ * translations of tests/fixtures/bpe_tiny.json): al_model_is_subword, al_model_tokenize gives
+ * its pieces of the cased text (al_tokenize stays the book's words), and the translation's
+ * text is the detokenized French. */
+static void test_subword(const al_model* words) {
+  al_error* err = NULL;
+  al_model* m = al_model_load(ATTNLITE_FIXTURES_DIR "/bpe_tiny.safetensors", &err);
+  CHECK(m != NULL && err == NULL);
+  if (!m) {
+    al_error_free(err);
+    return;
+  }
+  CHECK(al_model_is_subword(m) == 1);
+  CHECK(al_model_is_subword(words) == 0);
+  CHECK(al_model_is_subword(NULL) == 0);
+  char buf[256];
+  static const char* const en[] = {"Where is the station?", "I'm home.", "Look at \xe6\xbc\xa2\xe5\xad\x97 now.",
+                                   "She said:\xc2\xa0\xc2\xabno\xc2\xbb!"};
+  static const char* const pieces[] = {"Wh ere_ is_ the_ st at i on_ ?_", "I'm_ h om e_ ._",
+                                       "L oo k_ at_ <unk> <unk> _ now_ ._",
+                                       "She_ s ai d : _ \xc2\xab no \xc2\xbb _ !_"};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(al_model_tokenize(m, en[i], buf, sizeof buf, NULL) == (long)strlen(pieces[i]));
+    CHECK_STR(buf, pieces[i]);
+  }
+  /* The word models' tokenizer: the book's words, as al_tokenize. */
+  CHECK(al_model_tokenize(words, "He's  calm!", buf, sizeof buf, NULL) == 11);
+  CHECK_STR(buf, "he's calm !");
+  CHECK(al_tokenize("I'm home.", buf, sizeof buf, NULL) == 10);
+  CHECK_STR(buf, "i'm home .");
+  /* Like snprintf: cap bytes at most, the full length returned; no buffer at all. */
+  CHECK(al_model_tokenize(m, "I'm home.", buf, 5, NULL) == 15);
+  CHECK_STR(buf, "I'm_");
+  CHECK(al_model_tokenize(m, "I'm home.", NULL, 0, NULL) == 15);
+  CHECK(al_model_tokenize(m, "", buf, sizeof buf, NULL) == 0);
+  CHECK_STR(buf, "");
+  /* Errors: a message, -1. */
+  err = NULL;
+  CHECK(al_model_tokenize(m, "caf\xc3(", buf, sizeof buf, &err) == -1);
+  check_error(err, "UTF-8");
+  err = NULL;
+  CHECK(al_model_tokenize(NULL, "Go.", buf, sizeof buf, &err) == -1);
+  check_error(err, "model is NULL");
+  err = NULL;
+  CHECK(al_model_tokenize(m, NULL, buf, sizeof buf, &err) == -1);
+  check_error(err, "sentence is NULL");
+  CHECK(al_model_tokenize(m, NULL, buf, sizeof buf, NULL) == -1); /* err NULL is fine */
+
+  /* PyTorch's translation: the pieces' ids and the detokenized text. */
+  al_translator* tr = al_translator_new(m, NULL, &err);
+  CHECK(tr != NULL && err == NULL);
+  if (tr) {
+    CHECK(al_translate(tr, "My brother's going to kill me.", NULL) == AL_OK);
+    const al_result* r = al_translator_result(tr, 0);
+    CHECK_STR(al_result_text(r), "de de de de de de de de de de de de");
+    CHECK(al_result_num_tokens(r) == 12);
+    CHECK(al_result_num_tokens(r) == 12 && al_result_tokens(r)[0] == 141);
+    CHECK_STR(al_model_tgt_token(m, al_result_tokens(r)[0]), "de_");
+    CHECK(al_result_src_len(r) == 16); /* 15 pieces and <eos> */
+    CHECK(al_result_num_unknown(r) == 0);
+    CHECK(al_translate(tr, en[2], NULL) == AL_OK);
+    CHECK(al_result_num_unknown(al_translator_result(tr, 0)) == 2);
+    al_translator_free(tr);
+  }
+  al_model_free(m);
+}
+
 int main(void) {
   al_error* err = NULL;
   al_model* m = al_model_load(model_path(), &err);
@@ -333,6 +400,7 @@ int main(void) {
   }
   test_beam(m);
   test_adopt();
+  test_subword(m);
   /* The translator keeps the model alive after al_model_free. */
   al_model_free(m);
   if (tr) {

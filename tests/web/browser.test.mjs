@@ -208,6 +208,54 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.waitForFunction(() => document.getElementById('model-info').textContent.startsWith('transformer-d2l'));
   });
 
+  // A sub-word translator (tests/fixtures/bpe_tiny.safetensors: random weights, so its French
+  // is "to to to ...", PyTorch's output in tests/fixtures/bpe_tiny.json) as the user's own
+  // file: the English goes in as written, the heatmap's source labels are its pieces, the
+  // French shown is the detokenized text (the chips and the map's rows keep the pieces).
+  test('a sub-word model of your own: cased input, pieces on the map, detokenized French', async () => {
+    const bpe = JSON.parse(readFileSync(join(root, 'tests', 'fixtures', 'bpe_tiny.json'), 'utf8')).sentences
+      .find((s) => s.source === 'Where is the station?');
+    const n = await page.evaluate(() => Number(document.body.dataset.translations));
+    await page.setInputFiles('#model-file', { name: 'bpe_tiny.safetensors', mimeType: 'application/octet-stream',
+      buffer: readFileSync(join(root, 'tests', 'fixtures', 'bpe_tiny.safetensors')) });
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
+    assert.equal(await page.inputValue('#model'), 'file:bpe_tiny.safetensors');
+    assert.match(await page.textContent('#model-info'), /^bpe_tiny\.safetensors: Transformer .* sub-words: 406 English \/ 406 French pieces, cased/);
+    assert.deepEqual(await page.$$eval('#examples .chip', (bs) => bs.map((b) => b.textContent)), ['Go.', 'I lost.', "He's calm.", "I'm home."]);
+    await translate('Where is the station?');
+    assert.equal(await page.inputValue('#sentence'), 'Where is the station?', 'not lowercased');
+    assert.equal(await page.isHidden('#error'), true);
+    // The French: PyTorch's detokenized text, marked French and announced.
+    assert.equal(await page.textContent('#output-text'), bpe.f32.text);
+    assert.equal(await page.getAttribute('#output-text', 'lang'), 'fr');
+    assert.equal(await page.$eval('#output-text', (e) => e.closest('[aria-live]')?.getAttribute('aria-live')), 'polite');
+    assert.deepEqual(await page.$$eval('#tokens .token b', (bs) => bs.map((b) => b.textContent)), bpe.f32.pieces);
+    // The map: the pieces (and <eos>) on the source axis, the predicted pieces on the other.
+    const f = await page.evaluate(() => {
+      const x = window.attnlitePage.figure(), r = window.attnlitePage.result();
+      return { k: x.kLabels, q: x.qLabels, xlabel: x.xlabel, sentence: r.sentence, srcWords: r.srcWords, subword: r.subword };
+    });
+    assert.deepEqual(f.k, [...bpe.pieces, '<eos>']);
+    assert.deepEqual(f.q, bpe.f32.pieces);
+    assert.equal(f.xlabel, 'Keys: source pieces');
+    assert.deepEqual([f.sentence, f.srcWords, f.subword], ['Where is the station?', bpe.pieces, true]);
+    assert.match(await page.textContent('#result-info'), /source pieces: Wh ere_ is_ the_ st at i on_ \?_ <eos>$/);
+    // A character never seen in training is named as such, not as an unknown word.
+    await translate('Look at 漢字 now.');
+    assert.equal(await page.textContent('#error'), 'Characters never seen in training (the model reads <unk> for each): 漢 字');
+    assert.equal(await page.getAttribute('#error', 'class'), 'error warn');
+    await page.screenshot({ path: join(outDir, 'screenshot-subword.png'), fullPage: true });
+    // Back to the book's Transformer: its word examples, its sentence.
+    await page.fill('#sentence', "I'm home.");
+    const m = await page.evaluate(() => Number(document.body.dataset.translations));
+    await page.selectOption('#model', 'transformer-d2l');
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, m);
+    assert.match(await page.textContent('#model-info'), /^transformer-d2l: /);
+    assert.equal(await page.inputValue('#sentence'), "i'm home .");
+    assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+    assert.deepEqual(pageErrors, []);
+  });
+
   test('empty input and unknown words show in the error box', async () => {
     await translate('   ');
     assert.match(await page.textContent('#error'), /input is empty/);

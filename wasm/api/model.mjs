@@ -1,5 +1,5 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
-import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, optionsOf, g } from './checks.mjs';
+import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, optionsOf, g, words } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
@@ -22,6 +22,10 @@ export class Model {
     this.tgtVocabSize = m._al_model_tgt_vocab_size(handle);
     this.weightBytes = m._al_model_weight_bytes(handle) >>> 0;
     this.isInt8 = !!m._al_model_is_int8(handle);
+    // A sub-word translator (al_model_is_subword: a byte-pair merge table in the file): it reads
+    // the English as written (cased) in pieces, '_' ending a word, and result.text is the
+    // detokenized French; false: the book's lowercased words.
+    this.subword = !!m._al_model_is_subword(handle);
     this.tr = this.opts = 0;
     if (this.kind === 'lm' || this.kind === 'vit') {  // model.newGenerator(), model.newClassifier()
       this.maxSteps = 0;
@@ -59,10 +63,43 @@ export class Model {
     });
   }
 
-  // The words of a sentence as the book's preprocessing splits them (al_tokenize).
+  // The source tokens this model reads from a sentence (al_model_tokenize), not truncated to
+  // numSteps: a sub-word model's pieces ("Where is the station?" -> ['Wh', 'ere_', 'is_',
+  // 'the_', 'st', 'at', 'i', 'on_', '?_']; a character never seen in training is '<unk>'),
+  // otherwise the words of the book's preprocessing (as al.tokenize: "He's calm!" -> ["he's",
+  // 'calm', '!']).
   tokenize(sentence) {
-    this._live();
-    return this.al.tokenize(sentence);
+    const h = this._live(), al = this.al, m = al.mod;
+    return words(al._withStrings([text(al, sentence, 'tokenize')], (p) => {
+      // One call: 8 bytes per byte of input hold the tokens (the most a byte becomes is a
+      // '<unk>' piece, a space and an end of word: "\x01 " gives "<unk> _"); should they not fit,
+      // a second call with the length the first gave.
+      let cap = 8 * m.lengthBytesUTF8(sentence) + 64, out = m._malloc(cap);
+      try {
+        const n = al._check((e) => m._al_model_tokenize(h, p, out, cap, e), (v) => v < 0, 'cannot tokenize');
+        if (n >= cap) {
+          m._free(out);
+          out = m._malloc((cap = n + 1));
+          m._al_model_tokenize(h, p, out, cap, 0);
+        }
+        return m.UTF8ToString(out, n);
+      } finally {
+        m._free(out);
+      }
+    }));
+  }
+
+  // The characters of a sentence that a sub-word model never saw in training, once each, in
+  // the order they come: each occurrence is a '<unk>' piece among its tokens (srcWords; every
+  // word made of characters it saw has pieces, so no word is unknown to it).
+  _unknownChars(sentence, srcWords) {
+    if (!this.subword || !srcWords.includes('<unk>')) return [];
+    const seen = new Set();
+    return Array.from(sentence).filter((c) => {
+      if (seen.has(c) || /\s/u.test(c)) return false;
+      seen.add(c);
+      return this.tokenize(c).includes('<unk>');
+    });
   }
 
   // Greedy translation as the book's predict_seq2seq, or beam search. options.d2lCompat:
@@ -122,9 +159,16 @@ export class Model {
     const token = (id) => m.UTF8ToString(m._al_model_tgt_token(h, id));
     r.tokens = Array.from(r.tokenIds, token);
     r.srcTokens = Array.from(r.srcIds, (id) => m.UTF8ToString(m._al_model_src_token(h, id)));
-    // The words as the book's preprocessing splits them, and those the model lacks (<unk> = 0).
+    // The source tokens as the model splits them (tokenize(): a sub-word model's pieces, the
+    // book's words otherwise; srcTokens are the same up to numSteps - 1, with <unk> for what the
+    // model lacks, <eos> and padding), and what it reads as <unk>: the words its vocabulary
+    // lacks (a word model; <unk> = 0), the characters never seen in training (a sub-word model:
+    // unknownChars; its unknown list is empty, as the CLI's JSON).
+    r.subword = this.subword;
     r.srcWords = this.tokenize(sentence);
-    r.unknown = r.srcWords.filter((w) => this.al._withStrings([w], (p) => m._al_model_src_id(h, p)) === 0);
+    r.unknown = this.subword ? []
+      : r.srcWords.filter((w) => this.al._withStrings([w], (p) => m._al_model_src_id(h, p)) === 0);
+    r.unknownChars = this._unknownChars(sentence, r.srcWords);
     r.nbest = [];
     for (let k = 0, nb = m._al_nbest_size(res); k < nb; ++k) {
       const nt = m._al_nbest_num_tokens(res, k), tp = m._al_nbest_tokens(res, k) >> 2;
