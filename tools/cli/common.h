@@ -18,7 +18,9 @@ struct UsageError {
 
 // The shipped model named `name` (e.g. "transformer-d2l"): next to an installed binary
 // (../share/attnlite/models), in the source tree it was built from, or ./models.
-std::string default_model_path(const std::string& name = "transformer-fra");
+// The model the commands use when none is given: the sub-word whole-corpus translator.
+inline constexpr const char* kDefaultModel = "transformer-fra-bpe";
+std::string default_model_path(const std::string& name = kDefaultModel);
 std::string resolve_model(const std::string& arg);  // a path, or a shipped model's name
 
 // Small argv walker: --flag, --key VALUE, --key=VALUE, positionals.

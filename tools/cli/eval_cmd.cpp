@@ -43,7 +43,7 @@ const char* kHelp =
     "ref_len (book tokens), sentences, pairs, seconds, beam, alpha, int8.\n"
     "\n"
     "options:\n"
-    "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra)\n"
+    "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra-bpe)\n"
     "  --beam K           beam search with K hypotheses (default 1: greedy)\n"
     "  --alpha A          length penalty of beam search (default 0)\n"
     "  --d2l-compat       the book's decoder positions (Transformer)\n"

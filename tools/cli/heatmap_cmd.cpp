@@ -47,7 +47,7 @@ const char* kHelp =
     "                     book's figures do (default: the maps end at the source's <eos>)\n"
     "  --seed N           seed of the demo data (default 0)\n"
     "translate options:\n"
-    "  --model M          model path or shipped name (default transformer-fra)\n"
+    "  --model M          model path or shipped name (default transformer-fra-bpe)\n"
     "  --kind K           enc (encoder self), dec-self (decoder self), cross (default)\n"
     "  --layer L, --head H  1-based, or 'all' (default all: a layers x heads grid)\n"
     "  --cmap NAME        Reds (default), Blues or viridis\n"
@@ -216,7 +216,7 @@ int cmd_heatmap(int argc, char** argv) {
     o.padding = padding;
     o.beam_size = args.int_value("--beam", 1, 1, 64);
     o.length_penalty = alpha_value(args);
-    o.model_name = display_name(model_arg.empty() ? "transformer-fra" : model_arg);
+    o.model_name = display_name(model_arg.empty() ? kDefaultModel : model_arg);
     o.dpi = dpi;
     try {
       o.cmap = viz::colormap_from_name(cmap);

@@ -20,7 +20,7 @@ const char* kHelp =
     "with no token prints empty. The same tokens as tools/bpe.py segment.\n"
     "\n"
     "options:\n"
-    "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra)\n";
+    "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra-bpe)\n";
 
 }  // namespace
 
