@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const web = join(root, 'web');
 // The page's translators, as web/app.js lists them (MODELS, one entry a line, and
-// DEFAULT_MODEL): the default first, then the others but those still `upcoming`. The service
-// worker caches those the server has on the first visit.
+// DEFAULT_MODEL): the default first, then the others but those marked `later`. The service
+// worker caches those the server has on the first visit; the `later` ones when first used.
 function translators() {
   const app = readFileSync(join(web, 'app.js'), 'utf8');
   const list = app.match(/^const MODELS = \[\n([\s\S]*?)\n\];$/m);
@@ -23,13 +23,17 @@ function translators() {
   const entries = list[1].split('\n').filter((l) => l.trim() && !l.trim().startsWith('//')).map((l) => {
     const name = l.match(/\{ name: '([^']+)'/);
     if (!name) throw new Error(`web/app.js: a MODELS entry without a name: ${l.trim()}`);
-    return { name: name[1], upcoming: /\bupcoming: true\b/.test(l) };
+    return { name: name[1], later: /\blater: true\b/.test(l) };
   });
   if (!entries.some((e) => e.name === def[1])) throw new Error(`web/app.js: DEFAULT_MODEL ${def[1]} is not in MODELS`);
-  return [def[1], ...entries.filter((e) => !e.upcoming && e.name !== def[1]).map((e) => e.name)];
+  return {
+    first: [def[1], ...entries.filter((e) => !e.later && e.name !== def[1]).map((e) => e.name)],
+    later: entries.filter((e) => e.later && e.name !== def[1]).map((e) => e.name),
+  };
 }
-const TRANSLATORS = translators();
-const CACHED_LATER = ['lm-fra', 'vit-digits'];  // hashed too: a new model is a new version
+const { first: TRANSLATORS, later: LATER_TRANSLATORS } = translators();
+// hashed too: a new model is a new version
+const CACHED_LATER = [...LATER_TRANSLATORS, 'lm-fra', 'vit-digits'];
 
 function pageFiles(dir) {
   const out = [];

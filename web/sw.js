@@ -1,7 +1,8 @@
 // The page's service worker: on the first visit it caches the page, the WebAssembly module
-// and the shipped translators, so that a reload without a network translates; the language
-// model and the Vision Transformer are cached when first used (the page fetches them only
-// then). Everything is answered from the cache of this build first.
+// and the shipped translators (the default first; not those web/app.js marks `later`), so
+// that a reload without a network translates; the `later` translators (the whole-corpus word
+// model), the language model and the Vision Transformer are cached when first used (the page
+// fetches them only then). Everything is answered from the cache of this build first.
 //
 // VERSION is a hash of every file of the page and of the shipped models
 // (tools/web_version.mjs writes it and the list below; the web test stage checks both):
@@ -9,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'e65743bc0ff7298e';
+const VERSION = 'f35f588ad806c369';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
@@ -40,7 +41,7 @@ const SHELL = [
   'vit.js'
 ];
 const MODELS = [
-  'models/transformer-fra.safetensors',
+  'models/transformer-fra-bpe.safetensors',
   'models/transformer-d2l.safetensors',
   'models/bahdanau-d2l.safetensors'
 ];
@@ -76,8 +77,11 @@ self.addEventListener('fetch', (event) => {
     // Kept for offline (the language model, the ViT), unless a newer build took over: this
     // worker is then redundant, its cache deleted, and caches.open() would bring it back.
     const current = !self.serviceWorker || self.serviceWorker.state === 'activated';
-    if (req.method === 'GET' && res.status === 200 && current && await caches.has(CACHE))
-      await (await caches.open(CACHE)).put(req, res.clone());
+    // The copy is stored while the page reads the response (its download progress shows).
+    if (req.method === 'GET' && res.status === 200 && current && await caches.has(CACHE)) {
+      const copy = res.clone();
+      event.waitUntil(caches.open(CACHE).then((c) => c.put(req, copy)));
+    }
     return res;
   })());
 });

@@ -23,7 +23,9 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
 
   before(async () => {
     mkdirSync(outDir, { recursive: true });
-    ({ server, url } = await serve(join(root, 'web'), 0, { files: { '/models/transformer-fra.safetensors': null } }));
+    // The page as shipped: it opens on its default translator, the sub-word model (cased
+    // English, pieces on the maps), as a new user finds it.
+    ({ server, url } = await serve(join(root, 'web')));
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: chromiumPath, args: FLAGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -57,11 +59,12 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
     await page.evaluate(() => document.activeElement?.blur());
     await tabTo((id) => id === 'sentence');
     await page.keyboard.press('Control+A');
-    await page.keyboard.type("he's calm .");
+    assert.equal(await page.inputValue('#model'), 'transformer-fra-bpe');
+    await page.keyboard.type("He's calm.");
     const n = await translations();
     await page.keyboard.press('Enter');
     await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
-    assert.equal(await page.textContent('#output-text'), 'il est calme .');
+    assert.equal(await page.textContent('#output-text'), 'Il est calme.');
     // The tabs are one tab stop (the selected one); the arrows move and select.
     await tabTo((id) => id.startsWith('tab:'));
     assert.equal(await active(), 'tab:cross');
@@ -89,9 +92,10 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
       return { text: document.getElementById('hover').textContent, w, q: f.qLabels[1], k: f.kLabels[1], nq: f.q, nk: f.k,
         box: [box.left - c.left, box.top - c.top, box.width, box.height], cell: [cell.x / f.s, cell.y / f.s, cell.w / f.s, cell.h / f.s] };
     });
-    assert.equal(read.q, 'est');
-    assert.equal(read.k, 'calm');
-    assert.equal(read.text, `layer 1, head 1: est → calm  ${read.w.toFixed(4)} (query 2 of ${read.nq}, key 2 of ${read.nk})`);
+    // The sub-word model's pieces: "He's_ calm_ ._" read, "Il_ est_ calme_ ._" predicted.
+    assert.equal(read.q, 'est_');
+    assert.equal(read.k, 'calm_');
+    assert.equal(read.text, `layer 1, head 1: est_ → calm_  ${read.w.toFixed(4)} (query 2 of ${read.nq}, key 2 of ${read.nk})`);
     // The frame sits on the cell (1 px outside it on every side).
     const [bx, by, bw, bh] = read.box, [cx, cy, cw, ch] = read.cell;
     assert.ok(Math.abs(bx - (cx - 1)) <= 1 && Math.abs(by - (cy - 1)) <= 1, `frame at ${bx},${by}, cell at ${cx},${cy}`);
@@ -118,30 +122,49 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
   });
 
   test('the table view lists the weights of the map', async () => {
-    await page.click('#table-view');
-    assert.equal(await page.getAttribute('#table-view', 'aria-pressed'), 'true');
-    const t = await page.evaluate(() => {
-      const f = window.attnlitePage.figure();
-      const rows = [...document.querySelectorAll('#weights-table-box tbody tr')];
-      return {
-        caption: document.querySelector('#weights-table-box caption').textContent,
-        head: [...document.querySelectorAll('#weights-table-box thead th')].map((th) => th.textContent),
-        rows: rows.map((tr) => [...tr.children].map((c) => c.textContent)),
-        bold: rows.map((tr) => [...tr.querySelectorAll('td')].findIndex((td) => td.className === 'max')),
-        mats: Array.from(f.mats), q: f.q, k: f.k, qLabels: f.qLabels, kLabels: f.kLabels,
-      };
-    });
-    assert.equal(t.caption, 'Layer 1, head 1: predicted tokens (rows) attending to source tokens (columns)');
-    assert.deepEqual(t.head, ['', ...t.kLabels]);
-    assert.equal(t.rows.length, t.q);
-    t.rows.forEach((row, q) => {
-      assert.equal(row[0], t.qLabels[q]);
-      const w = t.mats.slice(q * t.k, (q + 1) * t.k);
-      assert.deepEqual(row.slice(1), w.map((x) => x.toFixed(3)));
-      assert.equal(t.bold[q], w.indexOf(Math.max(...w)));
-    });
-    await page.click('#table-view');
-    assert.equal(await page.isHidden('#weights-table-box'), true);
+    // The table of the current map, checked against the figure; closed again.
+    async function table(caption, qLabels, kLabels) {
+      await page.click('#table-view');
+      assert.equal(await page.getAttribute('#table-view', 'aria-pressed'), 'true');
+      const t = await page.evaluate(() => {
+        const f = window.attnlitePage.figure();
+        const rows = [...document.querySelectorAll('#weights-table-box tbody tr')];
+        return {
+          caption: document.querySelector('#weights-table-box caption').textContent,
+          head: [...document.querySelectorAll('#weights-table-box thead th')].map((th) => th.textContent),
+          rows: rows.map((tr) => [...tr.children].map((c) => c.textContent)),
+          bold: rows.map((tr) => [...tr.querySelectorAll('td')].findIndex((td) => td.className === 'max')),
+          mats: Array.from(f.mats), q: f.q, k: f.k, qLabels: f.qLabels, kLabels: f.kLabels,
+        };
+      });
+      assert.equal(t.caption, caption);
+      assert.deepEqual([t.qLabels, t.kLabels], [qLabels, kLabels]);
+      assert.deepEqual(t.head, ['', ...t.kLabels]);
+      assert.equal(t.rows.length, t.q);
+      t.rows.forEach((row, q) => {
+        assert.equal(row[0], t.qLabels[q]);
+        const w = t.mats.slice(q * t.k, (q + 1) * t.k);
+        assert.deepEqual(row.slice(1), w.map((x) => x.toFixed(3)));
+        assert.equal(t.bold[q], w.indexOf(Math.max(...w)));
+      });
+      await page.click('#table-view');
+      assert.equal(await page.isHidden('#weights-table-box'), true);
+    }
+    // The sub-word model's map: its pieces on both axes.
+    await table('Layer 1, head 1: predicted pieces (rows) attending to source pieces (columns)',
+      ['Il_', 'est_', 'calme_', '._', '<eos>'], ["He's_", 'calm_', '._', '<eos>']);
+    // A word model's: its words (the sentence box takes the book's sentence as it reads it).
+    const n = await translations();
+    await page.selectOption('#model', 'transformer-d2l');
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
+    assert.equal(await page.inputValue('#sentence'), "he's calm .");
+    assert.equal(await page.textContent('#output-text'), 'il est calme .');
+    await table('Layer 1, head 1: predicted tokens (rows) attending to source tokens (columns)',
+      ['il', 'est', 'calme', '.', '<eos>'], ["he's", 'calm', '.', '<eos>']);
+    const m = await translations();
+    await page.selectOption('#model', 'transformer-fra-bpe');
+    await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, m);
+    assert.equal(await page.inputValue('#sentence'), "He's calm.");
   });
 
   test('every control has a name; the translation is announced, in French', async () => {
@@ -169,7 +192,7 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
     assert.equal(await page.isHidden('#result'), true);
     assert.equal(await page.isHidden('#attention-card'), true);
     const n = await translations();
-    await page.fill('#sentence', "i'm home .");
+    await page.fill('#sentence', "I'm home.");
     await page.click('#translate');
     await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
     assert.equal(await page.isHidden('#error'), true);

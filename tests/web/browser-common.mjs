@@ -51,7 +51,8 @@ export function assertSameFigure(png, expected) {
 export const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
 
 // Serves web/, launches Chromium and opens the page at 1200 x 900. The page loads the first
-// shipped model and translates the default sentence (firstModel: the model it chose); then
+// shipped model and translates the default sentence (firstModel: the model it chose; first:
+// what it showed then: the sentence, the French, the status line, the example chips); then
 // the book's Transformer is selected, which the tests are written for. pageErrors collects
 // the page's script errors, requests every request it makes (the language model is fetched
 // lazily). On a failure whatever was started is stopped again.
@@ -72,12 +73,17 @@ export async function openPage() {
     // The page loads the first shipped model and translates the default sentence.
     await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
     const firstModel = await page.inputValue('#model');
+    const first = await page.evaluate(() => ({
+      sentence: document.getElementById('sentence').value, text: document.getElementById('output-text').textContent,
+      info: document.getElementById('model-info').textContent,
+      examples: [...document.querySelectorAll('#examples .chip')].map((b) => b.textContent),
+    }));
     // The tests are written for the book's Transformer.
     if (firstModel !== 'transformer-d2l') {
       await page.selectOption('#model', 'transformer-d2l');
       await page.waitForFunction(() => document.body.dataset.translations === '2', null, { timeout: 30000 });
     }
-    return { browser, page, server, url, firstModel, pageErrors, requests };
+    return { browser, page, server, url, firstModel, first, pageErrors, requests };
   } catch (e) {
     await browser?.close();
     server.close();

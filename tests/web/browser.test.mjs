@@ -1,7 +1,7 @@
 // The page in a real browser (Debian's Chromium, headless, through playwright-core):
 // translate, read canvas pixels, switch views, hover, download the PNG (the CLI's figure) and decode it, load
 // a corrupted model, beam search and its n-best list, the model list with and without the
-// whole-corpus model, the Nadaraya-Watson slider, and save screenshots to build/web-test/.
+// default (sub-word, whole-corpus) model, the Nadaraya-Watson slider, and save screenshots to build/web-test/.
 // The language model section: lm-browser.test.mjs. Chromium and the page's setup:
 // browser-common.mjs (without a browser the test is skipped, unless ATTNLITE_REQUIRE_BROWSER=1,
 // as tools/test.sh sets).
@@ -16,15 +16,19 @@ import { assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, lum, open
 import { models, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
-// The whole-corpus model is first in the list and loads by default when its file is there.
+// The page's default translator (web/app.js DEFAULT_MODEL) is first in the list and loads
+// when its file is there: the whole-corpus Transformer on sub-words, cased. The whole-corpus
+// word model comes next, then the book's two models.
+const DEFAULT = 'transformer-fra-bpe';
 const WHOLE = 'transformer-fra';
+const haveDefault = existsSync(join(root, 'models', `${DEFAULT}.safetensors`));
 const haveWhole = existsSync(join(root, 'models', `${WHOLE}.safetensors`));
 
 describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
-  let browser, page, server, url, firstModel, pageErrors;
+  let browser, page, server, url, firstModel, first, pageErrors;
 
   before(async () => {
-    ({ browser, page, server, url, firstModel, pageErrors } = await openPage());
+    ({ browser, page, server, url, firstModel, first, pageErrors } = await openPage());
   });
 
   after(async () => {
@@ -65,39 +69,71 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     });
   }
 
-  test('the model list starts with the whole-corpus model, loaded when its file is there', async () => {
+  test('the model list starts with the sub-word whole-corpus model, loaded when its file is there', async () => {
     const options = await page.$$eval('#model option', (os) => os.map((o) => ({ value: o.value, text: o.textContent, disabled: o.disabled })));
-    assert.deepEqual(options.slice(0, 3).map((o) => o.value), [WHOLE, 'transformer-d2l', 'bahdanau-d2l']);
-    assert.match(options[0].text, /^Transformer, whole corpus \(int8\)/);
-    assert.equal(options[0].disabled, !haveWhole);
-    assert.equal(options[0].text.endsWith('(not available)'), !haveWhole);
-    assert.equal(firstModel, haveWhole ? WHOLE : 'transformer-d2l');
+    assert.deepEqual(options.slice(0, 4).map((o) => o.value), [DEFAULT, WHOLE, 'transformer-d2l', 'bahdanau-d2l']);
+    assert.match(options[0].text, /^Transformer, whole corpus, sub-words \(int8\)/);
+    assert.match(options[1].text, /^Transformer, whole corpus, words \(int8\)/);
+    assert.equal(options[0].disabled, !haveDefault);
+    assert.equal(options[0].text.endsWith('(not available)'), !haveDefault);
+    assert.equal(options[1].disabled, !haveWhole);
+    assert.equal(options[1].text.endsWith('(not available)'), !haveWhole);
+    assert.equal(firstModel, haveDefault ? DEFAULT : haveWhole ? WHOLE : 'transformer-d2l');
+    if (haveDefault) {
+      // The sub-word model reads the English as written: the sentence box and the chips take
+      // the book's sentences cased, and the French is the detokenized text.
+      assert.deepEqual(first, {
+        sentence: "I'm home.", text: 'Je suis à la maison.', examples: ['Go.', 'I lost.', "He's calm.", "I'm home."],
+        info: 'transformer-fra-bpe: Transformer · 3 layers · 4 heads · sub-words: 8106 English / 8106 French pieces, cased · ' +
+          '7592 KB of weights · up to 32 pieces',  // weight_bytes 7774032 (attnlite info)
+      });
+    }
   });
 
-  // The same page served with the whole-corpus file hidden, with the book's Transformer
-  // standing in for it, and with a file this build cannot load in its place: whatever this
-  // checkout holds, the page loads a model and translates.
-  for (const file of ['missing', 'present', 'unloadable']) {
-    test(`page load with models/${WHOLE}.safetensors ${file}`, async () => {
+  // The same page served with the default's file hidden, with the real file, and with a file
+  // this build cannot load in its place (and with the whole-corpus word model hidden too):
+  // whatever this checkout holds, the page loads a model and translates. Without the default,
+  // the next model in the list that is there loads: the whole-corpus word model, else the
+  // book's Transformer.
+  const cases = [
+    { file: 'missing', files: { [`/models/${DEFAULT}.safetensors`]: null } },
+    { file: 'present', files: {}, skip: !haveDefault && `models/${DEFAULT}.safetensors is not here` },
+    { file: 'unloadable', files: { [`/models/${DEFAULT}.safetensors`]: join(outDir, 'truncated.safetensors') } },
+    { file: `missing, and models/${WHOLE}.safetensors too`,
+      files: { [`/models/${DEFAULT}.safetensors`]: null, [`/models/${WHOLE}.safetensors`]: null } },
+  ];
+  for (const { file, files, skip = false } of cases) {
+    test(`page load with models/${DEFAULT}.safetensors ${file}`, { skip }, async () => {
       const broken = join(outDir, 'truncated.safetensors');
       writeFileSync(broken, readFileSync(join(root, 'models', 'transformer-d2l.safetensors')).subarray(0, 100));
-      const stand = { missing: null, present: join(root, 'models', 'transformer-d2l.safetensors'), unloadable: broken };
-      const alt = await serve(join(root, 'web'), 0, { files: { [`/models/${WHOLE}.safetensors`]: stand[file] } });
+      const alt = await serve(join(root, 'web'), 0, { files });
       const p = await browser.newPage();
       const errors = [];
       p.on('pageerror', (e) => errors.push(e.message));
       try {
         await p.goto(alt.url);
         await p.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
-        const used = file === 'present' ? WHOLE : 'transformer-d2l';
+        const wordModel = haveWhole && !(`/models/${WHOLE}.safetensors` in files) ? WHOLE : 'transformer-d2l';
+        const used = file === 'present' ? DEFAULT : wordModel;
         assert.equal(await p.inputValue('#model'), used);
-        const opt = p.locator(`#model option[value=${WHOLE}]`);
+        const opt = p.locator(`#model option[value=${DEFAULT}]`);
         assert.equal(await opt.isDisabled(), file !== 'present');
         assert.match(await p.textContent('#model-info'), new RegExp(`^${used}: Transformer`));
-        assert.equal(await p.textContent('#output-text'), 'je suis chez moi .');
+        if (used === DEFAULT) {
+          assert.equal(await p.inputValue('#sentence'), "I'm home.");
+          assert.equal(await p.textContent('#output-text'), 'Je suis à la maison.');
+          assert.deepEqual(await p.$$eval('#tokens .token b', (bs) => bs.map((b) => b.textContent)),
+            ['Je_', 'suis_', 'à_', 'la_', 'maison_', '._']);
+        } else {
+          // A word model: the book's sentences lowercased, spaced punctuation.
+          assert.equal(await p.inputValue('#sentence'), "i'm home .");
+          assert.deepEqual(await p.$$eval('#examples .chip', (bs) => bs.map((b) => b.textContent)), ['go .', 'i lost .', "he's calm .", "i'm home ."]);
+          assert.equal(await p.textContent('#output-text'), 'je suis chez moi .');
+        }
         if (file === 'unloadable') {
           assert.match(await opt.textContent(), /\(could not load\)$/);
-          assert.match(await p.textContent('#error'), /^Could not load transformer-fra \(invalid safetensors file.*showing transformer-d2l instead\.$/);
+          assert.match(await p.textContent('#error'),
+            new RegExp(`^Could not load ${DEFAULT} \\(invalid safetensors file.*showing ${used} instead\\.$`));
           assert.equal(await p.getAttribute('#error', 'class'), 'error warn');
         } else {
           assert.equal(await p.isHidden('#error'), true);

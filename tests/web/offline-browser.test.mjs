@@ -1,10 +1,12 @@
 // Loading and offline, in headless Chromium (playwright-core): on a slow network the first
 // model downloads while the module compiles, with a progress bar and the bytes so far in the
 // status line; the service worker caches the page, the module and the translators on the
-// first visit, so that a reload with the server gone translates; the language model is cached
-// when first used and then generates offline too; a new sw.js (another build) replaces the
-// cache; the manifest makes the page installable; at 390 px wide (a phone) the page is no
-// wider than the screen after a long sentence with all heads.
+// first visit (the default, sub-word one among them), so that a reload with the server gone
+// translates; the whole-corpus word model (`later` in web/app.js), the language model are
+// not fetched on the first visit but cached when first used, and then work offline too; a
+// new sw.js (another build) replaces the cache; the manifest makes the page installable; at
+// 390 px wide (a phone) the page is no wider than the screen after the default model's long
+// sentence with all heads.
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; skipped without one unless
 // ATTNLITE_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
@@ -16,7 +18,12 @@ import { root } from './common.mjs';
 import { FLAGS, chromiumPath, haveBrowser, outDir } from './browser-common.mjs';
 import { serve } from './serve.mjs';
 
-const WHOLE = '/models/transformer-fra.safetensors';
+// The page's default translator (web/app.js DEFAULT_MODEL: sub-words, cased, 8.1 MB) and the
+// whole-corpus word model (4.9 MB), which the service worker caches only once it is used.
+const DEFAULT = 'transformer-fra-bpe';
+const WHOLE = 'transformer-fra';
+// Served without both: the book's Transformer (254 KB) is then the first model.
+const SMALL = { [`/models/${DEFAULT}.safetensors`]: null, [`/models/${WHOLE}.safetensors`]: null };
 
 describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
   let browser;
@@ -32,8 +39,8 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
   });
 
   test('slow network: module and model in parallel, a progress bar with the bytes', async () => {
-    // Without the whole-corpus model: the book's Transformer (254 KB) is the first one.
-    const { server, url } = await serve(join(root, 'web'), 0, { files: { [WHOLE]: null } });
+    // Without the whole-corpus models: the book's Transformer (254 KB) is the first one.
+    const { server, url } = await serve(join(root, 'web'), 0, { files: SMALL });
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
     try {
@@ -82,30 +89,55 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
     }
   });
 
-  test('offline after the first visit: reload, translate, generate; a new build replaces the cache', async () => {
-    const { server, url } = await serve(join(root, 'web'), 0, { files: { [WHOLE]: null } });
+  test('offline after the first visit: the default cached, the word model once used; reload, translate, generate', async () => {
+    const { server, url } = await serve(join(root, 'web'));
+    // What reaches the server (the page's requests and the service worker's).
+    const got = [];
+    server.on('request', (req) => got.push(`${req.method} ${new URL(req.url, url).pathname}`));
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     let serverUp = true;
+    const cachedUrls = () => page.evaluate(async () => {
+      const keys = await caches.keys();
+      const c = await caches.open(keys[0]);
+      return { keys, urls: (await c.keys()).map((r) => new URL(r.url).pathname).sort() };
+    });
+    const translations = () => page.evaluate(() => Number(document.body.dataset.translations));
+    const choose = async (name) => {
+      const n = await translations();
+      await page.selectOption('#model', name);
+      await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n, { timeout: 30000 });
+    };
     try {
       await page.goto(url);
       await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+      // The default translator: the sub-word model, the book's sentence as written.
+      assert.equal(await page.inputValue('#model'), DEFAULT);
+      assert.equal(await page.textContent('#output-text'), 'Je suis à la maison.');
       // The service worker has installed (the shell and the translators cached) and took over.
       await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30000 });
-      const cached = await page.evaluate(async () => {
-        const keys = await caches.keys();
-        const c = await caches.open(keys[0]);
-        return { keys, urls: (await c.keys()).map((r) => new URL(r.url).pathname).sort() };
-      });
+      const cached = await cachedUrls();
       assert.equal(cached.keys.length, 1);
       assert.match(cached.keys[0], /^attnlite-[0-9a-f]{16}$/);
       for (const f of ['/', '/index.html', '/app.js', '/attnlite.wasm', '/attnlite-api.mjs', '/api/core.mjs',
-        '/attnlite-figures.mjs', '/attnlite-figures.wasm', '/api/figures.mjs',
-        '/translate-worker.js', '/manifest.webmanifest', '/models/transformer-d2l.safetensors', '/models/bahdanau-d2l.safetensors'])
+        '/attnlite-figures.mjs', '/attnlite-figures.wasm', '/api/figures.mjs', '/translate-worker.js',
+        '/manifest.webmanifest', `/models/${DEFAULT}.safetensors`, '/models/transformer-d2l.safetensors',
+        '/models/bahdanau-d2l.safetensors'])
         assert.ok(cached.urls.includes(f), `${f} cached: ${cached.urls.join(' ')}`);
+      // The word model is listed (a HEAD request) but neither fetched nor cached on the first visit.
+      assert.ok(!cached.urls.includes(`/models/${WHOLE}.safetensors`), 'the word model only when used');
+      assert.ok(!got.includes(`GET /models/${WHOLE}.safetensors`), `the word model fetched on the first visit: ${got.join(', ')}`);
+      assert.ok(got.includes(`HEAD /models/${WHOLE}.safetensors`));
       assert.ok(!cached.urls.includes('/models/lm-fra.safetensors'), 'the language model only when used');
+      // Use the word model once, online: fetched once, cached then. It reads the book's
+      // sentence lowercased (the sentence box follows).
+      await choose(WHOLE);
+      assert.equal(await page.inputValue('#sentence'), "i'm home .");
+      assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
+      assert.equal(got.filter((r) => r === `GET /models/${WHOLE}.safetensors`).length, 1);
+      assert.ok((await cachedUrls()).urls.includes(`/models/${WHOLE}.safetensors`), 'the word model cached once used');
       // Use the language model once, online: it is cached then.
       await page.click('#lm-generate');
       await page.waitForFunction(() => document.body.dataset.lmGenerations === '1', null, { timeout: 60000 });
@@ -117,10 +149,17 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
       await ctx.setOffline(true);
       await page.reload();
       await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
-      assert.equal(await page.textContent('#output-text'), 'je suis chez moi .');
-      await page.fill('#sentence', "he's calm .");
+      // The default again, from the cache.
+      assert.equal(await page.inputValue('#model'), DEFAULT);
+      assert.equal(await page.textContent('#output-text'), 'Je suis à la maison.');
+      await page.fill('#sentence', "He's calm.");
       await page.click('#translate');
       await page.waitForFunction(() => document.body.dataset.translations === '2');
+      assert.equal(await page.textContent('#output-text'), 'Il est calme.');
+      // The word model, used once online, translates offline too.
+      assert.equal(await page.locator(`#model option[value=${WHOLE}]`).isDisabled(), false);
+      await choose(WHOLE);
+      assert.equal(await page.inputValue('#sentence'), "he's calm .");
       assert.equal(await page.textContent('#output-text'), 'il est calme .');
       await page.click('#lm-generate');
       await page.waitForFunction(() => document.body.dataset.lmGenerations === '1', null, { timeout: 60000 });
@@ -137,7 +176,7 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
     const sw = readFileSync(join(root, 'web', 'sw.js'), 'utf8');
     const next = join(outDir, 'sw-next.js');
     writeFileSync(next, sw.replace(/const VERSION = '[0-9a-f]{16}';/, "const VERSION = '00000000deadbeef';"));
-    const files = { [WHOLE]: null };
+    const files = { ...SMALL };
     const { server, url } = await serve(join(root, 'web'), 0, { files });
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
@@ -191,12 +230,19 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
     try {
       await page.goto(url);
       await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
-      await page.fill('#sentence', "i'm home . he's calm . i lost . we are at home . they are calm . she is happy .");
+      // The default translator: 3 layers of 4 heads, pieces (with their '_') for labels.
+      assert.equal(await page.inputValue('#model'), DEFAULT);
+      await page.fill('#sentence', "I'm home. He's calm. I lost. We are at home. They are calm. She is happy.");
       await page.click('#translate');
       await page.waitForFunction(() => document.body.dataset.translations === '2');
+      assert.equal(await page.textContent('#output-text'), 'Nous sommes à la maison, je suis calme.');
+      // 22 source pieces ("I'm_ home_ ._ He's_ ...", each with its '_'), 10 French pieces.
+      const r = await page.evaluate(() => window.attnlitePage.result());
+      assert.deepEqual([r.subword, r.srcWords.length, r.tokens.length], [true, 22, 10]);
       await page.check('#all-heads');
       for (const kind of ['enc', 'dec', 'cross']) {
         await page.click(`#attn-kind [data-kind=${kind}]`);
+        assert.equal(await page.evaluate(() => window.attnlitePage.figure().layout.panels.length), 12);
         const w = await page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth));
         assert.ok(w <= 390, `${kind}: the page is ${w} px wide`);
         // The grid scrolls inside its card instead.

@@ -16,7 +16,12 @@ import { serve } from './serve.mjs';
 
 
 const model = (name) => join(root, 'models', `${name}.safetensors`);
-// Long enough that a beam of 8 takes many decoding steps over a long source.
+// The page's default translator (web/app.js DEFAULT_MODEL), which the page opens with: the
+// sub-word model, which reads the English as written.
+const DEFAULT = 'transformer-fra-bpe';
+// Long enough that a beam of 8 takes many decoding steps over a long source: as written for
+// the default, as the book's word models read it for them.
+const LONG_CASED = "I'm home. He's calm. I lost. We are at home. They are calm. She is happy.";
 const LONG = "i'm home . he's calm . i lost . we are at home . they are calm . she is happy .";
 
 describe('the translation worker in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
@@ -81,9 +86,11 @@ describe('the translation worker in Chromium', { skip: !haveBrowser && `no brows
   }
 
   test('the main thread keeps running during a beam-8 translation', async () => {
-    const [want] = nativeTranslate(model('transformer-fra'), [LONG], ['--beam', '8']);
-    const r = await submit([LONG]);
+    const [want] = nativeTranslate(model(DEFAULT), [LONG_CASED], ['--beam', '8']);
+    const r = await submit([LONG_CASED]);
+    assert.match(r.info, new RegExp(`^${DEFAULT}: Transformer`));
     assert.equal(r.text, want.translation);
+    assert.equal(r.text, 'Nous sommes à la maison, je suis calme.');
     assert.equal(r.shown, 1);
     assert.equal(r.state, 'ready');
     // A translation on the main thread would finish inside the submit, before any timer.
@@ -93,15 +100,17 @@ describe('the translation worker in Chromium', { skip: !haveBrowser && `no brows
   });
 
   test('a new sentence cancels the running beam search', async () => {
-    const [want] = nativeTranslate(model('transformer-fra'), ["he's calm ."], ['--beam', '8']);
-    const r = await submit([LONG, "he's calm ."]);
+    const [want] = nativeTranslate(model(DEFAULT), ["He's calm."], ['--beam', '8']);
+    const r = await submit([LONG_CASED, "He's calm."]);
     assert.equal(r.text, want.translation);
+    assert.equal(r.text, 'Il est calme.');
     assert.equal(r.shown, 1, 'only the newer translation is shown');
     assert.equal(r.restarts, 1, 'the worker running the first one was replaced');
     assert.equal(r.error, '');
     // The fresh worker has the model: the next translation needs no restart.
-    const again = await submit(["i'm home ."], { beam: '1' });
-    assert.equal(again.text, nativeTranslate(model('transformer-fra'), ["i'm home ."])[0].translation);
+    const again = await submit(["I'm home."], { beam: '1' });
+    assert.equal(again.text, nativeTranslate(model(DEFAULT), ["I'm home."])[0].translation);
+    assert.equal(again.text, 'Je suis à la maison.');
     assert.equal(again.restarts, 0);
     assert.deepEqual(errors, []);
   });
