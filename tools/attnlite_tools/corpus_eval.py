@@ -71,20 +71,26 @@ def main():
     print(f"{len(engs)} sentences ({len(pairs)} pairs): corpus BLEU-4 {b4:.2f}, "
           f"book bleu(k=2) mean {book:.4f}")
     if args.compare:
-        with open(args.compare, encoding="utf-8") as f:
-            theirs = dict(line.rstrip("\n").split("\t") for line in f)
-        same = sum(1 for e, h in zip(engs, hyps) if theirs.get(e) == h)
-        print(f"identical to {args.compare}: {same} of {len(engs)}")
-        for e, h in zip(engs, hyps):
-            if theirs.get(e) != h:
-                print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
+        compare(args.compare, engs, hyps)
+
+
+def compare(path, engs, hyps):
+    """Counts (and lists) the sentences whose translation in `attnlite eval --out`'s file
+    differs from PyTorch's."""
+    with open(path, encoding="utf-8") as f:
+        theirs = dict(line.rstrip("\n").split("\t") for line in f)
+    same = sum(1 for e, h in zip(engs, hyps) if theirs.get(e) == h)
+    print(f"identical to {path}: {same} of {len(engs)}")
+    for e, h in zip(engs, hyps):
+        if theirs.get(e) != h:
+            print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
 
 
 def eval_subword(args, net, vocab, info):
     """A sub-word model on a split as written: greedy pieces, detokenized; BLEU-4 on the
     book's tokens; --compare against `attnlite eval --out` (English as written, translation)."""
     from . import bpe
-    from .train_subword import book_tokens, encode, grouped_raw, translate_pieces
+    from .train_subword import book_tokens, grouped_raw, source_ids, translate_pieces
     table = info["bpe"]
     seg = bpe.Segmenter(bpe.symbols(table["alphabet"], [tuple(m) for m in table["merges"]]))
     pairs = []
@@ -93,23 +99,16 @@ def eval_subword(args, net, vocab, info):
             en, fr = line.rstrip("\n").split("\t")
             pairs.append((en, fr))
     engs, refs = grouped_raw(pairs)
-    # predict_seq2seq's source: the pieces + <eos>, truncated to num_steps (as attnlite)
     S = info["config"]["num_steps"]
-    ids = [([vocab[p] for p in seg(e)] + [vocab['<eos>']])[:S] for e in engs]
-    hyps = [bpe.detokenize(p) for p in translate_pieces(net, ids, vocab)]
+    ids = [source_ids(seg(e), vocab, S) for e in engs]
+    hyps = [bpe.detokenize(p) for p in translate_pieces(net, ids, vocab, S)]
     b4 = 100 * splits.corpus_bleu([' '.join(book_tokens(h)) for h in hyps],
                                   [[' '.join(book_tokens(r)) for r in rs] for rs in refs])
     unk = sum('<unk>' in h for h in hyps)
     print(f"{len(engs)} sentences ({len(pairs)} pairs): corpus BLEU-4 {b4:.2f} (book tokens), "
           f"{unk} translations with <unk>")
     if args.compare:
-        with open(args.compare, encoding="utf-8") as f:
-            theirs = dict(line.rstrip("\n").split("\t") for line in f)
-        same = sum(1 for e, h in zip(engs, hyps) if theirs.get(e) == h)
-        print(f"identical to {args.compare}: {same} of {len(engs)}")
-        for e, h in zip(engs, hyps):
-            if theirs.get(e) != h:
-                print(f"  differs: {e!r}: torch {h!r}, attnlite {theirs.get(e)!r}")
+        compare(args.compare, engs, hyps)
 
 
 def evaluate(cli, model, split, beam, alpha):

@@ -24,7 +24,7 @@ from . import quantize
 from . import safetensors as st
 from . import splits
 from .paths import DEFAULT_CORPUS, ROOT
-from .search import greedy_decode, strip_eos
+from .train_subword import source_ids, translate_pieces
 
 SENTENCES = [
     "Where is the station?",
@@ -39,19 +39,9 @@ NUM_STEPS = 12
 
 
 def translate(net, vocab, seg, sentence):
-    # predict_seq2seq: the pieces + <eos>, truncated (or padded) to num_steps
-    ids = ([vocab[p] for p in seg(sentence)] + [vocab['<eos>']])[:NUM_STEPS]
-    valid = len(ids)
-    X = torch.tensor([ids + [vocab['<pad>']] * (NUM_STEPS - len(ids))])
-    net.decoder.positions_from_cache = True
-    with torch.no_grad():
-        toks = greedy_decode(net, X, torch.tensor([valid]), vocab['<bos>'], NUM_STEPS,
-                             eos=vocab['<eos>'])
-    out = strip_eos(toks, vocab['<eos>'])[0]
-    pieces = vocab.to_tokens(out) if out else []
-    if isinstance(pieces, str):
-        pieces = [pieces]
-    return dict(ids=[int(i) for i in out], pieces=pieces, text=bpe.detokenize(pieces))
+    ids = source_ids(seg(sentence), vocab, NUM_STEPS)
+    pieces = translate_pieces(net, [ids], vocab, NUM_STEPS)[0]
+    return dict(ids=[vocab[p] for p in pieces], pieces=pieces, text=bpe.detokenize(pieces))
 
 
 def main():

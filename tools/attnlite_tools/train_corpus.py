@@ -113,21 +113,28 @@ def pad(seqs, pad_id):
 
 
 @torch.no_grad()
-def greedy_batch(net, src_ids, src_vocab, tgt_vocab, batch=256):
-    """Greedy translations of encoded source sentences (lists of ids, <eos> included)."""
+def greedy_ids(net, src_ids, bos, eos, pad_id, num_steps, batch=256):
+    """Greedy translations (lists of ids, <eos> excluded) of encoded source sentences
+    (lists of ids, <eos> included, at most num_steps), in batches padded to num_steps, with
+    attnlite's decoder positions; the net is left in training mode."""
     net.eval()
     net.decoder.positions_from_cache = True
-    bos, eos, pad_id = tgt_vocab['<bos>'], tgt_vocab['<eos>'], src_vocab['<pad>']
     out = []
     for b in range(0, len(src_ids), batch):
         chunk = src_ids[b:b + batch]
-        X = torch.tensor([s + [pad_id] * (NUM_STEPS - len(s)) for s in chunk])
+        X = torch.tensor([s + [pad_id] * (num_steps - len(s)) for s in chunk])
         vl = torch.tensor([len(s) for s in chunk])
-        toks = greedy_decode(net, X, vl, bos, NUM_STEPS, eos=eos)
-        out.extend(' '.join(tgt_vocab.to_tokens(s)) for s in strip_eos(toks, eos))
+        out.extend(strip_eos(greedy_decode(net, X, vl, bos, num_steps, eos=eos), eos))
     net.decoder.positions_from_cache = False
     net.train()
     return out
+
+
+def greedy_batch(net, src_ids, src_vocab, tgt_vocab, batch=256):
+    """Greedy translations (tokens joined by spaces) of encoded source sentences."""
+    ids = greedy_ids(net, src_ids, tgt_vocab['<bos>'], tgt_vocab['<eos>'], src_vocab['<pad>'],
+                     NUM_STEPS, batch)
+    return [' '.join(tgt_vocab.to_tokens(s)) for s in ids]
 
 
 def main():

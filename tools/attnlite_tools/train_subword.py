@@ -43,9 +43,8 @@ from . import d2l
 from . import export
 from . import splits
 from .paths import DEFAULT_CORPUS, MODELS_DIR, ROOT
-from .search import greedy_decode, strip_eos
 from .train_book import Logger
-from .train_corpus import length_batches, optimizer_step, pad, warmup_adam
+from .train_corpus import greedy_ids, length_batches, optimizer_step, pad, warmup_adam
 
 NUM_STEPS = 32
 SPECIALS = ['<unk>', '<pad>', '<bos>', '<eos>']
@@ -87,22 +86,17 @@ def shared_state(net):
             if k not in ("encoder.embedding.weight", "decoder.dense.weight")}
 
 
-@torch.no_grad()
-def translate_pieces(net, src_ids, vocab, batch=256):
+def source_ids(pieces, vocab, num_steps):
+    """predict_seq2seq's source, as attnlite reads it: the pieces' ids + <eos>, truncated to
+    num_steps (training truncates before <eos> instead: encode)."""
+    return ([vocab[p] for p in pieces] + [vocab['<eos>']])[:num_steps]
+
+
+def translate_pieces(net, src_ids, vocab, num_steps=NUM_STEPS, batch=256):
     """Greedy translations (lists of pieces) of encoded source sentences."""
-    net.eval()
-    net.decoder.positions_from_cache = True
-    bos, eos, pad_id = vocab['<bos>'], vocab['<eos>'], vocab['<pad>']
-    out = []
-    for b in range(0, len(src_ids), batch):
-        chunk = src_ids[b:b + batch]
-        X = torch.tensor([s + [pad_id] * (NUM_STEPS - len(s)) for s in chunk])
-        vl = torch.tensor([len(s) for s in chunk])
-        toks = greedy_decode(net, X, vl, bos, NUM_STEPS, eos=eos)
-        out.extend(vocab.to_tokens(s) for s in strip_eos(toks, eos))
-    net.decoder.positions_from_cache = False
-    net.train()
-    return out
+    ids = greedy_ids(net, src_ids, vocab['<bos>'], vocab['<eos>'], vocab['<pad>'], num_steps,
+                     batch)
+    return [vocab.to_tokens(s) for s in ids]
 
 
 def grouped_raw(pairs):
