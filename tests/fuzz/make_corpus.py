@@ -51,23 +51,42 @@ def model_meta(kind, config):
             "attnlite.src_vocab": json.dumps(SRC), "attnlite.tgt_vocab": json.dumps(TGT)}
 
 
-def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4, quantized=False):
-    t = [f32("encoder.embedding.weight", len(SRC), H)]
-    def mha(p):
-        return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
-    def norm(p):
-        return [f32(p + "ln.weight", H), f32(p + "ln.bias", H)]
-    def ffn(p):
-        return [f32(p + "dense1.weight", F, H), f32(p + "dense1.bias", F),
-                f32(p + "dense2.weight", H, F), f32(p + "dense2.bias", H)]
+def encoder_blocks(H, F, L):
+    """The d2l Transformer encoder's blocks (d2l 10.7 names), in file order."""
+    t = []
     for l in range(L):
         p = "encoder.blks.block%d." % l
-        t += mha(p + "attention.") + norm(p + "addnorm1.") + ffn(p + "ffn.") + norm(p + "addnorm2.")
-    t.append(f32("decoder.embedding.weight", len(TGT), H))
+        t += _mha(p + "attention.", H) + _norm(p + "addnorm1.", H) + _ffn(p + "ffn.", H, F)
+        t += _norm(p + "addnorm2.", H)
+    return t
+
+
+def decoder_blocks(H, F, L):
+    t = []
     for l in range(L):
         p = "decoder.blks.block%d." % l
-        t += (mha(p + "attention1.") + norm(p + "addnorm1.") + mha(p + "attention2.") +
-              norm(p + "addnorm2.") + ffn(p + "ffn.") + norm(p + "addnorm3."))
+        t += (_mha(p + "attention1.", H) + _norm(p + "addnorm1.", H) + _mha(p + "attention2.", H) +
+              _norm(p + "addnorm2.", H) + _ffn(p + "ffn.", H, F) + _norm(p + "addnorm3.", H))
+    return t
+
+
+def _mha(p, H):
+    return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
+
+
+def _norm(p, H):
+    return [f32(p + "ln.weight", H), f32(p + "ln.bias", H)]
+
+
+def _ffn(p, H, F):
+    return [f32(p + "dense1.weight", F, H), f32(p + "dense1.bias", F),
+            f32(p + "dense2.weight", H, F), f32(p + "dense2.bias", H)]
+
+
+def tiny_transformer(H=4, F=4, L=1, NH=2, steps=4, quantized=False):
+    t = [f32("encoder.embedding.weight", len(SRC), H)] + encoder_blocks(H, F, L)
+    t.append(f32("decoder.embedding.weight", len(TGT), H))
+    t += decoder_blocks(H, F, L)
     t += [f32("decoder.dense.weight", len(TGT), H), f32("decoder.dense.bias", len(TGT))]
     cfg = {"src_vocab_size": len(SRC), "tgt_vocab_size": len(TGT), "num_hiddens": H,
            "num_layers": L, "num_heads": NH, "ffn_num_hiddens": F, "num_steps": steps,
@@ -382,36 +401,23 @@ def capi():
           + bytes([11, 0, 3, 2, 1]) + text("go"))
 
 
-def tiny_subword(table=None, H=4, F=4, L=1, NH=2, steps=6, quantized=False):
-    """A sub-word Transformer: a byte-pair table in attnlite.bpe, one vocabulary, one
-    embedding table shared by the encoder, the decoder and the output layer."""
-    if table is None:
-        table = {"end_of_word": "_", "alphabet": ["'", ".", "_", "e", "g", "h", "i", "m", "o"],
+# A byte-pair table whose pieces spell the fuzz targets' sentence "go . i'm home".
+SUBWORD_TABLE = {"end_of_word": "_", "alphabet": ["'", ".", "_", "e", "g", "h", "i", "m", "o"],
                  "merges": [["g", "o"], ["go", "_"], ["h", "o"], ["ho", "m"], ["hom", "e"],
                             ["home", "_"], [".", "_"], ["i", "'"]]}
+
+
+def tiny_subword(table=SUBWORD_TABLE, H=4, F=4, L=1, NH=2, steps=6, quantized=False):
+    """A sub-word Transformer: a byte-pair table in attnlite.bpe, one vocabulary, one
+    embedding table shared by the encoder, the decoder and the output layer."""
     syms = []
     for x in table["alphabet"] + ["".join(m) for m in table["merges"]]:
         if x not in syms:
             syms.append(x)
     vocab = ["<unk>", "<pad>", "<bos>", "<eos>"] + syms
     V = len(vocab)
-    def mha(p):
-        return [f32(p + w + ".weight", H, H) for w in ("W_q", "W_k", "W_v", "W_o")]
-    def norm(p):
-        return [f32(p + "ln.weight", H), f32(p + "ln.bias", H)]
-    def ffn(p):
-        return [f32(p + "dense1.weight", F, H), f32(p + "dense1.bias", F),
-                f32(p + "dense2.weight", H, F), f32(p + "dense2.bias", H)]
-    t = []
-    for l in range(L):
-        p = "encoder.blks.block%d." % l
-        t += mha(p + "attention.") + norm(p + "addnorm1.") + ffn(p + "ffn.") + norm(p + "addnorm2.")
-    t.append(f32("decoder.embedding.weight", V, H))
-    for l in range(L):
-        p = "decoder.blks.block%d." % l
-        t += (mha(p + "attention1.") + norm(p + "addnorm1.") + mha(p + "attention2.") +
-              norm(p + "addnorm2.") + ffn(p + "ffn.") + norm(p + "addnorm3."))
-    t.append(f32("decoder.dense.bias", V))
+    t = encoder_blocks(H, F, L) + [f32("decoder.embedding.weight", V, H)]
+    t += decoder_blocks(H, F, L) + [f32("decoder.dense.bias", V)]
     cfg = {"src_vocab_size": V, "tgt_vocab_size": V, "num_hiddens": H, "num_layers": L,
            "num_heads": NH, "ffn_num_hiddens": F, "num_steps": steps, "use_bias": False,
            "max_len": 8, "shared_embeddings": True}
@@ -425,9 +431,7 @@ def subword():
     """Loader seeds of sub-word models: good ones and merge tables each check refuses."""
     write("loader", "subword.safetensors", tiny_subword())
     write("loader", "subword_int8.safetensors", tiny_subword(quantized=True))
-    good = {"end_of_word": "_", "alphabet": ["'", ".", "_", "e", "g", "h", "i", "m", "o"],
-            "merges": [["g", "o"], ["go", "_"], ["h", "o"], ["ho", "m"], ["hom", "e"],
-                       ["home", "_"], [".", "_"], ["i", "'"]]}
+    good = SUBWORD_TABLE
     st = tiny_subword(good)
     bad = {"merge_before_symbol": dict(good, merges=[["ho", "m"]] + good["merges"]),
            "alphabet_twice": dict(good, alphabet=good["alphabet"] + ["g"]),
