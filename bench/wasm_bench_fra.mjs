@@ -33,9 +33,10 @@ const ROUNDS = Number(opt('rounds', 7));
 const REPS = Number(opt('reps', 3));
 const SKIP = (opt('skip', '') ?? '').split(',');
 const ALSO = opt('also', '');
-const MODEL = join(root, 'models', 'transformer-fra.safetensors');
+const NAME = opt('model', 'transformer-fra-bpe');
+const MODEL = join(root, 'models', `${NAME}.safetensors`);
 
-const sentences = readFileSync(join(root, 'models', 'transformer-fra.test.tsv'), 'utf8')
+const sentences = readFileSync(join(root, 'models', `${NAME}.test.tsv`), 'utf8')
   .split('\n').filter((l) => l.length > 0).slice(0, LINES).map((l) => l.split('\t')[0]);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -102,7 +103,7 @@ if (SKIP.includes('native')) {
 
 // ---- report (markdown) ----
 const cpu = cpus()[0]?.model ?? '?';
-console.log(`${sentences.length} sentences of models/transformer-fra.test.tsv; node ${process.version}; ` +
+console.log(`${sentences.length} sentences of models/${NAME}.test.tsv; node ${process.version}; ` +
   `${cpus().length} CPUs (${cpu}); load average ${loadavg().map((x) => x.toFixed(2)).join(', ')} at the end\n`);
 const runtimes = Object.keys(result.greedy);
 console.log(`| decoding | ${runtimes.map((r) => `${r} (ms / sentence)`).join(' | ')} | SIMD128 / scalar | WASM SIMD128 / native |`);

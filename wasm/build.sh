@@ -12,6 +12,8 @@
 #                            (every kernel of the SIMD128 table against the scalar reference, tails
 #                            and strides included; `node build/wasm-kernel-test/kernel_parity.mjs`
 #                            exits non-zero on a mismatch), linked from the node build's objects
+# LINK_FLAGS adds link flags to the runtime module (NODE_OUT=build/wasm-prof LINK_FLAGS=--profiling-funcs
+# wasm/build.sh node: function names for node --cpu-prof).
 # WEB_OUT / NODE_OUT / ASAN_OUT put a build elsewhere (the test stage rebuilds the web files into
 # build/wasm-web to check that the committed ones are up to date). Each build folder also
 # gets the JavaScript API: attnlite-api.mjs and its classes in api/ (wasm/attnlite-api.mjs,
@@ -187,7 +189,8 @@ asan_ldflags=("${sanitize[@]}" --profiling-funcs -sALLOW_MEMORY_GROWTH=0 -sINITI
 link() {  # link ENVIRONMENT OUTDIR [EXTRA FLAGS]: both modules and the JavaScript API
   mkdir -p "$2"
   eh_flags "$eh_now"
-  em++ "${ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${objects[@]}" -o "$2/attnlite.mjs"
+  # shellcheck disable=SC2086  # LINK_FLAGS: extra link flags, word-split (e.g. --profiling-funcs)
+  em++ "${ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" ${LINK_FLAGS:-} "${objects[@]}" -o "$2/attnlite.mjs"
   em++ "${figures_ldflags[@]}" "${eh[@]}" -sENVIRONMENT="$1" "${@:3}" "${figures_objects[@]}" \
     -o "$2/attnlite-figures.mjs"
   cp wasm/attnlite-api.mjs "$2/attnlite-api.mjs"

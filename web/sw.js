@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'f35f588ad806c369';
+const VERSION = '2076d5dd36151b02';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -253,6 +253,73 @@ void test_pointwise(const Kernels& s, const Kernels& r, Stat& add, Stat& relu, S
 
 }  // namespace
 
+// linear_i8 beyond the product sweep: the WebAssembly kernel splits each row of x into two
+// int16 parts (src/cpu/wasm/linear_i8_simd128.cpp), with an error bounded by
+// 2^-29 · max|x| · Σ|q| · scale rather than by Σ|x·q|. Checked against a double-precision sum,
+// within that bound plus 1e-6 of the output's magnitude (the fp32 scale and bias), on rows
+// the random sweep does not make: heavy-tailed rows (entries from 1e-6 to 1e3 of both signs),
+// K over one integer block (2048, 2049, 4100: partial sums added in fp32), and groups that mix
+// rows the kernel cannot split (NaN, ±inf, all zero, below 2^-90, denormal, 1e30) with rows it
+// can; those must equal the scalar kernel's (NaN and infinities included, 1e-5 otherwise).
+void test_linear_i8_rows(const Kernels& s, const Kernels& r, Stat& bound, Stat& special) {
+  const int shapes[][3] = {{1, 9, 64}, {2, 5, 129}, {3, 7, 2048}, {5, 3, 2049}, {2, 4, 4100}, {9, 2, 300}};
+  for (const auto& sh : shapes) {
+    const int M = sh[0], N = sh[1], K = sh[2];
+    std::vector<float> x((size_t)M * K);
+    for (auto& v : x) v = (rnd(0.f, 1.f) < 0.5f ? -1.f : 1.f) * std::pow(10.f, rnd(-6.f, 3.f));
+    std::vector<int8_t> q((size_t)N * K);
+    for (auto& v : q) v = (int8_t)(int)rnd(-127.f, 128.f);
+    const auto scale = rnd_vec(N, 0.001f, 0.02f), b = rnd_vec(N);
+    std::vector<float> ys((size_t)M * N);
+    s.linear_i8(ys.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
+    for (int m = 0; m < M; ++m) {
+      double mx = 0;
+      for (int k = 0; k < K; ++k) mx = std::max(mx, (double)std::fabs(x[(size_t)m * K + k]));
+      for (int n = 0; n < N; ++n) {
+        double exact = 0, mag = 0, sq = 0;
+        for (int k = 0; k < K; ++k) {
+          const double p = (double)x[(size_t)m * K + k] * q[(size_t)n * K + k];
+          exact += p;
+          mag += std::fabs(p);
+          sq += std::abs((int)q[(size_t)n * K + k]);
+        }
+        exact = exact * scale[n] + b[n];
+        const double allowed = std::ldexp(mx * sq * scale[n], -29) + 1e-6 * (mag * scale[n] + std::fabs(b[n]));
+        bound.check(ys[(size_t)m * N + n], (float)exact, allowed, "linear_i8 rows", m * N + n);
+      }
+    }
+    ++bound.cases;
+  }
+  const float inf = INFINITY, nan = NAN;
+  for (int K : {7, 8, 33, 2050}) {
+    const int M = 9, N = 5;
+    auto x = rnd_vec((size_t)M * K);
+    for (int k = 0; k < K; ++k) {
+      x[(size_t)1 * K + k] = 0.f;                      // all zero
+      x[(size_t)3 * K + k] *= 1e-30f;                  // below 2^-90
+      x[(size_t)4 * K + k] = k % 2 ? 1e-40f : -3e-42f;  // denormal
+      x[(size_t)6 * K + k] *= 1e30f;                   // large
+    }
+    x[(size_t)2 * K + K / 2] = nan;
+    x[(size_t)5 * K + K - 1] = inf;
+    x[(size_t)7 * K] = -inf;
+    std::vector<int8_t> q((size_t)N * K);
+    for (auto& v : q) v = (int8_t)(int)rnd(-127.f, 128.f);
+    const auto scale = rnd_vec(N, 0.001f, 0.02f), b = rnd_vec(N);
+    std::vector<float> ys((size_t)M * N), yr((size_t)M * N);
+    s.linear_i8(ys.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
+    r.linear_i8(yr.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double mag = 0;
+        for (int k = 0; k < K; ++k) mag += std::fabs((double)x[(size_t)m * K + k] * q[(size_t)n * K + k]);
+        special.check(ys[(size_t)m * N + n], yr[(size_t)m * N + n], mag * scale[n] + std::fabs(b[n]),
+                      "linear_i8 special rows", m * N + n);
+      }
+    ++special.cases;
+  }
+}
+
 int main() {
   const Kernels* simd = attnlite::ops::simd_kernels();
   const Kernels& ref = attnlite::ops::scalar_kernels();
@@ -263,13 +330,15 @@ int main() {
   std::printf("kernel parity: table '%s' against '%s'\n", simd->name, ref.name);
   Stat lin{"linear", 0}, li8{"linear_i8", 1e-5}, nt{"gemm_nt", 1e-5}, nn{"gemm_nn", 1e-5},
       sm{"softmax_rows", 1e-5}, ln{"layer_norm", 1e-5}, add{"add", 0}, relu{"relu", 0},
-      th{"tanh", 1e-5}, sg{"sigmoid", 1e-5}, ge{"gelu", 1e-5}, es{"exp_sum", 3e-7};
+      th{"tanh", 1e-5}, sg{"sigmoid", 1e-5}, ge{"gelu", 1e-5}, es{"exp_sum", 3e-7},
+      i8b{"linear_i8 rows", 1}, i8s{"linear_i8 spec", 1e-5};
   test_products(*simd, ref, lin, li8, nt, nn);
   test_rows(*simd, ref, sm, ln);
   test_pointwise(*simd, ref, add, relu, th, sg, ge);
   test_exp_sum(*simd, ref, es);
+  test_linear_i8_rows(*simd, ref, i8b, i8s);
   long failed = 0;
-  for (Stat* st : {&lin, &li8, &nt, &nn, &sm, &ln, &add, &relu, &th, &sg, &ge, &es}) {
+  for (Stat* st : {&lin, &li8, &i8b, &i8s, &nt, &nn, &sm, &ln, &add, &relu, &th, &sg, &ge, &es}) {
     std::printf("%-13s %6ld cases  max abs %.3g  max rel %.3g  (bound %.0e)  %s\n", st->name,
                 st->cases, st->max_abs, st->max_rel, st->bound, st->failures ? "FAIL" : "ok");
     failed += st->failures;

@@ -1,10 +1,29 @@
 // attnlite — the int8 linear layer in native WebAssembly SIMD128 (the fp32 kernels are in
 // gemm_simd128.cpp and pointwise_simd128.cpp). y = x · (scale ⊙ q)ᵀ + b.
-// Blocks of 4 weight rows x 2 rows of x; 8 int8 weights per step are widened
-// (i8 -> i16 -> i32 -> f32) once and used for both rows of x. Tails in M, N and K in place.
+//
+// Integer dot products on a two-part fixed-point copy of x. SIMD128 has no float FMA and
+// widening int8 weights to floats costs five instructions per four weights, but it has
+// i32x4.dot_i16x8_s (8 multiply-adds of 16-bit integers in one instruction). Each row of x is
+// split as x = s·hi + s₂·lo with hi, lo int16, s = 2^(e−14) where max|x| < 2^e, s₂ = s·2^−15:
+// s is a power of two, so s·hi and the residual x − s·hi are exact floats, and only lo is
+// rounded. The dot products Σ hi·q and Σ lo·q are exact int32 sums, combined in double.
+// Error of an output: at most |lo's rounding| · Σ|q| · scale ≤ 2^−30 · 2^e · Σ|q_k| · scale,
+// below 2^−29 · max|x| · Σ|q_k| · scale: about the rounding of an fp32 dot product over the
+// row, and measured closer to a double-precision reference than the fp32 kernel
+// (bench/RESULTS-wasm.md). Rows whose largest |x| is not finite, or below 2^−90, use the
+// fp32 tiles below (NaN and infinity propagate as in every other kernel); all-zero rows give b.
+//
+// int32 range: |hi|, |lo| ≤ 2^14 and |q| ≤ 2^7, so one product is at most 2^21 and a lane
+// of dot_i16x8 gains two per 8 columns: K is cut into blocks of kBlock = 2048 columns (at
+// most 2^30 per lane); longer rows add their blocks' partial sums in fp32.
+//
+// Tiles: 4 weight rows x 1 row of x (a decoding step, M = 1), 2 x 2 for 2 ≤ M (beam search,
+// source sentences): the fastest in a sweep of 1-6 x 1-4 under V8 (bench/RESULTS-wasm.md);
+// larger tiles run out of x64's 16 vector registers and spill.
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "linear_i8_simd128.h"
@@ -12,48 +31,203 @@
 namespace attnlite::ops::wasm {
 namespace {
 
+constexpr int kBlock = 2048;  // columns per integer block
+constexpr int kRows = 4;      // rows of x quantized together
+
+// ---- fp32 tiles: rows that cannot be split (NaN, infinity, tiny) ----
+
 inline float lane_sum(v128_t v) {
   return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
          (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
 }
 
-// NC weight rows (q, stride K) times MC rows of x (stride K).
-template <int NC, int MC>
-inline void tile(float* y, int ldy, const float* x, const int8_t* q, const float* scale,
-                 const float* b, int K) {
-  v128_t acc[MC][NC];
-  for (int r = 0; r < MC; ++r)
-    for (int j = 0; j < NC; ++j) acc[r][j] = wasm_f32x4_splat(0.f);
+// NC weight rows (q, stride K) times one row of x.
+template <int NC>
+inline void float_tile(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+                       int K) {
+  v128_t acc[NC];
+  for (int j = 0; j < NC; ++j) acc[j] = wasm_f32x4_splat(0.f);
   int k = 0;
   for (; k + 8 <= K; k += 8) {
-    v128_t wl[NC], wh[NC];
+    const v128_t xl = wasm_v128_load(x + k), xh = wasm_v128_load(x + k + 4);
     for (int j = 0; j < NC; ++j) {
       const v128_t w16 = wasm_i16x8_load8x8(q + (long)j * K + k);
-      wl[j] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(w16));
-      wh[j] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(w16));
+      const v128_t wl = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(w16));
+      const v128_t wh = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(w16));
+      acc[j] = wasm_f32x4_add(acc[j], wasm_f32x4_add(wasm_f32x4_mul(xl, wl), wasm_f32x4_mul(xh, wh)));
     }
+  }
+  for (int j = 0; j < NC; ++j) {
+    float s = lane_sum(acc[j]);
+    for (int kk = k; kk < K; ++kk) s += x[kk] * (float)q[(long)j * K + kk];
+    y[j] = b ? s * scale[j] + b[j] : s * scale[j];
+  }
+}
+
+void float_row(float* y, const float* x, const int8_t* q, const float* scale, const float* b, int N,
+               int K) {
+  int n = 0;
+  for (; n + 4 <= N; n += 4) float_tile<4>(y + n, x, q + (long)n * K, scale + n, b ? b + n : nullptr, K);
+  for (; n < N; ++n) float_tile<1>(y + n, x, q + (long)n * K, scale + n, b ? b + n : nullptr, K);
+}
+
+// ---- the split of a row ----
+
+// A row's scales: s = 2^(e−14), s₂ = 2^(e−29) with max|x| < 2^e. Ok when the row can be
+// split; zero when every x is 0.
+struct Split {
+  bool ok, zero;
+  float s, s2, inv, inv2;
+};
+
+Split split_of(const float* x, int K) {
+  v128_t mx = wasm_f32x4_splat(0.f);
+  int k = 0;
+  for (; k + 4 <= K; k += 4) mx = wasm_f32x4_max(mx, wasm_f32x4_abs(wasm_v128_load(x + k)));
+  float m = std::fmax(std::fmax(wasm_f32x4_extract_lane(mx, 0), wasm_f32x4_extract_lane(mx, 1)),
+                      std::fmax(wasm_f32x4_extract_lane(mx, 2), wasm_f32x4_extract_lane(mx, 3)));
+  // f32x4.max propagates NaN; fmax does not, so NaN is looked for lane by lane
+  bool nan = std::isnan(wasm_f32x4_extract_lane(mx, 0)) || std::isnan(wasm_f32x4_extract_lane(mx, 1)) ||
+             std::isnan(wasm_f32x4_extract_lane(mx, 2)) || std::isnan(wasm_f32x4_extract_lane(mx, 3));
+  for (; k < K; ++k) {
+    nan |= std::isnan(x[k]);
+    m = std::fmax(m, std::fabs(x[k]));
+  }
+  Split sp{false, false, 0.f, 0.f, 0.f, 0.f};
+  if (nan || !std::isfinite(m)) return sp;
+  if (m == 0.f) {
+    sp.ok = sp.zero = true;
+    return sp;
+  }
+  int e = 0;
+  std::frexp(m, &e);  // m < 2^e
+  if (e < -90) return sp;
+  sp.ok = true;
+  sp.s = std::ldexp(1.f, e - 14);
+  sp.s2 = std::ldexp(1.f, e - 29);
+  sp.inv = std::ldexp(1.f, 14 - e);
+  sp.inv2 = std::ldexp(1.f, 29 - e);
+  return sp;
+}
+
+// hi and lo of x[0, K) (K a block's width): |x·inv| < 2^14 rounds to |hi| ≤ 2^14; the residual
+// x − s·hi is exact, |r| ≤ s/2, so |lo| ≤ 2^14.
+void quantize(int16_t* hi, int16_t* lo, const float* x, int K, const Split& sp) {
+  const v128_t s = wasm_f32x4_splat(sp.s), inv = wasm_f32x4_splat(sp.inv), inv2 = wasm_f32x4_splat(sp.inv2);
+  int k = 0;
+  for (; k + 8 <= K; k += 8) {
+    const v128_t x0 = wasm_v128_load(x + k), x1 = wasm_v128_load(x + k + 4);
+    const v128_t h0 = wasm_f32x4_nearest(wasm_f32x4_mul(x0, inv)), h1 = wasm_f32x4_nearest(wasm_f32x4_mul(x1, inv));
+    const v128_t r0 = wasm_f32x4_sub(x0, wasm_f32x4_mul(h0, s)), r1 = wasm_f32x4_sub(x1, wasm_f32x4_mul(h1, s));
+    const v128_t l0 = wasm_f32x4_nearest(wasm_f32x4_mul(r0, inv2)), l1 = wasm_f32x4_nearest(wasm_f32x4_mul(r1, inv2));
+    wasm_v128_store(hi + k, wasm_i16x8_narrow_i32x4(wasm_i32x4_trunc_sat_f32x4(h0), wasm_i32x4_trunc_sat_f32x4(h1)));
+    wasm_v128_store(lo + k, wasm_i16x8_narrow_i32x4(wasm_i32x4_trunc_sat_f32x4(l0), wasm_i32x4_trunc_sat_f32x4(l1)));
+  }
+  for (; k < K; ++k) {
+    const float h = std::nearbyint(x[k] * sp.inv);
+    hi[k] = (int16_t)h;
+    lo[k] = (int16_t)std::nearbyint((x[k] - h * sp.s) * sp.inv2);
+  }
+}
+
+// ---- integer tiles ----
+
+inline int32_t isum(v128_t v) {
+  return (wasm_i32x4_extract_lane(v, 0) + wasm_i32x4_extract_lane(v, 1)) +
+         (wasm_i32x4_extract_lane(v, 2) + wasm_i32x4_extract_lane(v, 3));
+}
+
+// The rows of x that one integer pass reads: hi and lo of up to kRows rows over one block.
+struct Quantized {
+  alignas(16) int16_t hi[kRows][kBlock];
+  alignas(16) int16_t lo[kRows][kBlock];
+  double s[kRows], s2[kRows];
+};
+
+// Σ hi·q and Σ lo·q of NC weight rows (q, stride ldq) and MC quantized rows from r0, over
+// K columns (K8 of them in SIMD), combined: out[r][j] = s·Σhi·q + s₂·Σlo·q.
+template <int NC, int MC>
+__attribute__((noinline)) void int_tile(double out[MC][NC], const Quantized& xq, int r0, const int8_t* q, long ldq, int K) {
+  v128_t ah[MC][NC], al[MC][NC];
+  for (int r = 0; r < MC; ++r)
+    for (int j = 0; j < NC; ++j) ah[r][j] = al[r][j] = wasm_i32x4_splat(0);
+  const int K8 = K / 8 * 8;
+#pragma clang loop unroll(disable)
+  for (int k = 0; k < K8; k += 8) {
+    v128_t w[NC];
+    for (int j = 0; j < NC; ++j) w[j] = wasm_i16x8_load8x8(q + j * ldq + k);
     for (int r = 0; r < MC; ++r) {
-      const v128_t xl = wasm_v128_load(x + (long)r * K + k);
-      const v128_t xh = wasm_v128_load(x + (long)r * K + k + 4);
-      for (int j = 0; j < NC; ++j)
-        acc[r][j] = wasm_f32x4_add(acc[r][j], wasm_f32x4_add(wasm_f32x4_mul(xl, wl[j]),
-                                                             wasm_f32x4_mul(xh, wh[j])));
+      const v128_t h = wasm_v128_load(xq.hi[r0 + r] + k), l = wasm_v128_load(xq.lo[r0 + r] + k);
+      for (int j = 0; j < NC; ++j) {
+        ah[r][j] = wasm_i32x4_add(ah[r][j], wasm_i32x4_dot_i16x8(h, w[j]));
+        al[r][j] = wasm_i32x4_add(al[r][j], wasm_i32x4_dot_i16x8(l, w[j]));
+      }
     }
   }
   for (int r = 0; r < MC; ++r)
     for (int j = 0; j < NC; ++j) {
-      float s = lane_sum(acc[r][j]);
-      for (int kk = k; kk < K; ++kk) s += x[(long)r * K + kk] * (float)q[(long)j * K + kk];
-      y[(long)r * ldy + j] = b ? s * scale[j] + b[j] : s * scale[j];
+      int32_t sh = isum(ah[r][j]), sl = isum(al[r][j]);
+      for (int k = K8; k < K; ++k) {
+        sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
+        sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
+      }
+      out[r][j] = (double)sh * xq.s[r0 + r] + (double)sl * xq.s2[r0 + r];
     }
 }
 
-template <int NC>
-void rows(float* y, int N, const float* x, const int8_t* q, const float* scale, const float* b,
-          int M, int K) {
-  int m = 0;
-  for (; m + 2 <= M; m += 2) tile<NC, 2>(y + (long)m * N, N, x + (long)m * K, q, scale, b, K);
-  if (m < M) tile<NC, 1>(y + (long)m * N, N, x + (long)m * K, q, scale, b, K);
+// Writes (single block: the final y) or adds (one of several blocks: partial sums) a tile.
+template <int NC, int MC>
+inline void put(float* y, int ldy, const double v[MC][NC], const float* scale, const float* b, bool blocks,
+                bool first) {
+  for (int r = 0; r < MC; ++r)
+    for (int j = 0; j < NC; ++j) {
+      float* o = y + (long)r * ldy + j;
+      if (!blocks)
+        *o = b ? (float)v[r][j] * scale[j] + b[j] : (float)v[r][j] * scale[j];
+      else
+        *o = first ? (float)v[r][j] : *o + (float)v[r][j];
+    }
+}
+
+// One block of columns [k0, k0 + kl) for the quantized rows of xq (mr of them) into y's rows.
+void int_block(float* y, int N, const Quantized& xq, int mr, const int8_t* q, const float* scale,
+               const float* b, int K, int k0, int kl, bool blocks) {
+  const bool first = k0 == 0;
+  const int8_t* qk = q + k0;
+  if (mr == 1) {
+    double v[1][4];
+    int n = 0;
+    for (; n + 4 <= N; n += 4) {
+      int_tile<4, 1>(v, xq, 0, qk + (long)n * K, K, kl);
+      put<4, 1>(y + n, N, v, scale + n, b ? b + n : nullptr, blocks, first);
+    }
+    for (; n < N; ++n) {
+      double v1[1][1];
+      int_tile<1, 1>(v1, xq, 0, qk + (long)n * K, K, kl);
+      put<1, 1>(y + n, N, v1, scale + n, b ? b + n : nullptr, blocks, first);
+    }
+    return;
+  }
+  int n = 0;
+  for (; n + 2 <= N; n += 2) {
+    int r = 0;
+    for (; r + 2 <= mr; r += 2) {
+      double v[2][2];
+      int_tile<2, 2>(v, xq, r, qk + (long)n * K, K, kl);
+      put<2, 2>(y + (long)r * N + n, N, v, scale + n, b ? b + n : nullptr, blocks, first);
+    }
+    if (r < mr) {
+      double v[1][2];
+      int_tile<2, 1>(v, xq, r, qk + (long)n * K, K, kl);
+      put<2, 1>(y + (long)r * N + n, N, v, scale + n, b ? b + n : nullptr, blocks, first);
+    }
+  }
+  for (; n < N; ++n)
+    for (int r = 0; r < mr; ++r) {
+      double v[1][1];
+      int_tile<1, 1>(v, xq, r, qk + (long)n * K, K, kl);
+      put<1, 1>(y + (long)r * N + n, N, v, scale + n, b ? b + n : nullptr, blocks, first);
+    }
 }
 
 }  // namespace
@@ -61,10 +235,56 @@ void rows(float* y, int N, const float* x, const int8_t* q, const float* scale, 
 void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
                int M, int N, int K) {
   if (M <= 0 || N <= 0) return;
-  int n = 0;
-  for (; n + 4 <= N; n += 4)
-    rows<4>(y + n, N, x, q + (long)n * K, scale + n, b ? b + n : nullptr, M, K);
-  for (; n < N; ++n) rows<1>(y + n, N, x, q + (long)n * K, scale + n, b ? b + n : nullptr, M, K);
+  if (K <= 0) {
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) y[(long)m * N + n] = b ? b[n] : 0.f;
+    return;
+  }
+  Quantized xq;  // 32 KB of stack
+  const bool blocks = K > kBlock;
+  for (int m0 = 0; m0 < M; m0 += kRows) {
+    // the rows of this group that are split (row index in the group -> packed index)
+    int rows[kRows], mr = 0;
+    Split sp[kRows];
+    const int mg = M - m0 < kRows ? M - m0 : kRows;
+    for (int r = 0; r < mg; ++r) {
+      const float* xr = x + (long)(m0 + r) * K;
+      float* yr = y + (long)(m0 + r) * N;
+      sp[r] = split_of(xr, K);
+      if (!sp[r].ok) {
+        float_row(yr, xr, q, scale, b, N, K);
+      } else if (sp[r].zero) {
+        for (int n = 0; n < N; ++n) yr[n] = b ? b[n] : 0.f;
+      } else {
+        rows[mr++] = r;
+      }
+    }
+    if (mr == 0) continue;
+    // consecutive runs of split rows share passes over the weights
+    for (int i = 0; i < mr;) {
+      int j = i + 1;
+      while (j < mr && rows[j] == rows[j - 1] + 1) ++j;
+      const int first = rows[i], run = j - i;
+      for (int r = 0; r < run; ++r) {
+        xq.s[r] = sp[first + r].s;
+        xq.s2[r] = sp[first + r].s2;
+      }
+      float* yr = y + (long)(m0 + first) * N;
+      for (int k0 = 0; k0 < K; k0 += kBlock) {
+        const int kl = K - k0 < kBlock ? K - k0 : kBlock;
+        for (int r = 0; r < run; ++r)
+          quantize(xq.hi[r], xq.lo[r], x + (long)(m0 + first + r) * K + k0, kl, sp[first + r]);
+        int_block(yr, N, xq, run, q, scale, b, K, k0, kl, blocks);
+      }
+      if (blocks)
+        for (int r = 0; r < run; ++r)
+          for (int n = 0; n < N; ++n) {
+            float& o = yr[(long)r * N + n];
+            o = b ? o * scale[n] + b[n] : o * scale[n];
+          }
+      i = j;
+    }
+  }
 }
 
 }  // namespace attnlite::ops::wasm
