@@ -121,6 +121,46 @@ TEST_CASE("batched translation gives the same results as one at a time", "[trans
   REQUIRE_THROWS_WITH(batch.translate_batch(s, 5), Catch::Matchers::Contains("max_batch = 4"));
 }
 
+// Without attention weights the encoder runs only up to the batch's longest source (the
+// later steps are padding, masked out of every attention): the same tokens and probabilities
+// as a run that records the weights over all num_steps positions, one at a time and batched
+// with sources of different lengths, greedy and beam 4, on both whole-corpus models.
+TEST_CASE("text-only translation skips the padding steps with the same results", "[translate]") {
+  for (const char* name : {"transformer-fra", "transformer-fra-bpe"}) {
+    auto model = Model::load(test::model_path(name));
+    Limits lim;
+    lim.max_batch = 3;
+    lim.max_beam = 4;
+    Translator text(model, lim), full(model, lim);
+    const bool bpe = model->bpe() != nullptr;
+    std::string_view s[3] = {bpe ? "Go." : "go .", bpe ? "I'm home." : "i'm home .",
+                             bpe ? "Tom wants to know where you bought your new bicycle."
+                                 : "tom wants to know where you bought your new bicycle ."};
+    for (int beam : {1, 4}) {
+      DecodeOptions t, f;
+      t.attention = false;
+      t.beam_size = f.beam_size = beam;
+      INFO(name << " beam " << beam);
+      text.translate_batch(s, 3, t);
+      full.translate_batch(s, 3, f);
+      for (int i = 0; i < 3; ++i) {
+        const Translation& a = text.result(i);
+        const Translation& b = full.result(i);
+        REQUIRE(a.src_valid < a.S);  // padding there is to skip
+        REQUIRE(a.text == b.text);
+        REQUIRE(a.num_tokens == b.num_tokens);
+        for (int k = 0; k < a.num_tokens; ++k) {
+          REQUIRE(a.tokens[k] == b.tokens[k]);
+          REQUIRE(a.probs[k] == Approx(b.probs[k]).margin(1e-6));
+        }
+        const Translation& one = text.translate(s[i], t);
+        REQUIRE(std::string(one.text) == std::string(full.result(i).text));
+        text.translate_batch(s, 3, t);  // translate() replaced the batch's results
+      }
+    }
+  }
+}
+
 TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
   auto model = Model::load(test::model_path("transformer-d2l"));
   Translator tr(model);

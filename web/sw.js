@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '2076d5dd36151b02';
+const VERSION = '35752b3ac44f335a';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

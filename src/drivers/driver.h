@@ -70,11 +70,16 @@ class Seq2SeqRows : public Seq2SeqDriver {
     tokens_ = mem.take<int>((size_t)R_);
   }
   // A new search of n sentences with K rows each: uploads the sources, their valid lengths
-  // and every row's (host arrays; null in the dry run).
-  void begin(const int* src, const int* valid, int n, int K, const ops::Ops& op) {
+  // and every row's (host arrays; null in the dry run). S (≤ S_): the source steps the
+  // encoder runs, the first S of each sentence's S_ ids, packed as (n, S).
+  void begin(const int* src, const int* valid, int n, int K, const ops::Ops& op) { begin(src, valid, n, K, S_, op); }
+  void begin(const int* src, const int* valid, int n, int K, int S, const ops::Ops& op) {
     K_ = K;
     rows_ = n * K;
-    op.upload(src_, src, sizeof(int) * (size_t)n * S_);
+    if (S == S_ || !src)
+      op.upload(src_, src, sizeof(int) * (size_t)n * S_);
+    else
+      for (int b = 0; b < n; ++b) op.upload(src_ + (long)b * S, src + (long)b * S_, sizeof(int) * (size_t)S);
     op.upload(valid_, valid, sizeof(int) * (size_t)n);
     if (valid)
       for (int r = 0; r < rows_; ++r) row_valid_host_[r] = valid[r / K];

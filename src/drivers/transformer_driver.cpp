@@ -61,7 +61,20 @@ class TransformerDriver final : public Seq2SeqRows {
   void encode(const int* src, const int* valid, int n, int K, bool attention,
               const ops::Ctx& cx) override {
     const ops::Ops& op = cx.op;
-    begin(src, valid, n, K, op);
+    // Text only: the encoder runs the source steps up to the longest valid length. Every later
+    // step is a padding position, masked out of every attention (a key weight of exactly 0), so
+    // no output depends on its rows; only the encoder's attention maps, recorded when asked
+    // for, have rows for them (the book's num_steps x num_steps maps).
+    int S = S_;
+    if (!attention && valid) {
+      int longest = 0, shortest = S_;
+      for (int b = 0; b < n; ++b) {
+        longest = std::max(longest, valid[b]);
+        shortest = std::min(shortest, valid[b]);
+      }
+      if (shortest >= 1) S = std::min(S_, longest);  // a length 0 attends to the pads: all of them
+    }
+    begin(src, valid, n, K, S, op);
     const int rows = rows_;
     if (attention) {
       op.zero(att_enc_, sizeof(float) * n * enc_len());
@@ -72,14 +85,15 @@ class TransformerDriver final : public Seq2SeqRows {
         op.zero(hist_cross_, sizeof(float) * rows * cross_len());
       }
     }
-    transformer_encode(enc_out_, attention ? enc_attn_ : nullptr, w_, c_, P_, src_, n, S_,
+    transformer_encode(enc_out_, attention ? enc_attn_ : nullptr, w_, c_, P_, src_, n, S,
                        ValidLens::per_batch(valid_), cx);
     for (int l = 0; l < L_; ++l) {
       float* k = cross_k_ + (long)l * R_ * S_ * H_;
       float* v = cross_v_ + (long)l * R_ * S_ * H_;
-      project_cross_kv(k, v, w_.dec[l], enc_out_, n, S_, cx);
-      expand_rows(op, k, (long)S_ * H_, n, K);
-      expand_rows(op, v, (long)S_ * H_, n, K);
+      project_cross_kv(k, v, w_.dec[l], enc_out_, n, S, cx);
+      expand_rows(op, k, (long)S * H_, n, K);
+      expand_rows(op, v, (long)S * H_, n, K);
+      cross_[l].S = S;  // (R, S, H) this search
     }
   }
 
