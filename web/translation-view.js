@@ -21,6 +21,32 @@ function cellReading(f, l, h, q, k, w) {
   return `${where}${f.qLabels[q]} → ${f.kLabels[k]}  ${w.toFixed(4)}`;
 }
 
+// French text into an element, each closing punctuation mark ("?", "!", ":", ";", "." …, as
+// the models write them after a space) kept on the line of the word before it: the pair goes
+// in a span that does not wrap (words of up to 16 characters: a longer one may need to wrap
+// inside itself on a phone). The text itself (textContent) is unchanged.
+const CLOSING = /^[?!:;.,…»)]+$/;
+export function setFrench(el, text) {
+  el.textContent = '';
+  const words = text.split(' ');
+  let plain = '';
+  for (let i = 0; i < words.length; ++i) {
+    const sep = i ? ' ' : '';
+    if (i + 1 < words.length && words[i] && words[i].length <= 16 && CLOSING.test(words[i + 1])) {
+      el.append(plain + sep);
+      plain = '';
+      const glued = document.createElement('span');
+      glued.className = 'nowrap';
+      glued.textContent = `${words[i]} ${words[i + 1]}`;
+      el.append(glued);
+      ++i;
+    } else {
+      plain += sep + words[i];
+    }
+  }
+  if (plain) el.append(plain);
+}
+
 export function attach(pageState, onError) {
   state = pageState;
   showError = onError;
@@ -28,7 +54,7 @@ export function attach(pageState, onError) {
 
 export function showResult(r) {
   $('result').hidden = false;
-  $('output-text').textContent = r.text || '(nothing before <eos>)';
+  setFrench($('output-text'), r.text || '(nothing before <eos>)');
   const box = $('tokens');
   box.textContent = '';
   r.tokens.forEach((t, i) => {
@@ -69,7 +95,7 @@ function showNBest(r) {
     li.dataset.score = String(h.score);
     li.title = `log p ${h.logp.toFixed(4)} · length ${h.length}${h.eos ? ' with <eos>' : ', stopped at the step limit'}`;
     li.innerHTML = '<span class="hyp"></span><span class="score"></span>';
-    li.querySelector('.hyp').textContent = h.text || '(nothing before <eos>)';
+    setFrench(li.querySelector('.hyp'), h.text || '(nothing before <eos>)');
     li.querySelector('.score').textContent = `${h.score.toFixed(4)}${h.eos ? '' : ' · no <eos>'}`;
     list.append(li);
   });

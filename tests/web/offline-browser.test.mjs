@@ -6,7 +6,7 @@
 // not fetched on the first visit but cached when first used, and then work offline too; a
 // new sw.js (another build) replaces the cache; the manifest makes the page installable; at
 // 390 px wide (a phone) the page is no wider than the screen after the default model's long
-// sentence with all heads.
+// sentence with all heads, and a question keeps its "?" on the line of the word before it.
 // Chromium: /usr/bin/chromium or ATTNLITE_CHROMIUM; skipped without one unless
 // ATTNLITE_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
@@ -253,6 +253,21 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
         assert.ok(box.client <= 390 && box.scroll > box.client, `the ${kind} grid scrolls in its card`);
       }
       await page.screenshot({ path: join(outDir, 'screenshot-all-heads-390.png'), fullPage: true });
+      // A question: its "?" (after a space, as the corpus writes French) stays on the line of
+      // the word before it instead of wrapping alone onto the next line.
+      await page.fill('#sentence', 'Where is the station?');
+      await page.click('#translate');
+      await page.waitForFunction(() => document.body.dataset.translations === '3');
+      assert.equal(await page.textContent('#output-text'), 'Où se trouve la gare ?');
+      const q = await page.evaluate(() => {
+        const el = document.getElementById('output-text');
+        const glued = el.querySelector('.nowrap');
+        const lines = (node) => new Set([...(() => { const r = document.createRange(); r.selectNodeContents(node); return r.getClientRects(); })()].map((x) => Math.round(x.top))).size;
+        return { glued: glued?.textContent, gluedLines: glued ? lines(glued) : 0, lines: lines(el) };
+      });
+      assert.equal(q.glued, 'gare ?');
+      assert.equal(q.gluedLines, 1, '"gare ?" on one line');
+      await page.screenshot({ path: join(outDir, 'screenshot-question-390.png') });
     } finally {
       await ctx.close();
       server.close();
