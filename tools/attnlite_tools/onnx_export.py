@@ -358,7 +358,9 @@ def main_batch1():
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
-    net, src_vocab, tgt_vocab, kind, cfg = load_model(a.model)
+    net, src_v, tgt_v, info = export.load_model(a.model)
+    src_vocab, tgt_vocab = list(src_v.idx_to_token), list(tgt_v.idx_to_token)
+    kind, cfg = info["attnlite.kind"], info["config"]
     if kind != "transformer":
         raise SystemExit(f"{a.model}: not a Transformer (attnlite.kind = {kind})")
     with torch.no_grad():
@@ -367,15 +369,26 @@ def main_batch1():
     if a.check:
         s_idx = {t: i for i, t in enumerate(src_vocab)}
         S = cfg["num_steps"]
-        for sentence in d2l.BOOK_ENGS:
-            ids = [s_idx.get(w, 0) for w in sentence.split(" ")] + [s_idx["<eos>"]]
+        if "bpe" in info:  # a sub-word model: cased English in byte-pair pieces (tools/bpe.py)
+            from . import bpe
+            table = info["bpe"]
+            seg = bpe.Segmenter(bpe.symbols(table["alphabet"], [tuple(m) for m in table["merges"]]))
+            sentences = ["Go.", "I lost.", "He's calm.", "I'm home."]
+            pieces = lambda s: [s_idx.get(p, 0) for p in seg(s)]
+            text = lambda ids: bpe.detokenize([tgt_vocab[i] for i in ids])
+        else:  # the book's lowercased words
+            sentences = d2l.BOOK_ENGS
+            pieces = lambda s: [s_idx.get(w, 0) for w in s.split(" ")]
+            text = lambda ids: " ".join(tgt_vocab[i] for i in ids)
+        for sentence in sentences:
+            ids = (pieces(sentence) + [s_idx["<eos>"]])[:S]  # as attnlite reads a source
             valid = len(ids)
             ids = (ids + [s_idx["<pad>"]] * S)[:S]
             with torch.no_grad():
                 got = greedy_batch1(Batch1Encoder(net).eval(), Batch1DecoderStep(net).eval(),
                                     ids, valid, cfg, tgt_vocab.index("<bos>"),
                                     tgt_vocab.index("<eos>"))
-            print(f"{sentence} => {' '.join(tgt_vocab[i] for i in got)}")
+            print(f"{sentence} => {text(got)}")
 
 
 def main_peers():
