@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'ccb9d0daf4c2a922';
+const VERSION = '332436c3a5491794';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -15,7 +15,8 @@
 //
 // int32 range: |hi|, |lo| ≤ 2^14 and |q| ≤ 2^7, so one product is at most 2^21 and a lane
 // of dot_i16x8 gains two per 8 columns: K is cut into blocks of kBlock = 2048 columns (at
-// most 2^30 per lane); longer rows add their blocks' partial sums in fp32.
+// most 2^30 per lane; the four lanes are added in 64 bits); longer rows add their blocks'
+// partial sums in fp32.
 //
 // Tiles: 4 weight rows x 1 row of x (a decoding step, M = 1), 2 x 2 for 2 ≤ M (beam search,
 // source sentences): the fastest in a sweep of 1-6 x 1-4 under V8 (bench/RESULTS-wasm.md);
@@ -132,9 +133,10 @@ void quantize(int16_t* hi, int16_t* lo, const float* x, int K, const Split& sp) 
 
 // ---- integer tiles ----
 
-inline int32_t isum(v128_t v) {
-  return (wasm_i32x4_extract_lane(v, 0) + wasm_i32x4_extract_lane(v, 1)) +
-         (wasm_i32x4_extract_lane(v, 2) + wasm_i32x4_extract_lane(v, 3));
+// The lanes' total in 64 bits: each lane is below 2^30, a block's total up to 2^32.
+inline int64_t isum(v128_t v) {
+  return ((int64_t)wasm_i32x4_extract_lane(v, 0) + wasm_i32x4_extract_lane(v, 1)) +
+         ((int64_t)wasm_i32x4_extract_lane(v, 2) + wasm_i32x4_extract_lane(v, 3));
 }
 
 // The rows of x that one integer pass reads: hi and lo of up to kRows rows over one block.
@@ -166,7 +168,7 @@ __attribute__((noinline)) void int_tile(double out[MC][NC], const Quantized& xq,
   }
   for (int r = 0; r < MC; ++r)
     for (int j = 0; j < NC; ++j) {
-      int32_t sh = isum(ah[r][j]), sl = isum(al[r][j]);
+      int64_t sh = isum(ah[r][j]), sl = isum(al[r][j]);
       for (int k = K8; k < K; ++k) {
         sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
         sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
