@@ -20,6 +20,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { loadAttnlite, nativeCli, root, sentences } from '../tests/web/common.mjs';
+import { cliTexts, median, perLine } from './native_cli.mjs';
+import { ortGreedy } from './ort_greedy.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -34,10 +36,6 @@ const ONNX = opt('onnx', join(root, 'build', 'onnx', 'transformer-d2l'));
 const SKIP = (opt('skip', '') ?? '').split(',');  // --skip native,onnx: the WASM rows only
 const BACKEND = opt('backend', '');               // --backend scalar|simd (default: the build's choice)
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (x) => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 
 async function timeIt(fn, n) {
@@ -74,23 +72,12 @@ for (const attention of [false, true]) {
 if (SKIP.includes('native')) {
   console.error('skipping native (--skip)');
 } else if (existsSync(nativeCli)) {
-  const runCli = (lines) => {
-    const t0 = performance.now();
-    const p = spawnSync(nativeCli, ['translate', '--model', MODEL], { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 64 << 20 });
-    const t = performance.now() - t0;
-    if (p.status !== 0) throw new Error(`native CLI failed: ${p.stderr}`);
-    return { t, out: p.stdout };
-  };
-  const perLine = (lines) => {
-    const base = median([0, 1, 2, 3, 4].map(() => runCli([lines[0]]).t));
-    return median([0, 1, 2, 3, 4].map(() => (runCli(lines).t - base) / lines.length));
-  };
   const n1 = Math.max(2000, RUNS * 10);
-  const one = perLine(Array(n1).fill(SENTENCE));
+  const one = perLine(MODEL, Array(n1).fill(SENTENCE));
   const reps = 40;
   const all = Array.from({ length: reps }, () => sentences).flat();
-  const pass = perLine(all) * sentences.length;
-  const out = runCli(sentences).out.trim().split('\n');
+  const pass = perLine(MODEL, all) * sentences.length;
+  const out = cliTexts(MODEL, sentences);
   const agree = out.filter((t, i) => t === reference[i].text).length;
   report('attnlite native (CLI over stdin)', one, pass, `(${agree}/54 translations identical to WASM)`);
 } else {
@@ -105,34 +92,11 @@ if (SKIP.includes('onnx')) {
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.simd = true;
   const meta = JSON.parse(readFileSync(`${ONNX}.json`, 'utf8'));
-  const { num_steps: S, num_hiddens: H, num_layers: L } = meta.config;
   const so = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
   const enc = await ort.InferenceSession.create(readFileSync(`${ONNX}-encoder.onnx`), so);
   const dec = await ort.InferenceSession.create(readFileSync(`${ONNX}-decoder.onnx`), so);
-  const BOS = 2n, EOS = 3n;  // the book's vocabulary order: <unk> <pad> <bos> <eos>
-  const I64 = (a, dims) => new ort.Tensor('int64', BigInt64Array.from(a, BigInt), dims);
-  async function ortTranslate(srcIds, valid) {
-    const vl = I64([valid], [1]);
-    const cross = await enc.run({ src: I64(srcIds, [1, S]), valid_len: vl });
-    const feeds = { valid_len: vl };
-    for (const n of meta.cross) feeds[n] = cross[n];
-    for (const n of meta.past) feeds[n] = new ort.Tensor('float32', new Float32Array(0), [1, 0, H]);
-    const out = [];
-    let tok = BOS;
-    for (let t = 0; t < S; ++t) {
-      feeds.token = new ort.Tensor('int64', BigInt64Array.of(tok), [1, 1]);
-      feeds.position = new ort.Tensor('int64', BigInt64Array.of(BigInt(t)), [1]);
-      const r = await dec.run(feeds);
-      const lg = r.logits.data;
-      let best = 0;
-      for (let v = 1; v < lg.length; ++v) if (lg[v] > lg[best]) best = v;
-      tok = BigInt(best);
-      if (tok === EOS) break;
-      out.push(best);
-      meta.past.forEach((n, i) => { feeds[n] = r[meta.present[i]]; });
-    }
-    return out;
-  }
+  // the book's vocabulary order: <unk> <pad> <bos> <eos>
+  const ortTranslate = ortGreedy(ort, enc, dec, meta, 2, 3);
   // Source ids from attnlite's tokenizer (the book's preprocessing), outside the timing.
   const src = sentences.map((s, i) => ({ ids: Array.from(reference[i].srcIds), valid: reference[i].srcValid }));
   let agree = 0;
@@ -148,7 +112,6 @@ if (SKIP.includes('onnx')) {
   }, ROUNDS);
   report(`onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm SIMD, 1 thread)`.replace('  ', ' '), one, pass,
     `(${agree}/54 token sequences identical to attnlite)`);
-  void L;
 } else {
   console.error(`skipping onnxruntime-web: run /usr/bin/python3 tools/export_onnx.py first (${ONNX}-encoder.onnx)`);
 }

@@ -15,13 +15,13 @@
 // Native: `attnlite translate [--beam 4]` over stdin with the sentences repeated --reps times,
 // minus a one-line run (process start, model load), divided by the line count; the median of
 // 5 such runs (the method of bench/wasm_bench.mjs).
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 import { loadAttnlite, nativeCli, root } from '../tests/web/common.mjs';
+import { cliTexts, median, perLine } from './native_cli.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -38,10 +38,6 @@ const MODEL = join(root, 'models', `${NAME}.safetensors`);
 
 const sentences = readFileSync(join(root, 'models', `${NAME}.test.tsv`), 'utf8')
   .split('\n').filter((l) => l.length > 0).slice(0, LINES).map((l) => l.split('\t')[0]);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (x) => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 const modes = [{ name: 'greedy', beam: 1 }, { name: 'beam 4', beam: 4 }];
 
@@ -83,20 +79,10 @@ if (SKIP.includes('native')) {
 } else if (!existsSync(nativeCli)) {
   console.error(`skipping native: ${nativeCli} is missing`);
 } else {
-  const runCli = (lines, beam) => {
-    const extra = beam > 1 ? ['--beam', String(beam)] : [];
-    const t0 = performance.now();
-    const p = spawnSync(nativeCli, ['translate', '--model', MODEL, ...extra],
-      { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 64 << 20 });
-    const t = performance.now() - t0;
-    if (p.status !== 0) throw new Error(`native CLI failed: ${p.stderr}`);
-    return { t, out: p.stdout };
-  };
   for (const m of modes) {
     const all = Array.from({ length: REPS }, () => sentences).flat();
-    const base = median([0, 1, 2, 3, 4].map(() => runCli([sentences[0]], m.beam).t));
-    result[m.name].native = median([0, 1, 2, 3, 4].map(() => (runCli(all, m.beam).t - base) / all.length));
-    texts[m.name].native = runCli(sentences, m.beam).out.trim().split('\n');
+    result[m.name].native = perLine(MODEL, all, m.beam);
+    texts[m.name].native = cliTexts(MODEL, sentences, m.beam);
     console.error(`native, ${m.name}: ${ms(result[m.name].native)} ms / sentence`);
   }
 }

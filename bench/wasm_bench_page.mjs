@@ -36,9 +36,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 
 import { nativeCli, root } from '../tests/web/common.mjs';
+import { cliTexts, median, perLine } from './native_cli.mjs';
 import { FLAGS, chromiumPath } from '../tests/web/browser-common.mjs';
 import { serve } from '../tests/web/serve.mjs';
 
@@ -59,10 +59,6 @@ const loadBefore = loadavg();
 const sentences = readFileSync(join(root, 'models', `${NAME}.test.tsv`), 'utf8')
   .split('\n').filter((l) => l.length > 0).slice(0, LINES).map((l) => l.split('\t')[0]);
 const N = sentences.length;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (x) => (x === undefined ? '–' : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 const modes = [{ name: 'greedy', beam: 1 }, { name: 'beam 4', beam: 4 }];
 
@@ -140,34 +136,11 @@ try {
       ort.env.wasm.proxy = false;
       const bytes = async (u) => new Uint8Array(await (await fetch(u)).arrayBuffer());
       const meta = await (await fetch(`${base}.json`)).json();
-      const { num_steps: S, num_hiddens: H } = meta.config;
       const so = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
       const enc = await ort.InferenceSession.create(await bytes(`${base}-encoder.onnx`), so);
       const dec = await ort.InferenceSession.create(await bytes(`${base}-decoder.onnx`), so);
-      const I64 = (a, dims) => new ort.Tensor('int64', BigInt64Array.from(a, BigInt), dims);
-      const BOS = BigInt(bos), EOS = BigInt(eos);
-      async function translate(srcIds, valid) {
-        const vl = I64([valid], [1]);
-        const cross = await enc.run({ src: I64(srcIds, [1, S]), valid_len: vl });
-        const feeds = { valid_len: vl };
-        for (const n of meta.cross) feeds[n] = cross[n];
-        for (const n of meta.past) feeds[n] = new ort.Tensor('float32', new Float32Array(0), [1, 0, H]);
-        const out = [];
-        let tok = BOS;
-        for (let t = 0; t < S; ++t) {
-          feeds.token = new ort.Tensor('int64', BigInt64Array.of(tok), [1, 1]);
-          feeds.position = new ort.Tensor('int64', BigInt64Array.of(BigInt(t)), [1]);
-          const r = await dec.run(feeds);
-          const lg = r.logits.data;
-          let best = 0;
-          for (let v = 1; v < lg.length; ++v) if (lg[v] > lg[best]) best = v;
-          tok = BigInt(best);
-          if (tok === EOS) break;
-          out.push(best);
-          meta.past.forEach((n, i) => { feeds[n] = r[meta.present[i]]; });
-        }
-        return out;
-      }
+      const { ortGreedy } = await import('/bench/ort_greedy.mjs');
+      const translate = ortGreedy(ort, enc, dec, meta, bos, eos);
       window.bench.ort = { translate, src };
       return ort.env.versions?.web ?? '';
     }, { base, src, bos: info.bos, eos: info.eos });
@@ -208,20 +181,10 @@ if (SKIP.includes('native')) {
       if (p.status !== 0) throw new Error(`cmake ${cmd.join(' ')} failed`);
     }
   }
-  const runCli = (lines, beam) => {
-    const extra = beam > 1 ? ['--beam', String(beam)] : [];
-    const t0 = performance.now();
-    const p = spawnSync(nativeCli, ['translate', '--model', MODEL, ...extra],
-      { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 64 << 20 });
-    const t = performance.now() - t0;
-    if (p.status !== 0) throw new Error(`native CLI failed: ${p.stderr}`);
-    return { t, out: p.stdout };
-  };
   for (const m of modes) {
     const all = Array.from({ length: REPS }, () => sentences).flat();
-    const base = median([0, 1, 2, 3, 4].map(() => runCli([sentences[0]], m.beam).t));
-    result[m.name].native = median([0, 1, 2, 3, 4].map(() => (runCli(all, m.beam).t - base) / all.length));
-    texts[m.name].native = runCli(sentences, m.beam).out.replace(/\n$/, '').split('\n');
+    result[m.name].native = perLine(MODEL, all, m.beam);
+    texts[m.name].native = cliTexts(MODEL, sentences, m.beam);
     console.error(`native, ${m.name}: ${ms(result[m.name].native)} ms / sentence`);
   }
 }
