@@ -2,7 +2,7 @@
 // "Vision Transformer").
 //
 //   attnlite_bench_classify --model FILE --images DIGITS.f32 [--batch 1] [--attention 0|1]
-//       [--threads 1] [--min-time 2] [--min-runs 10] [--logits OUT.f32] [--json OUT]
+//       [--threads 1] [--device cpu|cuda] [--min-time 2] [--min-runs 10] [--logits OUT.f32] [--json OUT]
 //
 // DIGITS.f32 is tools/export_vit_bench.py's: the test images as raw float32 (N, C, S, S),
 // pixel values 0..16 as the data set has them (Classifier multiplies by the model's
@@ -50,7 +50,7 @@ double median(std::vector<double> v) {
   std::fprintf(stderr,
                "attnlite_bench_classify: %s\n"
                "usage: attnlite_bench_classify --model FILE --images DIGITS.f32 [--batch B]\n"
-               "       [--attention 0|1] [--threads T] [--min-time S] [--min-runs R]\n"
+               "       [--attention 0|1] [--threads T] [--device cpu|cuda] [--min-time S] [--min-runs R]\n"
                "       [--logits OUT.f32] [--json OUT]\n",
                msg);
   std::exit(2);
@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   std::string model_path, images_path, json_out, logits_out;
   int batch = 1, threads = 1, min_runs = 10, attention = 0;
   double min_time = 2.0;
+  Device device = Device::CPU;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) usage(("missing value after " + a).c_str());
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::atoi(v);
     else if (a == "--min-runs") min_runs = std::atoi(v);
     else if (a == "--min-time") min_time = std::atof(v);
+    else if (a == "--device" && (std::string(v) == "cpu" || std::string(v) == "cuda"))
+      device = std::string(v) == "cuda" ? Device::CUDA : Device::CPU;
     else usage(("unknown option " + a).c_str());
   }
   if (model_path.empty() || images_path.empty()) usage("--model and --images are required");
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   auto model = Model::load(model_path);
   ClassifyLimits lim;
   lim.max_batch = batch;
+  lim.device = device;
   Classifier clf(model, lim);
   const long per = (long)clf.channels() * clf.image_size() * clf.image_size();
   const int K = clf.num_classes();
@@ -140,10 +144,10 @@ int main(int argc, char** argv) {
   std::string line(pred.size() + 1024, '\0');
   const int len = std::snprintf(
       &line[0], line.size(),
-      "{\"peer\": \"attnlite\", \"model\": \"%s\", \"threads\": %d, \"batch\": %d, "
+      "{\"peer\": \"attnlite\", \"device\": \"%s\", \"model\": \"%s\", \"threads\": %d, \"batch\": %d, "
       "\"attention\": %s, \"images\": %d, \"runs\": %zu, \"wall_s\": %.9g, \"min_wall_s\": %.9g, "
       "\"cpu_s\": %.9g, \"img_s\": %.6g, \"cpu_img_s\": %.6g, \"logits\": \"%s\", \"pred\": [%s]}",
-      model_path.c_str(), threads, batch, attention ? "true" : "false", N, walls.size(), w, wmin,
+      device == Device::CUDA ? "cuda" : "cpu", model_path.c_str(), threads, batch, attention ? "true" : "false", N, walls.size(), w, wmin,
       c, N / w, N / c, logits_out.c_str(), pred.c_str());
   line.resize((size_t)len);
   std::printf("%s\n", line.c_str());

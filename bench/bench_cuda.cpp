@@ -9,8 +9,9 @@
 //     decode tokens/s = batch · (N − 1) / (t_N − t_1)
 // Every decoder step ends with the ids/probabilities copied back, so wall time is GPU time.
 //
-// usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--check]
+// usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--json OUT] [--check]
 //   --cpu    also time the CPU path at the same sizes (slow at this model size)
+//   --json   also write the rows as JSON (tools/gpu-check.sh's report reads it)
 //   --check  no GPU needed: build the model, translate one source for 2 steps on the CPU
 // Build: cmake -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON ...; the binary is bench/bench_cuda.
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   std::vector<int> batches = {1, 32};
   int steps = 64, reps = 5;
   bool cpu = false, check = false;
+  std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--batch" && i + 1 < argc) batches = parse_list(argv[++i]);
@@ -170,8 +173,9 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--cpu") cpu = true;
     else if (a == "--check") check = true;
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--check]\n");
+      std::fprintf(stderr, "usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--json OUT] [--check]\n");
       return 2;
     }
   }
@@ -213,6 +217,7 @@ int main(int argc, char** argv) {
                 cuda_device_name().c_str(), reps);
     std::printf("| device | batch | steps | encoder+1 step ms | full ms | decode tokens/s |\n");
     std::printf("|---|---|---|---|---|---|\n");
+    nlohmann::json rows = nlohmann::json::array();
     for (const Device d : cpu ? std::vector<Device>{Device::CUDA, Device::CPU}
                               : std::vector<Device>{Device::CUDA}) {
       for (int n : batches) {
@@ -228,7 +233,14 @@ int main(int argc, char** argv) {
         std::printf("| %s | %d | %d | %.3f | %.3f | %.0f |\n", d == Device::CUDA ? "cuda" : "cpu",
                     n, sN, t1 * 1e3, tN * 1e3, tps);
         std::fflush(stdout);
+        rows.push_back({{"device", d == Device::CUDA ? "cuda" : "cpu"}, {"batch", n}, {"steps", sN},
+                        {"t1_ms", t1 * 1e3}, {"tN_ms", tN * 1e3}, {"decode_tokens_per_s", tps}});
       }
+    }
+    if (!json_path.empty()) {
+      std::ofstream out(json_path);
+      out << nlohmann::json{{"device", cuda_device_name()}, {"rows", rows}}.dump() << '\n';
+      if (!out) throw Error("cannot write '" + json_path + "'");
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "bench_cuda: %s\n", e.what());

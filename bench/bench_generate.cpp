@@ -2,7 +2,7 @@
 // "Language model").
 //
 //   attnlite_bench_generate --model FILE --prompt TEXT [--tokens 16] [--gens 4]
-//       [--threads 1] [--min-time 2] [--min-runs 10] [--json OUT]
+//       [--threads 1] [--device cpu|cuda] [--min-time 2] [--min-runs 10] [--json OUT]
 //
 // One workload = `gens` generations of `tokens` new tokens each from the same prompt,
 // through Generator::generate (greedy, attention recording off, KV cache): per generation
@@ -49,7 +49,7 @@ double median(std::vector<double> v) {
   std::fprintf(stderr,
                "attnlite_bench_generate: %s\n"
                "usage: attnlite_bench_generate --model FILE --prompt TEXT [--tokens N] [--gens G]\n"
-               "       [--threads T] [--min-time S] [--min-runs R] [--json OUT]\n",
+               "       [--threads T] [--device cpu|cuda] [--min-time S] [--min-runs R] [--json OUT]\n",
                msg);
   std::exit(2);
 }
@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   std::string model_path, prompt, json_out;
   int tokens = 16, gens = 4, threads = 1, min_runs = 10;
   double min_time = 2.0;
+  Device device = Device::CPU;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) usage(("missing value after " + a).c_str());
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::atoi(v);
     else if (a == "--min-runs") min_runs = std::atoi(v);
     else if (a == "--min-time") min_time = std::atof(v);
+    else if (a == "--device" && (std::string(v) == "cpu" || std::string(v) == "cuda"))
+      device = std::string(v) == "cuda" ? Device::CUDA : Device::CPU;
     else usage(("unknown option " + a).c_str());
   }
   if (model_path.empty() || prompt.empty()) usage("--model and --prompt are required");
@@ -79,7 +82,9 @@ int main(int argc, char** argv) {
 
   set_num_threads(threads);
   auto model = Model::load(model_path);
-  Generator gen(model);
+  GenerateLimits lim;
+  lim.device = device;
+  Generator gen(model, lim);
   GenerateOptions opts;
   opts.max_tokens = tokens;
   opts.attention = false;  // the peers record nothing either
@@ -117,11 +122,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < ids.size(); ++i) id_list += (i ? "," : "") + std::to_string(ids[i]);
   char buf[4096];
   std::snprintf(buf, sizeof buf,
-                "{\"peer\": \"attnlite\", \"model\": \"%s\", \"threads\": %d, \"gens\": %d, "
+                "{\"peer\": \"attnlite\", \"device\": \"%s\", \"model\": \"%s\", \"threads\": %d, \"gens\": %d, "
                 "\"tokens\": %d, \"tokens_per_run\": %d, \"runs\": %zu, \"wall_s\": %.9g, "
                 "\"min_wall_s\": %.9g, \"cpu_s\": %.9g, \"tok_s\": %.6g, \"cpu_tok_s\": %.6g, "
                 "\"num_prompt_tokens\": %d, \"generated\": %d, \"eos\": %s, \"ids\": [%s]}",
-                model_path.c_str(), threads, gens, tokens, per_run, walls.size(), w, wmin, c,
+                device == Device::CUDA ? "cuda" : "cpu", model_path.c_str(), threads, gens, tokens, per_run, walls.size(), w, wmin, c,
                 per_run / w, per_run / c, (int)ids.size() - generated, generated,
                 eos ? "true" : "false", id_list.c_str());
   std::printf("%s\n", buf);

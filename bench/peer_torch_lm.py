@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/peer_torch_lm.py --dir OUT_DIR --threads N [--tokens 16]
         [--gens 4] [--min-time 2] [--min-runs 10] [--grad-mode inference|no_grad]
-        [--json OUT]
+        [--device cpu|cuda] [--json OUT]
 
 OUT_DIR is tools/export_lm_bench.py's: lm.f32.safetensors (the int8 file's weights,
 scale * q) and lm.json (prompt ids, expected tokens).
@@ -23,6 +23,12 @@ prompt; per generation the prompt pass, then tokens - 1 steps. tokens/s = gens *
 median seconds per workload. Threads: torch.set_num_threads(N) (and OPENBLAS_NUM_THREADS
 from bench/lm.sh). Grad mode: torch.inference_mode() by default (the faster of the two here);
 torch.no_grad() with --grad-mode no_grad.
+
+Device: --device cuda runs the same code on an NVIDIA GPU (fp32, TF32 off): the net, the
+caches, the prompt and every new token tensor live there, the check runs there with the same
+1e-5 bound, and each timed workload ends with torch.cuda.synchronize() (cpu_s stays the host
+process's CPU time); without a GPU it exits with "no CUDA device". The result's "device" is
+"cpu" or the GPU's name.
 """
 import argparse
 import json
@@ -44,6 +50,7 @@ class CachedLM:
     def __init__(self, net, context, mv=True):
         self.net = net
         self.mv = mv
+        self.device = dev = net.head.weight.device
         self.D = net.d_model
         l0 = net.layers[0]
         self.NH = l0.self_attn.num_heads
@@ -52,9 +59,9 @@ class CachedLM:
         self.scale = 1.0 / math.sqrt(self.dh)
         self.P = net.pos_encoding.P[0, :context].clone()
         L = len(net.layers)
-        self.K = torch.zeros(L, self.NH, context, self.dh)
-        self.V = torch.zeros(L, self.NH, context, self.dh)
-        self.mask = lm.causal_mask(context)
+        self.K = torch.zeros(L, self.NH, context, self.dh, device=dev)
+        self.V = torch.zeros(L, self.NH, context, self.dh, device=dev)
+        self.mask = lm.causal_mask(context, dev)
         self.emb_scale = math.sqrt(self.D)
         self.layers = [(l.self_attn.in_proj_weight, l.self_attn.in_proj_bias,
                         l.self_attn.out_proj.weight, l.self_attn.out_proj.bias, l.norm1,
@@ -97,7 +104,7 @@ class CachedLM:
             out.append(tok)
             if tok == eos or len(out) == tokens or t0 == self.T:
                 return out
-            z = self.forward(torch.tensor([tok]), t0)
+            z = self.forward(torch.tensor([tok], device=self.device), t0)
             t0 += 1
 
 
@@ -108,14 +115,14 @@ def check(cached, net, prompt, tokens, eos):
     t0 = len(seq)
     err, out = 0.0, []
     while True:
-        ref = net(torch.tensor([seq]))[0, -1]
+        ref = net(torch.tensor([seq], device=cached.device))[0, -1]
         err = max(err, (z - ref).abs().max().item())
         tok = int(torch.argmax(z))
         out.append(tok)
         if tok == eos or len(out) == tokens or t0 == cached.T:
             return err, out
         seq.append(tok)
-        z = cached.forward(torch.tensor([tok]), t0)
+        z = cached.forward(torch.tensor([tok], device=cached.device), t0)
         t0 += 1
 
 
@@ -130,19 +137,28 @@ def main():
     ap.add_argument("--grad-mode", choices=["inference", "no_grad"], default="inference")
     ap.add_argument("--linear", choices=["mv", "linear"], default="mv",
                     help="mv: addmv for single rows (default); linear: F.linear everywhere")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="cuda: the same workload on an NVIDIA GPU (fp32, TF32 off)")
     ap.add_argument("--label", default="pytorch")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
+    if a.device == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit("peer_torch_lm: --device cuda: no CUDA device")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device(a.device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.dir, "lm.json")) as f:
         info = json.load(f)
     net, vocab, meta = lm.load_lm(os.path.join(a.dir, info["f32"]))
-    net.eval()
+    net = net.to(dev).eval()
     eos = info["eos"]
     mode = torch.inference_mode if a.grad_mode == "inference" else torch.no_grad
     with mode():
         cached = CachedLM(net, meta["config"]["max_len"], mv=a.linear == "mv")
-        prompt = torch.tensor(info["prompt_ids"])
+        prompt = torch.tensor(info["prompt_ids"], device=dev)
         err, ids = check(cached, net, prompt, a.tokens, eos)
         if err > 1e-5:
             sys.exit(f"peer_torch_lm: cached logits differ from the full forward by {err:.3g}")
@@ -154,6 +170,7 @@ def main():
             return n
 
         per_run = workload()
+        sync()
         if cached.generate(prompt, a.tokens, eos) != ids:
             sys.exit("peer_torch_lm: the timed loop's tokens differ from the checked run's")
         walls, cpus = [], []
@@ -161,12 +178,14 @@ def main():
         while len(walls) < a.min_runs or time.perf_counter() - start < a.min_time:
             c0, w0 = time.process_time(), time.perf_counter()
             workload()
+            sync()
             walls.append(time.perf_counter() - w0)
             cpus.append(time.process_time() - c0)
     w, c = statistics.median(walls), statistics.median(cpus)
     blas = "openblas" if "openblas" in os.environ.get("LD_LIBRARY_PATH", "") else "reference"
-    res = {"peer": a.label, "torch": torch.__version__, "blas": blas, "grad_mode": a.grad_mode,
-           "linear": a.linear,
+    device = "cpu" if dev.type == "cpu" else torch.cuda.get_device_name(dev)
+    res = {"peer": a.label, "torch": torch.__version__, "blas": blas, "device": device,
+           "grad_mode": a.grad_mode, "linear": a.linear,
            "threads": torch.get_num_threads(), "gens": a.gens, "tokens": a.tokens,
            "tokens_per_run": per_run, "runs": len(walls), "wall_s": w, "min_wall_s": min(walls),
            "cpu_s": c, "tok_s": per_run / w, "cpu_tok_s": per_run / c,

@@ -39,9 +39,9 @@ class PositionalEncoding(d2l.PositionalEncoding):
         self.register_buffer("P", P, persistent=False)
 
 
-def causal_mask(n):
+def causal_mask(n, device=None):
     """(n, n) float mask: 0 on and below the diagonal, -inf above (added to scores)."""
-    return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+    return torch.triu(torch.full((n, n), float("-inf"), device=device), diagonal=1)
 
 
 class DecoderOnlyLM(nn.Module):
@@ -65,7 +65,7 @@ class DecoderOnlyLM(nn.Module):
     def forward(self, X):
         """X: (batch, steps) token ids -> (batch, steps, vocab) next-token logits."""
         H = self.pos_encoding(self.embedding(X) * math.sqrt(self.d_model))
-        mask = causal_mask(X.shape[1])
+        mask = causal_mask(X.shape[1], X.device)
         for layer in self.layers:
             H = layer(H, src_mask=mask)
         return self.head(H)

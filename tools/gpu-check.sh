@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Everything the CUDA backend claims, checked on the NVIDIA GPU at hand, in one Markdown report
+# (docs/cuda.md quotes it). About 5 minutes on a 16-core machine, the build included.
+#
+#   bash tools/gpu-check.sh [--quick] [--out DIR]      (default DIR: build/gpu-check)
+#
+# Steps (each one timed and bounded; a failing step is reported and the others still run;
+# the exit status is 1 when any check failed):
+#   1. the GPU (nvidia-smi: name, compute capability, driver) and the machine;
+#   2. a Release build of the CUDA variant for that GPU's architecture (-DATTNLITE_CUDA=ON,
+#      -DATTNLITE_BENCH=ON; Ninja when present). A machine with only the CUDA toolkit lacks
+#      the Debian header packages: `bash ../shared/tools/device-prefix.sh` (on a Debian
+#      machine) makes .device-prefix/, which this script uses when it is there;
+#   3. every test (ctest: the CPU suite and every GPU case), then the GPU cases again
+#      directly, to show they ran rather than skipped;
+#   4. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there);
+#   5. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
+#      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
+#      shapes, fp32, TF32 off, batch 1 and 32; ratios (the peer's decoders are first checked
+#      against the book's model on the GPU: --check --device cuda);
+#   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
+#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each;
+#   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
+#      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
+# Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR.
+#
+# Environment: PYTHON (an interpreter with torch; default /usr/bin/python3 if it has torch,
+# else python3), JOBS (build jobs, default nproc), ARCH (CUDA architecture, default the
+# GPU's compute capability, e.g. 90).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 2
+OUT=build/gpu-check
+QUICK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --out) OUT="$2"; shift ;;
+    *) echo "usage: tools/gpu-check.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+BUILD="$ROOT/build/cuda-check"
+JOBS="${JOBS:-$(nproc)}"
+LOG="$OUT/steps.jsonl"
+: > "$LOG"
+failed=0
+
+say() { printf '\n== %s\n' "$*" >&2; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# step NAME SECONDS CMD...: runs CMD (a program with a time limit, or one of the functions
+# below, which end by themselves), its output in OUT/NAME.log; records the status and the
+# wall time in steps.jsonl.
+step() {
+  local name="$1" limit="$2"; shift 2
+  say "$name"
+  local t0 t1 rc
+  t0=$(now)
+  if declare -F "$1" >/dev/null; then "$@" > "$OUT/$name.log" 2>&1; else timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; fi
+  rc=$?
+  t1=$(now)
+  tail -5 "$OUT/$name.log" >&2
+  printf '{"step": "%s", "rc": %d, "seconds": %s}\n' "$name" "$rc" "$(secs "$t0" "$t1")" >> "$LOG"
+  [ "$rc" -eq 0 ] || { echo "gpu-check: step $name failed (status $rc; $OUT/$name.log)" >&2; failed=1; }
+  return "$rc"
+}
+
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  for p in /usr/bin/python3 python3; do
+    if "$p" -c "import torch" 2>/dev/null; then PY="$p"; break; fi
+  done
+fi
+
+# 1. the GPU
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-check: no NVIDIA GPU here (nvidia-smi finds none); nothing to check" >&2
+  exit 1
+fi
+gpu_line=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader | head -1)
+cap=$(echo "$gpu_line" | cut -d, -f2 | tr -d ' .')
+ARCH="${ARCH:-$cap}"
+{
+  echo "gpu: $gpu_line"
+  echo "date: $(date -u +%Y-%m-%d)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
+  echo "nvcc: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+  echo "cxx: $(c++ --version | head -1)"
+  echo "torch: $([ -n "$PY" ] && "$PY" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || echo none)"
+  echo "arch: $ARCH"
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$OUT/machine.txt" >&2
+
+# 2. build
+cfg=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON
+     -DCMAKE_CUDA_ARCHITECTURES="$ARCH")
+command -v ninja >/dev/null && cfg+=(-G Ninja)
+if [ -d "$ROOT/.device-prefix" ]; then
+  P="$ROOT/.device-prefix"
+  export LD_LIBRARY_PATH="$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  cfg+=(-DCMAKE_PREFIX_PATH="$P" -DSIMDE_INCLUDE_DIR="$P/include" -DSTB_INCLUDE_DIR="$P/include/stb")
+fi
+build() { cmake "${cfg[@]}" && cmake --build "$BUILD" -j"$JOBS"; }
+if ! step build 300 build; then
+  "${PY:-python3}" "$ROOT/tools/gpu_report.py" "$OUT"
+  exit 1
+fi
+CLI="$BUILD/attnlite"
+TESTS="$BUILD/tests/attnlite_tests"
+
+# 3. tests
+step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure"
+step gpu_tests 240 "$TESTS" "[cuda]" --durations yes
+
+# 4. compute-sanitizer over the GPU cases
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
+    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation"
+  step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
+    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer"
+else
+  echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
+fi
+
+# 5. base Transformer decode: attnlite against PyTorch (eager + KV cache, CUDA graphs)
+reps=5; steps=64
+[ $QUICK = 1 ] && { reps=3; steps=32; }
+step bench_cuda 240 "$BUILD/bench/bench_cuda" --batch 1,32 --steps $steps --reps $reps \
+  --json "$OUT/bench_cuda.json"
+if [ -n "$PY" ]; then
+  step peer_check 120 "$PY" "$ROOT/bench/peer_torch_cuda.py" --check --device cuda
+  step peer_torch_cuda 300 "$PY" "$ROOT/bench/peer_torch_cuda.py" --batch 1,32 --steps $steps \
+    --reps $reps --mode eager,graphs --json "$OUT/peer_torch_cuda.json"
+fi
+
+# 6. the CLI on held-out sentences: CPU (1 thread) against CUDA
+parity() {  # parity MODEL BEAM: translate the test split's English on both devices
+  local model="$1" beam="$2" tag="$1.beam$2"
+  cut -f1 "$ROOT/models/$model.test.tsv" | awk '!seen[$0]++' > "$OUT/$model.src"
+  local n; n=$(wc -l < "$OUT/$model.src")
+  local a b c
+  a=$(now)
+  "$CLI" translate --model "$model" --beam "$beam" --device cpu < "$OUT/$model.src" > "$OUT/$tag.cpu" || return 1
+  b=$(now)
+  "$CLI" translate --model "$model" --beam "$beam" --device cuda < "$OUT/$model.src" > "$OUT/$tag.cuda" || return 1
+  c=$(now)
+  local same; same=$(paste -d '\n' "$OUT/$tag.cpu" "$OUT/$tag.cuda" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
+  printf '{"model": "%s", "beam": %d, "sentences": %d, "identical": %d, "cpu_s": %s, "cuda_s": %s}\n' \
+    "$model" "$beam" "$n" "$same" "$(secs "$a" "$b")" "$(secs "$b" "$c")" >> "$OUT/parity.jsonl"
+  [ "$same" -eq "$n" ]
+}
+: > "$OUT/parity.jsonl"
+for m in transformer-fra-bpe transformer-fra; do
+  for beam in 1 4; do step "parity_${m}_beam$beam" 240 parity "$m" "$beam"; done
+done
+
+# 7. the language model and the ViT: GPU, CPU, PyTorch on the GPU
+if [ -n "$PY" ]; then
+  mkdir -p "$OUT/lm" "$OUT/vit"
+  step export_lm 120 "$PY" "$ROOT/tools/export_lm_bench.py" "$ROOT/models/lm-fra.safetensors" "$OUT/lm" --tokens 24
+  step export_vit 120 "$PY" "$ROOT/tools/export_vit_bench.py" "$ROOT/models/vit-digits.safetensors" \
+    "$ROOT/tests/fixtures/vit_digits_test.json" "$OUT/vit"
+  prompt=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['prompt'])" "$OUT/lm/lm.json" 2>/dev/null)
+  : > "$OUT/lm.jsonl"; : > "$OUT/vit.jsonl"
+  for dev in cuda cpu; do
+    step "lm_attnlite_$dev" 120 bash -c "'$BUILD/bench/attnlite_bench_generate' --model '$OUT/lm/lm.f32.safetensors' \
+      --prompt '$prompt' --tokens 24 --gens 8 --min-time 2 --device $dev | tail -1 >> '$OUT/lm.jsonl'"
+    for b in 1 64; do
+      step "vit_attnlite_${dev}_b$b" 120 bash -c "'$BUILD/bench/attnlite_bench_classify' --model '$ROOT/models/vit-digits.safetensors' \
+        --images '$OUT/vit/digits.f32' --batch $b --min-time 2 --device $dev | tail -1 >> '$OUT/vit.jsonl'"
+    done
+  done
+  step lm_torch_cuda 180 bash -c "'$PY' '$ROOT/bench/peer_torch_lm.py' --dir '$OUT/lm' --tokens 24 --gens 8 \
+    --min-time 2 --device cuda --label pytorch-cuda | tail -1 >> '$OUT/lm.jsonl'"
+  for b in 1 64; do
+    step "vit_torch_cuda_b$b" 180 bash -c "'$PY' '$ROOT/bench/peer_torch_vit.py' --dir '$OUT/vit' --batch $b \
+      --min-time 2 --device cuda --label pytorch-cuda | tail -1 >> '$OUT/vit.jsonl'"
+  done
+fi
+
+"${PY:-python3}" "$ROOT/tools/gpu_report.py" "$OUT" || failed=1
+echo "gpu-check: report in $OUT/report.md" >&2
+exit $failed

@@ -1,0 +1,189 @@
+"""The Markdown report of tools/gpu-check.sh, from what its steps left in DIR.
+
+    python3 tools/gpu_report.py DIR        # writes DIR/report.md and prints it
+
+Standard library only. Exit status 1 when a correctness check failed (a test, a sanitizer
+error, a translation that differs between the CPU and the GPU, a step that did not finish);
+speed goals that are missed are reported, not failed.
+"""
+import json
+import os
+import re
+import sys
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def jsonl(path):
+    text = read(path) or ""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a and b else "-"
+
+
+def goal(ok):
+    return "met" if ok else "**missed**"
+
+
+def main():
+    d = sys.argv[1]
+    lines, bad = [], []
+    say = lines.append
+    machine = read(os.path.join(d, "machine.txt")) or ""
+    info = dict(l.split(": ", 1) for l in machine.splitlines() if ": " in l)
+    say(f"# GPU check: {info.get('gpu', 'unknown GPU').split(',')[0]}, {info.get('date', '')}")
+    say("")
+    say("`bash tools/gpu-check.sh` on")
+    say("")
+    for k in ("gpu", "cpu", "nvcc", "cxx", "torch", "arch", "commit", "load"):
+        if k in info:
+            say(f"- {k}: {info[k]}")
+    say("")
+
+    steps = {s["step"]: s for s in jsonl(os.path.join(d, "steps.jsonl"))}
+    say("## Steps")
+    say("")
+    say("| step | status | seconds |")
+    say("|---|---|---:|")
+    for name, s in steps.items():
+        status = "ok" if s["rc"] == 0 else ("skipped: " + s.get("note", "") if s["rc"] < 0
+                                            else f"**failed** ({s['rc']})")
+        if s["rc"] > 0:
+            bad.append(f"step {name}")
+        say(f"| {name} | {status} | {s['seconds']} |")
+    say("")
+
+    say("## Tests")
+    say("")
+    ctest = read(os.path.join(d, "ctest.log")) or ""
+    m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", ctest)
+    if m:
+        say(f"- ctest (CPU suite and GPU cases): {int(m.group(3)) - int(m.group(2))} of "
+            f"{m.group(3)} passed")
+        failed = re.findall(r"^\s*\d+ - (\S+) \(Failed\)", ctest, re.M)
+        for f in failed:
+            say(f"  - failed: {f}")
+    gpu = read(os.path.join(d, "gpu_tests.log")) or ""
+    m = re.search(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)", gpu)
+    m2 = re.search(r"test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed", gpu)
+    skipped = gpu.count("no CUDA device")
+    if m:
+        say(f"- GPU cases (`attnlite_tests \"[cuda]\"`): all {m.group(2)} passed "
+            f"({m.group(1)} assertions){', %d skipped for want of a device' % skipped if skipped else ''}")
+    elif m2:
+        say(f"- GPU cases: {m2.group(2)} of {m2.group(1)} passed, **{m2.group(3)} failed**")
+    for tool in ("memcheck", "racecheck"):
+        log = read(os.path.join(d, f"{tool}.log"))
+        if log is None:
+            continue
+        m = re.search(r"ERROR SUMMARY: (\d+) error", log)
+        if tool == "racecheck":
+            m = m or re.search(r"RACECHECK SUMMARY: (\d+) hazard", log)
+        say(f"- compute-sanitizer {tool}: {m.group(1) + ' errors' if m else 'no summary (see ' + tool + '.log)'}")
+        if m and int(m.group(1)):
+            bad.append(tool)
+    say("")
+
+    say("## Base Transformer decode (H 512, 6+6 layers, vocabulary 32,000; fp32, TF32 off)")
+    say("")
+    ours = read(os.path.join(d, "bench_cuda.json"))
+    peer = read(os.path.join(d, "peer_torch_cuda.json"))
+    ours = json.loads(ours) if ours else {"rows": []}
+    peer = json.loads(peer) if peer else {"rows": []}
+    say("| batch | attnlite tok/s | PyTorch eager tok/s | PyTorch CUDA graphs tok/s | "
+        "vs eager | vs graphs (goal 1.5x) |")
+    say("|---:|---:|---:|---:|---:|---:|")
+    for r in ours["rows"]:
+        if r.get("device", "cuda") != "cuda":
+            continue
+        b = r["batch"]
+        eager = next((p["decode_tokens_per_s"] for p in peer["rows"]
+                      if p["batch"] == b and p["mode"] == "eager"), None)
+        graphs = next((p["decode_tokens_per_s"] for p in peer["rows"]
+                       if p["batch"] == b and p["mode"] == "graphs"), None)
+        t = r["decode_tokens_per_s"]
+        g = ratio(t, graphs)
+        if graphs:
+            g += f" ({goal(t >= 1.5 * graphs)})"
+        say(f"| {b} | {t:,.0f} | {eager or 0:,.0f} | {graphs or 0:,.0f} | {ratio(t, eager)} | {g} |")
+    if peer.get("torch"):
+        say("")
+        say(f"PyTorch {peer['torch']} on {peer.get('device', '?')}.")
+    say("")
+
+    say("## Held-out sentences through the CLI: CPU (1 thread) and GPU")
+    say("")
+    say("| model | beam | sentences | identical | CPU s | GPU s | GPU speed-up |")
+    say("|---|---:|---:|---:|---:|---:|---:|")
+    for p in jsonl(os.path.join(d, "parity.jsonl")):
+        if p["identical"] != p["sentences"]:
+            bad.append(f"parity {p['model']} beam {p['beam']}")
+        say(f"| {p['model']} | {p['beam']} | {p['sentences']} | {p['identical']} | "
+            f"{p['cpu_s']:.2f} | {p['cuda_s']:.2f} | {ratio(p['cpu_s'], p['cuda_s'])} |")
+    say("")
+    say("Goal: the default model's test split at least 10x faster on the GPU than on one CPU "
+        "core (greedy row of transformer-fra-bpe; each run includes the process start).")
+    say("")
+
+    for name, key, unit, cfg in (("lm", "tok_s", "tokens/s", "gens"), ("vit", "img_s", "images/s", "batch")):
+        rows = jsonl(os.path.join(d, f"{name}.jsonl"))
+        if not rows:
+            continue
+        title = ("Language model (lm-fra, greedy, KV cache)" if name == "lm"
+                 else "Vision Transformer (vit-digits, 359 test digits)")
+        say(f"## {title}")
+        say("")
+        say(f"| runtime | device | {cfg} | {unit} |")
+        say("|---|---|---:|---:|")
+        for r in rows:
+            say(f"| {r.get('peer', '?')} | {r.get('device', 'cpu')} | {r.get(cfg, '')} | "
+                f"{r.get(key, 0):,.1f} |")
+        say("")
+        groups = {}
+        for r in rows:
+            groups.setdefault(r.get(cfg), {})[(r.get("peer"), "cpu" if r.get("device", "cpu") == "cpu"
+                                                else "cuda")] = r
+        for c, g in groups.items():
+            gpu, cpu = g.get(("attnlite", "cuda")), g.get(("attnlite", "cpu"))
+            torch_gpu = next((v for (p, dv), v in g.items() if p != "attnlite" and dv == "cuda"), None)
+            if gpu and torch_gpu:
+                say(f"- {cfg} {c}: attnlite on the GPU is {ratio(gpu[key], torch_gpu[key])} PyTorch "
+                    f"on the GPU (goal 2x: {goal(gpu[key] >= 2 * torch_gpu[key])})")
+            if gpu and cpu:
+                say(f"- {cfg} {c}: attnlite on the GPU is {ratio(gpu[key], cpu[key])} the CPU")
+            outs = [v.get("ids", v.get("pred", [])) for v in g.values()]
+            n = min(len(o) for o in outs)  # the generated tail (prompt forms may differ)
+            if n == 0 or len({tuple(o[len(o) - n:]) for o in outs}) > 1:
+                bad.append(f"{name} outputs differ between runtimes ({cfg} {c})")
+                say(f"- **outputs differ between runtimes** ({cfg} {c})")
+        say("")
+
+    say("## Verdict")
+    say("")
+    say("All correctness checks passed." if not bad else
+        "Failed: " + "; ".join(bad) + ".")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(d, "report.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
