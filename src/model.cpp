@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlite/error.h"
+#include "attnlite/normalize.h"
 #include "model_impl.h"
 using namespace attnlite::attention;
 using namespace attnlite::models;
@@ -273,7 +274,8 @@ size_t Model::weight_bytes() const { return impl_->store.bytes(); }
 size_t Model::copied_weight_bytes() const { return impl_->store.copied_bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
 const Bpe* Model::bpe() const { return impl_->bpe.empty() ? nullptr : &impl_->bpe; }
-std::vector<std::string> Model::source_tokens(std::string_view sentence) const {
+std::vector<std::string> Model::source_tokens(std::string_view written) const {
+  const std::string sentence = normalize_source(written);
   if (const Bpe* b = bpe()) return b->pieces(impl_->src_vocab, sentence);
   return tokenize(sentence);
 }

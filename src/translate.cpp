@@ -11,6 +11,7 @@
 
 #include "attnlite/bpe.h"
 #include "attnlite/error.h"
+#include "attnlite/normalize.h"
 #include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "search/search.h"
@@ -50,6 +51,8 @@ struct Translator::Impl {
   search::NBestLists lists;
 
   // host
+  char* norm = nullptr;                // normalized sentence (normalize.h), max_input_bytes
+  size_t norm_cap = 0;
   char* pre = nullptr;                 // preprocessed sentence
   std::string_view* views = nullptr;   // (S) token views into pre
   int* src = nullptr;                  // (B, S)
@@ -88,6 +91,7 @@ struct Translator::Impl {
       throw Error("limits: max_beam " + std::to_string(KM) + " is over half the target vocabulary (" +
                   std::to_string(V) + " tokens)");
     setup = {m.tgt_vocab().bos_id, m.tgt_vocab().eos_id, V, {B, KM, S, T}, op.host_memory()};
+    norm_cap = lim.max_input_bytes;  // normalizing never lengthens a sentence
     input_cap = m.bpe() ? Bpe::words_capacity(lim.max_input_bytes)
                         : lim.max_input_bytes * 2 + 16;  // preprocessing adds at most one space per char
     size_t maxtok = 1;
@@ -122,6 +126,7 @@ struct Translator::Impl {
   // Every buffer: host ones from `host`, op-memory ones from `mem` (the same arena when the
   // op set works in host memory).
   void carve(Arena& host, Arena& mem) {
+    norm = host.take<char>(norm_cap);
     pre = host.take<char>(input_cap);
     views = host.take<std::string_view>((size_t)S);
     src = host.take<int>((size_t)B * S);
@@ -145,11 +150,12 @@ struct Translator::Impl {
     for (int b = 0; b < B; ++b) lists.size[b] = 0;
   }
 
-  // Tokenize sentence i into src row i; fills the source fields of results[i].
-  void prepare(int i, std::string_view sentence, size_t max_bytes) {
-    if (sentence.size() > max_bytes)
-      throw Error("sentence is too long: " + std::to_string(sentence.size()) + " bytes (limit " +
+  // Normalize and tokenize sentence i into src row i; fills the source fields of results[i].
+  void prepare(int i, std::string_view written, size_t max_bytes) {
+    if (written.size() > max_bytes)
+      throw Error("sentence is too long: " + std::to_string(written.size()) + " bytes (limit " +
                   std::to_string(max_bytes) + ")");
+    const std::string_view sentence(norm, normalize_source(written, norm, norm_cap));
     Translation& r = results[(size_t)i];
     r = Translation{};
     int* row = src + (long)i * S;

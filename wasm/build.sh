@@ -75,7 +75,8 @@ cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG -D
 # The compute of the translate path (the kernels, the CPU op set, masked softmax) at -O3; the
 # blocks, which only call ops, and code that runs once per model load, sentence, step or
 # figure (the safetensors/JSON loader, the tokenizers (the book's words, the byte-pair pieces of
-# src/bpe.cpp with its merge table's JSON), translate.cpp, the searches and the
+# src/bpe.cpp with its merge table's JSON, the input normalization of src/normalize.cpp),
+# translate.cpp, the searches and the
 # drivers, the C API, the renderer, the bindings; the image decoder and digit preprocessing
 # and the classifier's bookkeeping, which run once per image) at -Os, which keeps the .wasm
 # small (docs/web.md). The scalar kernels too: in WebAssembly they are the reference that
@@ -85,7 +86,7 @@ opt_for() {
   case $1 in
     src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
       wasm/figures_bindings.cpp | \
-      src/vocab.cpp | src/bpe.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
+      src/vocab.cpp | src/bpe.cpp | src/normalize.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
       src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api/* | \
       src/image_input.cpp | src/classify.cpp | src/cpu/kernels_scalar.cpp | \

@@ -108,7 +108,8 @@ long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err);
  * pieces, '_' ending a word, and its translations' text is the detokenized French. 0
  * otherwise (the book's lowercased words) and for NULL. */
 int al_model_is_subword(const al_model* model);
-/* The source tokens `model` reads from `sentence` (Model::source_tokens), joined by single
+/* The source tokens `model` reads from `sentence` once normalized as a translator normalizes
+ * it (Model::source_tokens; docs/input.md), joined by single
  * spaces: the pieces of a sub-word model ("Where is the station?" -> "Wh ere_ is_ the_ st at
  * i on_ ?_"; a character never seen in training is the piece "<unk>"), the book's words of
  * al_tokenize otherwise. Not truncated to num_steps. Writes and returns as al_tokenize; -1
@@ -149,7 +150,10 @@ const char* al_translator_error(const al_translator* tr);
 al_status al_translator_limits(const al_translator* tr, al_limits* out);
 size_t al_translator_workspace_bytes(const al_translator* tr); /* its buffers */
 
-/* One sentence (UTF-8, NUL-terminated); options NULL: al_decode_options_default. */
+/* One sentence (UTF-8, NUL-terminated); options NULL: al_decode_options_default. The
+ * sentence is normalized first, as every translator does (docs/input.md: typographic
+ * apostrophes and quotes, dashes, Unicode spaces), so "I\u2019m home." reads as "I'm home.";
+ * al_model_tokenize shows the tokens read after it. */
 al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options);
 /* n <= max_batch sentences decoded together. */
 al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,

@@ -49,7 +49,8 @@ class Model {
   // cased: the source is split into pieces, the output pieces are detokenized.
   const Bpe* bpe() const;
   // The source tokens a translator reads from `sentence` (allocates; for tools): the pieces
-  // of a sub-word model, else the book's preprocessed words. Not truncated to num_steps.
+  // of a sub-word model, else the book's preprocessed words, of the normalized sentence
+  // (normalize.h), as a translator reads it. Not truncated to num_steps.
   std::vector<std::string> source_tokens(std::string_view sentence) const;
 
   int num_steps() const;          // the training sequence length (source padding length);

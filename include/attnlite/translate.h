@@ -133,7 +133,9 @@ class Translator {
 
   static size_t required_bytes(const Model& model, const Limits& limits);
 
-  // One sentence. Throws attnlite::Error on empty, over-long or invalid UTF-8 input.
+  // One sentence, normalized first (normalize.h: typographic quotes and apostrophes, dashes,
+  // Unicode spaces...). Throws attnlite::Error on empty (also once normalized), over-long
+  // or invalid UTF-8 input.
   const Translation& translate(std::string_view sentence, const DecodeOptions& opts = {});
   // n <= max_batch sentences decoded together; result(i) for each.
   void translate_batch(const std::string_view* sentences, int n, const DecodeOptions& opts = {});

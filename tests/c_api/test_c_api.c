@@ -318,7 +318,7 @@ static void test_errors(const al_model* m, al_translator* tr) {
 
 /* A sub-word translator (tests/fixtures/bpe_tiny.safetensors: random weights, the pieces and
  * translations of tests/fixtures/bpe_tiny.json): al_model_is_subword, al_model_tokenize gives
- * its pieces of the cased text (al_tokenize stays the book's words), and the translation's
+ * its pieces of the cased, normalized text (al_tokenize stays the book's words), and the translation's
  * text is the detokenized French. */
 static void test_subword(const al_model* words) {
   al_error* err = NULL;
@@ -332,12 +332,14 @@ static void test_subword(const al_model* words) {
   CHECK(al_model_is_subword(words) == 0);
   CHECK(al_model_is_subword(NULL) == 0);
   char buf[256];
+  /* The sentence normalized first (docs/input.md): guillemets read as '"', a typographic
+   * apostrophe as the straight one, a no-break space as a space. */
   static const char* const en[] = {"Where is the station?", "I'm home.", "Look at \xe6\xbc\xa2\xe5\xad\x97 now.",
-                                   "She said:\xc2\xa0\xc2\xabno\xc2\xbb!"};
+                                   "She said:\xc2\xa0\xc2\xabno\xc2\xbb!", "I\xe2\x80\x99m home."};
   static const char* const pieces[] = {"Wh ere_ is_ the_ st at i on_ ?_", "I'm_ h om e_ ._",
                                        "L oo k_ at_ <unk> <unk> _ now_ ._",
-                                       "She_ s ai d : _ \xc2\xab no \xc2\xbb _ !_"};
-  for (int i = 0; i < 4; ++i) {
+                                       "She_ s ai d : _ \" no \" _ !_", "I'm_ h om e_ ._"};
+  for (int i = 0; i < 5; ++i) {
     CHECK(al_model_tokenize(m, en[i], buf, sizeof buf, NULL) == (long)strlen(pieces[i]));
     CHECK_STR(buf, pieces[i]);
   }
@@ -378,6 +380,12 @@ static void test_subword(const al_model* words) {
     CHECK(al_result_num_unknown(r) == 0);
     CHECK(al_translate(tr, en[2], NULL) == AL_OK);
     CHECK(al_result_num_unknown(al_translator_result(tr, 0)) == 2);
+    /* "I\u2019m home." is read as "I'm home.": the same translation. */
+    CHECK(al_translate(tr, en[1], NULL) == AL_OK);
+    char straight[256];
+    snprintf(straight, sizeof straight, "%s", al_result_text(al_translator_result(tr, 0)));
+    CHECK(al_translate(tr, en[4], NULL) == AL_OK);
+    CHECK_STR(al_result_text(al_translator_result(tr, 0)), straight);
     al_translator_free(tr);
   }
   al_model_free(m);

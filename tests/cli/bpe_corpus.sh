@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C++ sub-word tokenizer (attnlite tokenize) and tools/bpe.py segment make the same
-# pieces of every sentence of the corpus, both sides, with every merge table the project
-# ships: the sub-word model's and the test fixture's. Needs ../shared/data beside the
+# pieces of every sentence of the corpus, both sides, normalized as a translator reads it
+# (tools/normalize.py), with every merge table the project ships: the sub-word model's and
+# the test fixture's. Needs ../shared/data beside the
 # checkout (as CI has it); skipped (exit 77) without it.
 set -uo pipefail
 bin=$1 src=$2
@@ -26,12 +27,12 @@ for model in "$src/models/transformer-fra-bpe.safetensors" "$src/tests/fixtures/
   res=$(python3 - "$src/tools" "$model" "$tmp/in.txt" "$tmp/cpp.txt" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
-from attnlite_tools import bpe
+from attnlite_tools import bpe, normalize
 alphabet = set(bpe.load(sys.argv[2])[0])
 bad = unseen = 0
 with open(sys.argv[3], encoding='utf-8', newline='\n') as fin, open(sys.argv[4], encoding='utf-8') as fout:
     for line, pieces in zip(fin, fout):
-        chars = {c for w in bpe.words(line.rstrip('\n')) for c in w}
+        chars = {c for w in bpe.words(normalize.normalize(line.rstrip('\n'))) for c in w}
         has_unseen = not chars <= alphabet
         unseen += has_unseen
         bad += ('<unk>' in pieces.split()) != has_unseen

@@ -1,6 +1,6 @@
 // libFuzzer target: the book's text handling on arbitrary bytes. The input is split at the
-// first 0x01 byte into a sentence A and a label B: preprocess_nmt, split_tokens and tokenize
-// run on A, bleu on (A, B). Invalid UTF-8 must be an attnlite::Error, never a crash; the
+// first 0x01 byte into a sentence A and a label B: normalize_source, preprocess_nmt,
+// split_tokens and tokenize run on A, bleu on (A, B). Invalid UTF-8 must be an attnlite::Error, never a crash; the
 // outputs must satisfy the properties checked below.
 #include <cmath>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
+#include "attnlite/normalize.h"
 #include "attnlite/vocab.h"
 
 using namespace attnlite;
@@ -46,6 +47,36 @@ void check_split(std::string_view text) {
   for (int i = 0; i < total && i < 3; ++i) FUZZ_CHECK(few[i] == all[(size_t)i]);
 }
 
+// The translator's normalization: no longer than its input, idempotent, no space at either
+// end nor two in a row, an exact buffer suffices and one byte less is an error; it refuses
+// exactly the input preprocessing refuses (invalid UTF-8).
+void check_normalize(std::string_view a, bool valid) {
+  std::string out(a.size(), '\0');
+  size_t n = 0;
+  try {
+    n = normalize_source(a, out.data(), out.size());
+  } catch (const Error&) {
+    FUZZ_CHECK(!valid);
+    return;
+  }
+  FUZZ_CHECK(valid && n <= a.size());
+  out.resize(n);
+  FUZZ_CHECK(normalize_source(out) == out);
+  FUZZ_CHECK(out.empty() || (out.front() != ' ' && out.back() != ' '));
+  FUZZ_CHECK(out.find("  ") == std::string::npos);
+  std::string exact(n, '\0');
+  FUZZ_CHECK(normalize_source(a, exact.data(), n) == n && exact == out);
+  if (n) {
+    bool threw = false;
+    try {
+      normalize_source(a, exact.data(), n - 1);
+    } catch (const Error&) {
+      threw = true;
+    }
+    FUZZ_CHECK(threw);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -62,6 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     valid = false;
   }
+  check_normalize(a, valid);
   if (valid) {
     check_split(pre);
     // Preprocessing is idempotent: its output is valid UTF-8, already lowercased and spaced.

@@ -295,6 +295,12 @@ BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "R
         "J'ai perdu.", "Il est calme.", "zyzzyva qwxz .",
         "Déjà vu, très bien\u202fdit\u00a0!", "ÀÉÎÕÜ ΑΒΓ ПРИВЕТ İstanbul Ÿ",
         "this sentence is a great deal longer than the ten steps the model was trained on ."]
+# What people type (tools/attnlite_tools/normalize.py's rules): typographic apostrophes and
+# quotes, dashes, Unicode and repeated spaces, full-width forms, ligatures, zero-width marks.
+TYPED = ["I\u2019m home.", "Don\u2019t \u201cworry\u201d \u2014 it\u2019s fine\u2026",
+         "\u00abBonjour\u00bb\u202f! \u2018ok\u2019 \u201aok\u201b", "\uff37\uff48\uff45\uff52\uff45 is it\uff1f",
+         "\ufb01ne \ufb02ow \ufb03", "  lots \u3000 of\u00a0\u2009 spaces\t ", "\u200bzero\u200dwidth\ufeff\u00ad",
+         "\u2212 5 \u2013 3 \u2010 2", "i love you", "where is the station", "I'M HOME", "\u200b \u3000"]
 INVALID = [b"\xff\xfe bad", b"caf\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
            b"ok \xe2\x82 ."]
 
@@ -310,6 +316,8 @@ def tokenizer():
         write("tokenizer", "book_%02d" % i, s.encode())
     for i, s in enumerate(INVALID):
         write("tokenizer", "invalid_utf8_%02d" % i, s)
+    for i, s in enumerate(TYPED):
+        write("tokenizer", "typed_%02d" % i, s.encode())
 
 
 def translate():
@@ -324,6 +332,8 @@ def translate():
     write("translate", "beam_02", b"\x98Je suis chez moi.")              # Bahdanau, beam 2, penalty
     for i, s in enumerate(INVALID):
         write("translate", "invalid_utf8_%02d" % i, b"\x00" + s)
+    for i, s in enumerate(TYPED):
+        write("translate", "typed_%02d" % i, bytes([2 * (i % 2)]) + s.encode())
     write("translate", "empty", b"\x00")
     write("translate", "spaces", b"\x01   \xc2\xa0 ")
     write("translate", "long", b"\x00" + b"word " * 300)

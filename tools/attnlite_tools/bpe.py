@@ -29,12 +29,17 @@ agree on every sentence of the corpus.
     /usr/bin/python3 tools/bpe.py segment FILE.json < text     # one line of pieces per line
     python3 tools/bpe.py segment MODEL.safetensors < text      # the table in a model file
 
+`segment` first normalizes each line as a translator reads it (tools/normalize.py; --raw
+segments the line as it is).
+
 `segment` needs nothing but Python's standard library (the tests run it on the corpus).
 """
 import collections
 import heapq
 import json
 import sys
+
+from . import normalize
 
 END = '_'
 UNK = '<unk>'
@@ -199,6 +204,8 @@ def main():
     a.add_argument("--out", required=True)
     b = sub.add_parser("segment")
     b.add_argument("table")
+    b.add_argument("--raw", action="store_true",
+                   help="segment each line as it is, not normalized as a translator reads it")
     args = ap.parse_args()
     if args.cmd == "learn":
         from . import splits
@@ -214,4 +221,5 @@ def main():
         sys.stdin.reconfigure(encoding='utf-8', newline='\n')
         sys.stdout.reconfigure(encoding='utf-8')
         for line in sys.stdin:
-            print(' '.join(seg(line.rstrip('\n').rstrip('\r'))))
+            text = line.rstrip('\n').rstrip('\r')
+            print(' '.join(seg(text if args.raw else normalize.normalize(text))))

@@ -7,8 +7,9 @@ units, 2 heads) with random weights (seed 0), one embedding table shared by the 
 decoder and the output layer, and a joint byte-pair table of 300 merges learned on the
 training split (tools/bpe.py), in the metadata as the shipped sub-word model has it; its
 int8 copy tests/fixtures/bpe_tiny-int8.safetensors (tools/quantize.py); and
-tests/fixtures/bpe_tiny.json: for a few sentences, the pieces tools/bpe.py makes of them and
-PyTorch's greedy translation (attnlite's decoder positions) of both files: token ids, pieces
+tests/fixtures/bpe_tiny.json: for a few sentences, the pieces tools/bpe.py makes of them
+(normalized first, as a translator reads them: tools/normalize.py) and PyTorch's greedy
+translation (attnlite's decoder positions) of both files: token ids, pieces
 and the detokenized text.
 """
 import json
@@ -20,6 +21,7 @@ import torch
 from . import bpe
 from . import d2l
 from . import export
+from . import normalize
 from . import quantize
 from . import safetensors as st
 from . import splits
@@ -34,12 +36,13 @@ SENTENCES = [
     "She said:\u00a0\u00abno\u00bb!",                 # a non-breaking space, French quotes
     "Look at 漢字 now.",                               # characters never seen: <unk>
     "Wait... what?!",
+    "I\u2019m \u201chome\u201d \u2014 wait\u2026",           # typed on a phone: ' " - ...
 ]
 NUM_STEPS = 12
 
 
 def translate(net, vocab, seg, sentence):
-    ids = source_ids(seg(sentence), vocab, NUM_STEPS)
+    ids = source_ids(seg(normalize.normalize(sentence)), vocab, NUM_STEPS)
     pieces = translate_pieces(net, [ids], vocab, NUM_STEPS)[0]
     return dict(ids=[vocab[p] for p in pieces], pieces=pieces, text=bpe.detokenize(pieces))
 
@@ -85,7 +88,7 @@ def main():
     fnet, _, _, info = export.load_model(path, positions_from_cache=True)
     assert info["bpe"]["merges"] == [list(m) for m in merges]
     for s in SENTENCES:
-        out["sentences"].append(dict(source=s, pieces=seg(s),
+        out["sentences"].append(dict(source=s, pieces=seg(normalize.normalize(s)),
                                      f32=translate(fnet, vocab, seg, s),
                                      int8=translate(qnet, vocab, seg, s)))
     with open(os.path.join(fx, "bpe_tiny.json"), "w", encoding="utf-8") as f:

@@ -177,7 +177,7 @@ int cmd_translate(int argc, char** argv) {
       const Translation& r = tr.translate(src, opts);
       std::vector<std::string> unknown;
       if (!model->bpe())
-        for (const auto& w : tokenize(src))
+        for (const auto& w : model->source_tokens(src))
           if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
       if (model->bpe() && r.num_unknown)
         std::fprintf(stderr, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",

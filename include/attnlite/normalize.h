@@ -1,0 +1,38 @@
+// attnlite — what a translator does to its English input before tokenizing it: it folds
+// what cannot change a sentence's meaning into the forms the training corpus writes, so that
+// a phone's typographic apostrophe reads as the straight one. tools/attnlite_tools/normalize.py
+// is the definition this follows (the same rules, checked on the corpus and on every rule by
+// tests/cli/normalize_parity.sh), one code point at a time, then on spaces:
+//
+//   removed      U+200B-U+200D, U+2060, U+FEFF, U+00AD (zero-width characters, soft hyphen)
+//   ' '          \t \n \v \f \r, U+0085, U+00A0, U+202F, U+1680, U+2000-U+200A, U+2028,
+//                U+2029, U+205F, U+3000 (control and Unicode spaces)
+//   '\''         U+2018 U+2019 U+201A U+201B U+2032 U+02B9 U+02BB U+02BC U+0060 U+00B4
+//                U+2039 U+203A (single quotation marks, prime, modifier letters, accents)
+//   '"'          U+201C U+201D U+201E U+201F U+2033 U+00AB U+00BB (double quotation marks,
+//                double prime, guillemets)
+//   '-'          U+2010-U+2015, U+2212, U+FE58, U+FE63 (hyphens, dashes, minus)
+//   "..."        U+2026 (ellipsis)
+//   ASCII        U+FF01-U+FF5E, the full-width forms (as NFKC folds them)
+//   ff fi fl ... U+FB00-U+FB06, the Latin ligatures (as NFKC folds them)
+//   spaces       runs of spaces become one; leading and trailing spaces go.
+//
+// Everything else is kept: letters, accents, case, punctuation. The result is never longer
+// than the input. Every translator applies it (Translator, the C API, the page); tokenize
+// and Model::source_tokens show what the model reads after it.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace attnlite {
+
+// Writes the normalized form of `in` into out[0 .. cap) and returns its length; allocates
+// nothing. cap >= in.size() always suffices. Throws attnlite::Error for input that is not
+// valid UTF-8, or when cap is too small.
+size_t normalize_source(std::string_view in, char* out, size_t cap);
+
+// The same, into a new string.
+std::string normalize_source(std::string_view in);
+
+}  // namespace attnlite

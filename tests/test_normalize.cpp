@@ -1,0 +1,69 @@
+// The translator's input normalization (normalize.h): each rule, the buffer contract, errors,
+// and a translator reading typographic forms exactly as the straight ones.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "attnlite/error.h"
+#include "attnlite/model.h"
+#include "attnlite/normalize.h"
+#include "attnlite/translate.h"
+#include "fixture.h"
+
+using namespace attnlite;
+
+TEST_CASE("normalize_source folds what the corpus never writes", "[normalize]") {
+  CHECK(normalize_source("I\u2019m home.") == "I'm home.");
+  CHECK(normalize_source("\u2018a\u2019 \u201ab\u201b \u2032 \u02bc \u02b9 \u02bb ` \u00b4 \u2039 \u203a") ==
+        "'a' 'b' ' ' ' ' ' ' ' '");
+  CHECK(normalize_source("\u201cHi\u201d \u201eyo\u201f \u00absalut\u00bb \u2033") == "\"Hi\" \"yo\" \"salut\" \"");
+  CHECK(normalize_source("a\u2010b\u2011c\u2012d\u2013e\u2014f\u2015g \u2212 1 \ufe58 \ufe63") ==
+        "a-b-c-d-e-f-g - 1 - -");
+  CHECK(normalize_source("Wait\u2026") == "Wait...");
+  CHECK(normalize_source("\uff28\uff45\uff4c\uff4c\uff4f\uff01 \uff5e\uff01") == "Hello! ~!");
+  CHECK(normalize_source("\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06") == "fffiflffifflstst");
+  CHECK(normalize_source("\u200bso\u00adft\u200c\u200d\u2060\ufeff") == "soft");
+  CHECK(normalize_source(" \t a\u00a0\u202f\u2000\u200a\u3000b\r\n\v\f\u0085\u1680\u2028\u2029\u205fc  ") == "a b c");
+}
+
+TEST_CASE("normalize_source keeps everything else", "[normalize]") {
+  for (const char* s : {"I'm home.", "Don't worry!", "i love you", "Déjà vu, ça va ?", "ΑΒΓ ПРИВЕТ 漢字",
+                        "½ № ™ 𝐀 e\u0301", "a+b=c; (x) [y] {z} <w> @#$%^&*_|\\/"})
+    CHECK(normalize_source(s) == s);
+  CHECK(normalize_source("") == "");
+  CHECK(normalize_source("   \u3000\u200b ") == "");
+}
+
+TEST_CASE("normalize_source: buffers and errors", "[normalize]") {
+  const std::string in = "  \u201cOK\u201d\u2026  ";  // 15 bytes -> "\"OK\"..." (7)
+  char buf[32];
+  REQUIRE(normalize_source(in, buf, in.size()) == 7);
+  REQUIRE(std::string(buf, 7) == "\"OK\"...");
+  REQUIRE(normalize_source(in, buf, 7) == 7);  // exactly enough
+  REQUIRE_THROWS_AS(normalize_source(in, buf, 6), Error);
+  REQUIRE(normalize_source("", buf, 0) == 0);
+  for (const char* bad : {"\xff", "caf\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ok \xe2\x82 ."})
+    REQUIRE_THROWS_WITH(normalize_source(bad), Catch::Contains("not valid UTF-8"));
+  // Never longer than the input, idempotent.
+  for (const char* s : {"\ufb03\u2026\uff01", "a \u2014 b", "\u00ab x \u00bb", " x  y "}) {
+    const std::string once = normalize_source(s);
+    CHECK(once.size() <= std::string(s).size());
+    CHECK(normalize_source(once) == once);
+  }
+}
+
+TEST_CASE("a translator reads typographic forms as the straight ones", "[normalize][translate]") {
+  for (const char* name : {"transformer-fra-bpe", "transformer-fra"}) {
+    auto model = Model::load(test::model_path(name));
+    Translator tr(model);
+    DecodeOptions o;
+    o.attention = true;
+    const Translation& s = tr.translate("I'm sure \"it's\" fine... don't worry.", o);
+    const std::string straight(s.text);
+    const int unknown = s.num_unknown;
+    const Translation& r = tr.translate("  I\u2019m sure \u201cit\u2019s\u201d fine\u2026 don\u2019t\u00a0worry.\u200b", o);
+    CHECK(std::string(r.text) == straight);
+    CHECK(r.num_unknown == unknown);
+    CHECK(model->source_tokens("I\u2019m") == model->source_tokens("I'm"));
+    REQUIRE_THROWS_WITH(tr.translate("\u200b \u3000", o), Catch::Contains("empty sentence"));
+  }
+}

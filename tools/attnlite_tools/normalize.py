@@ -1,0 +1,122 @@
+"""What a translator does to its English input before reading it, and how people type.
+
+`normalize(text)` folds what cannot change the meaning of a sentence into the forms the
+corpus writes.  The C++ runtime (src/normalize.cpp) applies the same rules to every
+translator's source (CLI, C API, WASM, page); tests/cli/normalize_parity.sh checks that the
+two agree.  The rules, one code point at a time, then on spaces:
+
+1. Removed: zero-width space, non-joiner, joiner, word joiner (U+200B-U+200D, U+2060),
+   the byte-order mark (U+FEFF), the soft hyphen (U+00AD).
+2. A space: tab, line feed, vertical tab, form feed, carriage return, U+0085, the
+   no-break spaces (U+00A0, U+202F), the ogham space U+1680, the typographic spaces
+   U+2000-U+200A, U+2028, U+2029, U+205F and the ideographic space U+3000.
+3. An apostrophe (') : the single quotation marks U+2018 U+2019 U+201A U+201B, the prime
+   U+2032, the modifier letters U+02B9 U+02BC U+02BB, the grave accent U+0060 and the
+   acute accent U+00B4 (typed for an apostrophe on some keyboards), the single
+   guillemets U+2039 U+203A.
+4. A quotation mark ("): the double quotation marks U+201C U+201D U+201E U+201F, the
+   double prime U+2033, the guillemets U+00AB U+00BB.
+5. A hyphen-minus (-): the hyphens and dashes U+2010-U+2015, the minus sign U+2212,
+   the small and full-width hyphen-minus U+FE58 U+FE63.
+6. Three full stops (...): the ellipsis U+2026.
+7. Full-width ASCII (U+FF01-U+FF5E): the ASCII character (U+0021-U+007E), as NFKC folds it.
+8. The Latin ligatures U+FB00-U+FB06 (ff fi fl ffi ffl st st), as NFKC folds them.
+9. Then runs of spaces become one space, and leading and trailing spaces go.
+
+Everything else is kept as it is (letters, accents, case, punctuation, symbols, and bytes
+that are not UTF-8, which the C++ side passes through unchanged).
+
+`STYLES` are the four ways of typing a sentence that evaluation reports (`attnlite eval
+--styles`): as written, without its final punctuation, lowercased, and both.  `casual()` is
+the source noise that training adds so that a model reads all of them.
+
+    python3 tools/normalize.py < text      # each line normalized (standard library only)
+"""
+
+_REMOVE = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD}
+_SPACE = ({0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0xA0, 0x202F, 0x1680, 0x2028, 0x2029, 0x205F,
+           0x3000} | set(range(0x2000, 0x200B)))
+_APOSTROPHE = {0x2018, 0x2019, 0x201A, 0x201B, 0x2032, 0x02B9, 0x02BB, 0x02BC, 0x0060, 0x00B4,
+               0x2039, 0x203A}
+_QUOTE = {0x201C, 0x201D, 0x201E, 0x201F, 0x2033, 0x00AB, 0x00BB}
+_HYPHEN = set(range(0x2010, 0x2016)) | {0x2212, 0xFE58, 0xFE63}
+_LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl",
+              0xFB05: "st", 0xFB06: "st"}
+
+
+def fold(cp):
+    """The text that code point cp becomes under rules 1-8 (before spaces are squeezed)."""
+    if cp in _REMOVE:
+        return ""
+    if cp in _SPACE:
+        return " "
+    if cp in _APOSTROPHE:
+        return "'"
+    if cp in _QUOTE:
+        return '"'
+    if cp in _HYPHEN:
+        return "-"
+    if cp == 0x2026:
+        return "..."
+    if 0xFF01 <= cp <= 0xFF5E:
+        return chr(cp - 0xFEE0)
+    if cp in _LIGATURES:
+        return _LIGATURES[cp]
+    return chr(cp)
+
+
+def normalize(text):
+    """text with the rules above applied."""
+    folded = "".join(fold(ord(c)) for c in text)
+    return " ".join(w for w in folded.split(" ") if w)
+
+
+FINAL_PUNCTUATION = ".!?"
+
+
+def drop_final_punctuation(text):
+    """text without the run of '.', '!' and '?' (and spaces) that ends it."""
+    return text.rstrip(" " + FINAL_PUNCTUATION)
+
+
+def ascii_lower(text):
+    """text with A-Z lowercased (the corpus's English is ASCII; the C++ side does the same)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
+
+
+STYLES = {
+    "written": lambda s: s,
+    "no-final-punct": drop_final_punctuation,
+    "lower": ascii_lower,
+    "lower-no-final-punct": lambda s: ascii_lower(drop_final_punctuation(s)),
+}
+
+
+def casual(text, rng):
+    """One way a person might type the (normalized) English sentence `text`, drawn with the
+    random.Random rng: half the time as written; otherwise lowercased and/or without the
+    final punctuation, sometimes all capitals, sometimes without apostrophes ("im", "dont")."""
+    r = rng.random()
+    if r < 0.5:
+        return text
+    if r < 0.62:
+        out = drop_final_punctuation(text)
+    elif r < 0.76:
+        out = ascii_lower(text)
+    elif r < 0.95:
+        out = ascii_lower(drop_final_punctuation(text))
+    else:
+        out = text.upper() if rng.random() < 0.5 else drop_final_punctuation(text.upper())
+    if "'" in out and rng.random() < 0.15:
+        out = out.replace("'", "")
+    return out or text
+
+
+def main():
+    import sys
+    sys.stdin.reconfigure(encoding="utf-8", newline="\n")
+    sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    for line in sys.stdin:
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
+        print(normalize(line))
