@@ -4,7 +4,8 @@
 # translation) and the word model before it (models/transformer-fra.safetensors: int8,
 # under 8 MB). Each one's BLEU on the held-out test split is what tools/ship_corpus_model.py
 # recorded in the file (book-token BLEU-4 and, for the sub-word model, sacreBLEU 13a), int8
-# within 0.5 of the fp32 model's, greedy and with beam search.
+# within 0.5 of the fp32 model's, greedy and with beam search; greedy, also the BLEU recorded
+# for each input style (as written, without final punctuation, lowercased, both).
 set -uo pipefail
 bin=$1 src=$2
 fail=0
@@ -25,7 +26,7 @@ for name in transformer-fra-bpe transformer-fra; do
   ev=$($bin info --model "$model" | python3 -c 'import json,sys; print(json.load(sys.stdin)["evaluation"])')
   beam=$(printf '%s' "$ev" | python3 -c 'import json,sys; b=json.load(sys.stdin)["beam"]; print(b["size"], b["alpha"])')
   for dec in greedy beam; do
-    if [ $dec = greedy ]; then opts=(--beam 1); key=greedy; else set -- $beam; opts=(--beam "$1" --alpha "$2"); key="beam$1"; fi
+    if [ $dec = greedy ]; then opts=(--beam 1 --styles); key=greedy; else set -- $beam; opts=(--beam "$1" --alpha "$2"); key="beam$1"; fi
     got=$($bin eval --json --model "$model" "${opts[@]}" "$test_tsv")
     res=$(python3 - "$ev" "$got" "$key" <<'PY'
 import json, sys
@@ -39,10 +40,17 @@ if "sacrebleu_13a" in rec["int8"]:  # recorded since the sub-word model
     s = got["sacrebleu_13a"]
     out.append("13a-recorded" if abs(s - rec["int8"]["sacrebleu_13a"]) <= 0.01 else f"13a {s:.2f} != {rec['int8']['sacrebleu_13a']}")
     out.append(f"unk={got['unk_outputs']}")
+if "styles" in got:
+    rec_st = ev["styles"]["test"][key]
+    bad = [f"{st} {got['styles'][st]['corpus_bleu4']:.2f} != {r['bleu4']}" for st, r in rec_st.items()
+           if abs(got["styles"][st]["corpus_bleu4"] - r["bleu4"]) > 0.01
+           or abs(got["styles"][st]["sacrebleu_13a"] - r["sacrebleu_13a"]) > 0.01]
+    out.append("styles-recorded" if len(rec_st) == 4 and not bad else "styles: " + "; ".join(bad))
 print(" ".join(out))
 PY
 )
     if [ $name = transformer-fra-bpe ]; then want="recorded within-0.5 int8 13a-recorded unk=0"; else want="recorded within-0.5 int8"; fi
+    [ $dec = greedy ] && want="$want styles-recorded"
     check "$name: test BLEU-4, $dec ${opts[*]}" "$want" "$res"
   done
 done

@@ -40,7 +40,17 @@ const char* kHelp =
     "and, when there are any, how many translations contain <unk>. The precisions and the\n"
     "length ratio on the next line are those of the book-token BLEU-4. --json keys:\n"
     "corpus_bleu4 (book tokens), sacrebleu_13a, book_bleu2_mean, unk_outputs, hyp_len and\n"
-    "ref_len (book tokens), sentences, pairs, seconds, beam, alpha, int8.\n"
+    "ref_len (book tokens), sentences, pairs, seconds, beam, alpha, int8, style.\n"
+    "\n"
+    "Input styles: how the English is typed before it is translated (the translator\n"
+    "normalizes it as always, docs/input.md):\n"
+    "  written               as in FILE\n"
+    "  no-final-punct        without the run of . ! ? that ends it\n"
+    "  lower                 A-Z lowercased\n"
+    "  lower-no-final-punct  both\n"
+    "--styles scores all four (text: one line each; --json: the keys above for\n"
+    "written, and \"styles\": {style: {corpus_bleu4, sacrebleu_13a, book_bleu2_mean,\n"
+    "unk_outputs}}).\n"
     "\n"
     "options:\n"
     "  --model NAME|PATH  a shipped model name or a .safetensors file (default: transformer-fra-bpe)\n"
@@ -48,6 +58,8 @@ const char* kHelp =
     "  --alpha A          length penalty of beam search (default 0)\n"
     "  --d2l-compat       the book's decoder positions (Transformer)\n"
     "  --out FILE         write 'english<TAB>translation' per sentence (English as translated)\n"
+    "  --style S          type the English in style S (default written; see above)\n"
+    "  --styles           score every style\n"
     "  --json             one JSON object instead of the text summary\n"
     "\n"
     "--perplexity FILE: a language model (default lm-fra) reads each line of FILE (one\n"
@@ -55,6 +67,29 @@ const char* kHelp =
     "'perplexity P' with P = exp(NLL / N), NLL the summed -log p (float64) of the N\n"
     "predicted tokens. Empty lines and sentences longer than the context are skipped\n"
     "(counted on stderr).\n";
+
+// The styles of typing a sentence that --style names (tools/attnlite_tools/normalize.py's
+// STYLES: the same functions).
+std::string drop_final_punctuation(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '.' || s.back() == '!' || s.back() == '?'))
+    s.pop_back();
+  return s;
+}
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+  return s;
+}
+
+const char* const kStyles[] = {"written", "no-final-punct", "lower", "lower-no-final-punct"};
+
+std::string styled(const std::string& english, const std::string& style) {
+  if (style == "written") return english;
+  if (style == "no-final-punct") return drop_final_punctuation(english);
+  if (style == "lower") return ascii_lower(english);
+  return ascii_lower(drop_final_punctuation(english));
+}
 
 int eval_perplexity(const std::string& path, const std::string& model_arg, bool as_json) {
   std::ifstream fin;
@@ -107,6 +142,16 @@ int cmd_eval(int argc, char** argv) {
     if (!args.positionals().empty()) throw UsageError{"--perplexity takes its file; give no other"};
     return eval_perplexity(ppl_path, model_arg, as_json);
   }
+  std::string style = "written";
+  if (args.value("--style", &style)) {
+    bool known = false;
+    for (const char* k : kStyles) known = known || style == k;
+    if (!known)
+      throw UsageError{"--style must be written, no-final-punct, lower or lower-no-final-punct, got '" +
+                       style + "'"};
+  }
+  const bool all_styles = args.flag("--styles");
+  if (all_styles && style != "written") throw UsageError{"give --style or --styles, not both"};
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.beam_size = args.int_value("--beam", 1, 1, 64);
@@ -160,32 +205,64 @@ int cmd_eval(int argc, char** argv) {
     out.open(out_path);
     if (!out) throw Error("cannot write '" + out_path + "'");
   }
-  CorpusBleu corpus;                                 // the book's tokens
-  CorpusBleu sacre = CorpusBleu::sacrebleu();        // 13a, exp smoothing, case kept
-  double book = 0;
-  long unk_outputs = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& s : order) {
-    const Translation& r = tr.translate(s.english, opts);
-    const std::string hyp(r.text);
-    const std::string hyp_book = preprocessed(hyp);
-    corpus.add(hyp_book, s.refs_book);
-    sacre.add(hyp, s.refs);
-    for (const auto& fr : s.refs_book) book += bleu(hyp_book, fr, 2);
-    if (hyp.find("<unk>") != std::string::npos) ++unk_outputs;
-    if (out) out << s.english << '\t' << hyp << '\n';
-  }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double b4 = 100 * corpus.score(), b2 = book / (double)pairs;
-  const double sb = 100 * sacre.score();
+  struct Score {
+    CorpusBleu corpus;                           // the book's tokens
+    CorpusBleu sacre = CorpusBleu::sacrebleu();  // 13a, exp smoothing, case kept
+    double book = 0;
+    long unk_outputs = 0;
+    double secs = 0;
+  };
+  auto score = [&](const std::string& st, bool write) {
+    Score sc;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& s : order) {
+      const std::string english = styled(s.english, st);
+      const Translation& r = tr.translate(english, opts);
+      const std::string hyp(r.text);
+      const std::string hyp_book = preprocessed(hyp);
+      sc.corpus.add(hyp_book, s.refs_book);
+      sc.sacre.add(hyp, s.refs);
+      for (const auto& fr : s.refs_book) sc.book += bleu(hyp_book, fr, 2);
+      if (hyp.find("<unk>") != std::string::npos) ++sc.unk_outputs;
+      if (write && out) out << english << '\t' << hyp << '\n';
+    }
+    sc.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return sc;
+  };
+  const Score first = score(style, true);
+  const CorpusBleu& corpus = first.corpus;
+  const double secs = first.secs;
+  const long unk_outputs = first.unk_outputs;
+  const double b4 = 100 * corpus.score(), b2 = first.book / (double)pairs;
+  const double sb = 100 * first.sacre.score();
+  std::vector<std::pair<std::string, Score>> others;
+  if (all_styles)
+    for (const char* k : kStyles)
+      if (k != style) others.emplace_back(k, score(k, false));
   if (as_json) {
     nlohmann::json j = {{"sentences", order.size()}, {"pairs", pairs}, {"corpus_bleu4", b4},
                         {"sacrebleu_13a", sb}, {"book_bleu2_mean", b2},
                         {"unk_outputs", unk_outputs}, {"hyp_len", corpus.hyp_len()},
                         {"ref_len", corpus.ref_len()}, {"seconds", secs},
                         {"beam", opts.beam_size}, {"alpha", opts.length_penalty},
-                        {"int8", model->is_int8()}};
+                        {"int8", model->is_int8()}, {"style", style}};
+    if (all_styles) {
+      auto entry = [&](const Score& sc) {
+        return nlohmann::json{{"corpus_bleu4", 100 * sc.corpus.score()},
+                              {"sacrebleu_13a", 100 * sc.sacre.score()},
+                              {"book_bleu2_mean", sc.book / (double)pairs},
+                              {"unk_outputs", sc.unk_outputs}};
+      };
+      j["styles"][style] = entry(first);
+      for (const auto& [k, sc] : others) j["styles"][k] = entry(sc);
+    }
     std::printf("%s\n", j.dump().c_str());
+  } else if (all_styles) {
+    std::printf("%zu sentences (%ld pairs), BLEU-4 (book tokens) / sacreBLEU 13a by input style:\n",
+                order.size(), pairs);
+    std::printf("  %-22s %6.2f / %6.2f\n", style.c_str(), b4, sb);
+    for (const auto& [k, sc] : others)
+      std::printf("  %-22s %6.2f / %6.2f\n", k.c_str(), 100 * sc.corpus.score(), 100 * sc.sacre.score());
   } else {
     std::printf("%zu sentences (%ld pairs): BLEU-4 %.2f (book tokens), sacreBLEU 13a %.2f, "
                 "book bleu(k=2) mean %.4f\n",
