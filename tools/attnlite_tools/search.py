@@ -48,8 +48,8 @@ def greedy_decode(net, src, src_valid_len, bos, steps, eos=None, on_step=None):
     B = src.shape[0]
     enc_outputs = net.encoder(src, src_valid_len)
     state = net.decoder.init_state(enc_outputs, src_valid_len)
-    dec_X = torch.full((B, 1), bos, dtype=torch.int64)
-    done = torch.zeros(B, dtype=torch.bool)
+    dec_X = torch.full((B, 1), bos, dtype=torch.int64, device=src.device)
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)
     toks = []
     for t in range(steps):
         Y, state = net.decoder(dec_X, state)

@@ -71,12 +71,14 @@ def length_batches(lengths, max_tokens, rng):
     return batches
 
 
-def warmup_adam(net, lr, warmup):
+def warmup_adam(net, lr, warmup, offset=0):
     """(Adam, its schedule): linear warm-up over `warmup` steps to lr, then
-    inverse-square-root decay; call the schedule's step() after every optimizer step."""
+    inverse-square-root decay; call the schedule's step() after every optimizer step.
+    offset: steps already taken by the weights' earlier training (a run that goes on from
+    them warms up again, but only to the rate the decay had reached)."""
     opt = torch.optim.Adam(net.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warmup, math.sqrt(warmup / (s + 1))))
+        opt, lambda s: min((s + 1) / warmup, math.sqrt(warmup / (s + 1 + offset))))
     return opt, sched
 
 
@@ -116,14 +118,15 @@ def pad(seqs, pad_id):
 def greedy_ids(net, src_ids, bos, eos, pad_id, num_steps, batch=256):
     """Greedy translations (lists of ids, <eos> excluded) of encoded source sentences
     (lists of ids, <eos> included, at most num_steps), in batches padded to num_steps, with
-    attnlite's decoder positions; the net is left in training mode."""
+    attnlite's decoder positions, on the net's device; the net is left in training mode."""
     net.eval()
     net.decoder.positions_from_cache = True
+    device = next(net.parameters()).device
     out = []
     for b in range(0, len(src_ids), batch):
         chunk = src_ids[b:b + batch]
-        X = torch.tensor([s + [pad_id] * (num_steps - len(s)) for s in chunk])
-        vl = torch.tensor([len(s) for s in chunk])
+        X = torch.tensor([s + [pad_id] * (num_steps - len(s)) for s in chunk], device=device)
+        vl = torch.tensor([len(s) for s in chunk], device=device)
         out.extend(strip_eos(greedy_decode(net, X, vl, bos, num_steps, eos=eos), eos))
     net.decoder.positions_from_cache = False
     net.train()

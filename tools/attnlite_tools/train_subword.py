@@ -5,10 +5,22 @@
         [--name transformer-fra-bpe] [--dir build/train]        # train (or go on training)
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
+    /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
+        --noise --name transformer-fra-bpe-casual [--minutes 100]
+                                                               # go on from a shipped model
 
 Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
 preprocessed English, so the test sentences are the ones of the word-level model), both sides
-segmented by one joint byte-pair table (tools/bpe.py, learned on the training split).
+segmented by one joint byte-pair table (tools/bpe.py, learned on the training split).  The
+English side is normalized as every translator normalizes its input (tools/normalize.py).
+With --noise, each epoch draws anew how each English sentence is typed (normalize.casual:
+half as written, the rest lowercased, without the final punctuation, all capitals or
+without apostrophes); the French side always stays as written.
+
+Going on from a model (--init FILE): the weights (int8 files: the fp32 weights they stand
+for), its shape and its merge table come from the file; the schedule goes on from the
+steps the file's training took (its epochs times this corpus's batches per epoch), after a
+short warm-up of fresh Adam moments.
 
 Model: d2l.make_transformer (book 10.7) with one vocabulary for both languages and one
 embedding table shared by the encoder, the decoder and the decoder's output layer (whose
@@ -23,8 +35,12 @@ started again goes on from there.  --minutes bounds one run.
 
 Choosing: every epoch the dev split is translated greedily and scored with corpus BLEU-4 on
 the book's tokens (the detokenized translation lowercased and preprocessed as the book
-does).  --finish scores the average of the last K epochs' weights for K = 1 .. --average,
-keeps the best (ties to the fewer), and exports it with the merge table in the metadata.
+does), as written and, with --noise, also lowercased without final punctuation (the mean of
+the two is the score).  --finish scores the average of the last K epochs' weights for
+K = 1 .. --average, keeps the best (ties to the fewer), and exports it with the merge table
+in the metadata.
+
+Device: CUDA when PyTorch sees a GPU (--device cpu to refuse it), else the CPU.
 """
 import argparse
 import glob
@@ -41,6 +57,7 @@ from torch import nn
 from . import bpe
 from . import d2l
 from . import export
+from . import normalize
 from . import splits
 from .paths import DEFAULT_CORPUS, MODELS_DIR, ROOT
 from .train_book import Logger
@@ -118,10 +135,41 @@ def dev_bleu(net, dev_ids, dev_refs, vocab):
     return splits.corpus_bleu(hyps, refs)
 
 
+class DevSet:
+    """The dev split's English sentences (normalized) in the styles scored, their ids, and
+    their references; score(net) -> {style: BLEU-4 in [0, 1]} and their mean."""
+
+    def __init__(self, pairs, seg, vocab, styles):
+        src, self.refs = grouped_raw(pairs)
+        src = [normalize.normalize(s) for s in src]
+        self.ids = {st: encode([seg(normalize.STYLES[st](s)) for s in src], vocab)
+                    for st in styles}
+        self.vocab = vocab
+
+    def score(self, net):
+        by = {st: dev_bleu(net, ids, self.refs, self.vocab) for st, ids in self.ids.items()}
+        return by, sum(by.values()) / len(by)
+
+
+def bleu_text(by):
+    return ", ".join(f"{st} {100 * b:.2f}" for st, b in by.items())
+
+
+def load_init(path, args):
+    """Shape, merge table and fp32 weights of a model file to go on from (args updated)."""
+    net0, _, _, info = export.load_model(path)
+    cfg = info["config"]
+    args.hiddens, args.layers = cfg["num_hiddens"], cfg["num_layers"]
+    args.heads, args.ffn = cfg["num_heads"], cfg["ffn_num_hiddens"]
+    if not cfg.get("shared_embeddings") or "bpe" not in info:
+        raise SystemExit(f"{path}: not a sub-word model with shared embeddings")
+    return net0.state_dict(), info["training"].get("epochs", 0)
+
+
 def average(paths):
     avg = None
     for p in paths:
-        sd = torch.load(p)
+        sd = torch.load(p, map_location="cpu")
         if avg is None:
             avg = {k: v.clone().double() for k, v in sd.items()}
         else:
@@ -134,7 +182,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
-    ap.add_argument("--bpe", required=True, help="merge table from tools/bpe.py learn")
+    ap.add_argument("--bpe", help="merge table from tools/bpe.py learn (default: --init's)")
+    ap.add_argument("--init", help="go on from this model file's weights, shape and table")
+    ap.add_argument("--noise", action="store_true", help="type the English side casually")
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--hiddens", type=int, default=192)
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--heads", type=int, default=4)
@@ -157,16 +208,30 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(args.device)
+    init_state, init_epochs = load_init(args.init, args) if args.init else (None, 0)
+    if not args.bpe and not args.init:
+        raise SystemExit("--bpe TABLE.json or --init MODEL.safetensors is needed")
 
-    alphabet, merges = bpe.load(args.bpe)
+    alphabet, merges = bpe.load(args.bpe or args.init)
     seg = bpe.Segmenter(bpe.symbols(alphabet, merges))
     vocab = vocabulary(alphabet, merges)
     data = splits.load_raw(args.corpus)
     train = data["train"]
-    src = encode([seg(s) for s, _ in train], vocab)
+    english = [normalize.normalize(s) for s, _ in train]
+    seg_cache = {}
+
+    def seg_cached(text):
+        if text not in seg_cache:
+            seg_cache[text] = seg(text)
+        return seg_cache[text]
+
+    src = encode([seg_cached(s) for s in english], vocab)
     tgt = encode([seg(t) for _, t in train], vocab)
-    dev_src, dev_refs = grouped_raw(data["dev"])
-    dev_ids = encode([seg(s) for s in dev_src], vocab)
+    styles = ["written", "lower-no-final-punct"] if args.noise else ["written"]
+    dev = DevSet(data["dev"], seg, vocab, styles)
 
     run_dir = os.path.join(args.dir, args.name)
     os.makedirs(run_dir, exist_ok=True)
@@ -174,22 +239,31 @@ def main():
     hp = dict(num_hiddens=args.hiddens, num_layers=args.layers, num_heads=args.heads,
               ffn_num_hiddens=args.ffn, dropout=args.dropout, lr=args.lr, warmup=args.warmup,
               max_tokens=args.max_tokens, label_smoothing=0.1, num_steps=NUM_STEPS,
-              shared_embeddings=True)
+              shared_embeddings=True, source="normalized" + (", casual noise" if args.noise
+                                                             else ""))
     net = make_net(len(vocab), args, args.dropout)
+    if init_state is not None:
+        net.load_state_dict(init_state)
+        tie(net)
+        hp.update(init=os.path.basename(args.init), init_epochs=init_epochs)
+    net.to(device)
     nparams = sum(p.numel() for p in net.parameters())
     state_path = os.path.join(run_dir, "state.pt")
     if args.finish:
-        return finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log,
-                      nparams, len(train))
+        return finish(args, net, vocab, alphabet, merges, seg, dev, hp, log, nparams,
+                      len(train), device)
 
-    opt, sched = warmup_adam(net, args.lr, args.warmup)
+    batches_per_epoch = len(length_batches([(len(s), len(t)) for s, t in zip(src, tgt)],
+                                           args.max_tokens, random.Random(0)))
+    opt, sched = warmup_adam(net, args.lr, args.warmup, init_epochs * batches_per_epoch)
     loss_fn = nn.CrossEntropyLoss(ignore_index=vocab['<pad>'], label_smoothing=0.1,
                                   reduction='sum')
     epoch0, history = 0, []
     if os.path.exists(state_path) and not args.bench:
         st = torch.load(state_path)
         epoch0, history = st["epoch"], st["history"]
-        net.load_state_dict(torch.load(os.path.join(run_dir, f"epoch{epoch0}.pt")))
+        net.load_state_dict(torch.load(os.path.join(run_dir, f"epoch{epoch0}.pt"),
+                                       map_location=device))
         tie(net)
         opt.load_state_dict(st["opt"])
         sched.load_state_dict(st["sched"])
@@ -203,18 +277,25 @@ def main():
         log(f"# corpus {os.path.basename(args.corpus)}: {splits.describe(data)}")
         log(f"# joint vocabulary {len(vocab)} ({len(alphabet)} characters, {len(merges)} merges)")
         log("# hyper-parameters " + json.dumps(hp))
-        log(f"# parameters {nparams}")
+        log(f"# parameters {nparams}, device {device}")
+        if init_state is not None and not args.bench:
+            by, _ = dev.score(net)
+            log(f"# going on from {args.init} ({init_epochs} epochs, schedule from step "
+                f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}")
     bos, pad_id = vocab['<bos>'], vocab['<pad>']
     start = time.time()
     for epoch in range(epoch0 + 1, args.epochs + 1):
         net.train()
         t0, tot, ntok = time.time(), 0.0, 0
+        if args.noise:  # how each English sentence is typed this epoch
+            src = encode([seg_cached(normalize.casual(s, rng)) for s in english], vocab)
         batches = length_batches([(len(s), len(t)) for s, t in zip(src, tgt)],
                                  args.max_tokens, rng)
         for bi, b in enumerate(batches):
-            X, X_vl = pad([src[i] for i in b], pad_id)
-            Y, _ = pad([tgt[i] for i in b], pad_id)
-            dec_in = torch.cat([torch.full((len(b), 1), bos, dtype=torch.long), Y[:, :-1]], 1)
+            X, X_vl = (t.to(device) for t in pad([src[i] for i in b], pad_id))
+            Y = pad([tgt[i] for i in b], pad_id)[0].to(device)
+            bos_col = torch.full((len(b), 1), bos, dtype=torch.long, device=device)
+            dec_in = torch.cat([bos_col, Y[:, :-1]], 1)
             Y_hat, _ = net(X, dec_in, X_vl)
             n = int((Y != pad_id).sum())
             l = loss_fn(Y_hat.reshape(-1, Y_hat.shape[-1]), Y.reshape(-1))
@@ -227,10 +308,10 @@ def main():
                       f"{dt / 20:.3f} s/batch, {len(batches)} batches/epoch, "
                       f"~{dt / 20 * len(batches) / 60:.1f} min/epoch")
                 return
-        bleu = dev_bleu(net, dev_ids, dev_refs, vocab)
+        by, bleu = dev.score(net)
         history.append((epoch, bleu))
         log(f"epoch {epoch:3d}, loss {tot / ntok:.4f} (label-smoothed, per token), "
-            f"dev BLEU-4 {100 * bleu:.2f}, {time.time() - t0:.0f} s, "
+            f"dev BLEU-4 {bleu_text(by)}, {time.time() - t0:.0f} s, "
             f"lr {sched.get_last_lr()[0]:.2e}")
         torch.save(net.state_dict(), os.path.join(run_dir, f"epoch{epoch}.pt"))
         torch.save(dict(epoch=epoch, history=history, opt=opt.state_dict(),
@@ -248,10 +329,10 @@ def main():
             break
 
 
-def finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log, nparams,
-           examples):
+def finish(args, net, vocab, alphabet, merges, seg, dev, hp, log, nparams, examples, device):
     run_dir = os.path.join(args.dir, args.name)
     st = torch.load(os.path.join(run_dir, "state.pt"))
+    net.to(device)
     last = st["epoch"]
     best = None
     for k in range(1, args.average + 1):
@@ -260,8 +341,8 @@ def finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log, 
             break
         net.load_state_dict(average(paths))
         tie(net)
-        b = dev_bleu(net, dev_ids, dev_refs, vocab)
-        log(f"# average of epochs {last - k + 1}..{last}: dev BLEU-4 {100 * b:.2f}")
+        by, b = dev.score(net)
+        log(f"# average of epochs {last - k + 1}..{last}: dev BLEU-4 {bleu_text(by)}")
         if best is None or b > best[0]:
             best = (b, k)
     b, k = best
@@ -271,8 +352,9 @@ def finish(args, net, vocab, alphabet, merges, seg, dev_ids, dev_refs, hp, log, 
     net.eval()
     log(f"# chosen: average of the last {k} epoch(s) ({last - k + 1}..{last}), "
         f"dev BLEU-4 {100 * b:.2f}")
-    for eng in ["Go.", "I lost.", "He's calm.", "I'm home.", "Where is the station?"]:
-        ids = encode([seg(eng)], vocab)
+    for eng in ["Go.", "I lost.", "He's calm.", "I'm home.", "Where is the station?",
+                "I\u2019m home.", "i love you", "where is the station", "hello"]:
+        ids = encode([seg(normalize.normalize(eng))], vocab)
         log(f"{eng} => {bpe.detokenize(translate_pieces(net, ids, vocab)[0])}")
     config = export.transformer_config(vocab, vocab, args.hiddens, args.layers, args.heads,
                                        args.ffn, NUM_STEPS)
