@@ -107,6 +107,7 @@ std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
   return out;
 }
 
+#if !defined(STBI_NO_JPEG)  // its only caller is JPEG decoding
 // stb_image 2.27 builds a JPEG Huffman table from its 16 code counts without checking that
 // they add up to at most 256 (found by fuzz_image): it writes past its 257-entry list of code
 // sizes. Every table of every DHT segment is checked here first, read as stb_image reads it
@@ -143,6 +144,7 @@ void check_jpeg_huffman(const uint8_t* b, size_t n) {
     i += 2 + len;
   }
 }
+#endif  // !STBI_NO_JPEG
 
 }  // namespace
 
