@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite of attnlite. Stages:
 #   native   Release build, warnings as errors, ctest (unit, fixtures, CLI, install)
+#   python   python/build.sh (libattnlite_c.so, -DATTNLITE_SHARED_C=ON, and the CLI in
+#            build/python), pytest on python/tests (the package against the CLI), then the
+#            package installed with pip into a throwaway venv (--system-site-packages for
+#            Debian's NumPy, no network) and its tests run again on the installed copy, from
+#            outside the source tree
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   tsan     ThreadSanitizer build (build/tsan, -DATTNLITE_TSAN=ON) of the library and the
 #            thread tests only: attnlite_thread_tests "[threads]" (sessions of every kind on
 #            several threads sharing models, the pool, models dropped while in use) and the
 #            C API's threads test; TSAN_OPTIONS=halt_on_error=1, so any race fails the stage
-#   cuda     -DATTNLITE_CUDA=ON build (architectures 80;90), warnings as errors, ctest; only
+#   cuda     -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as
+#            errors, ctest, and bench_cuda --check (its base model builds and translates); only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
 #            and runs each for FUZZ_SECONDS (default 25) on a copy of its seed corpus (grown by
@@ -22,7 +28,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native asan tsan cuda web fuzz)
+[ ${#stages[@]} -gt 0 ] || stages=(native python asan tsan cuda web fuzz)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -33,6 +39,40 @@ stage_native() {
   cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON >/dev/null
   cmake --build build/native -j"$jobs"
   run_ctest build/native
+}
+
+stage_python() {
+  # Debian's interpreter (python3-numpy, python3-pytest from tools/setup.sh), not whatever
+  # python3 comes first on PATH.
+  local py=${PYTHON:-/usr/bin/python3}
+  [ -x "$py" ] || py=python3
+  JOBS=$jobs bash python/build.sh
+  "$py" -m pytest python/tests -q -p no:cacheprovider
+  local tmp
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  "$py" -m venv --system-site-packages "$tmp/venv"
+  rm -rf python/build python/attnlite.egg-info  # setuptools' in-tree leftovers of earlier installs
+  PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/python" -m pip install -q \
+    --no-build-isolation --no-deps --no-index python/
+  rm -rf python/build python/attnlite.egg-info
+  # From outside the source tree, with no variable pointing back into it: the installed
+  # package, its own copy of the library, the shipped models by name.
+  (cd "$tmp" && env -u ATTNLITE_LIBRARY -u ATTNLITE_MODELS "$tmp/venv/bin/python" - "$tmp/venv" <<'EOF'
+import sys, attnlite
+venv = sys.argv[1]
+assert attnlite.__file__.startswith(venv), attnlite.__file__
+assert attnlite.library_path().startswith(venv), attnlite.library_path()
+t = attnlite.Translator("transformer-d2l").translate("i'm home .")
+assert t.text == "je suis chez moi .", t.text
+print("python: installed package at", attnlite.__file__, "translates:", t.text)
+EOF
+  )
+  (cd "$tmp" && env -u ATTNLITE_LIBRARY ATTNLITE_TEST_INSTALLED=1 "$tmp/venv/bin/python" -m pytest \
+    "$root/python/tests" -q -p no:cacheprovider)
+  rm -rf "$tmp"
+  trap - EXIT
 }
 
 stage_asan() {
@@ -104,9 +144,10 @@ stage_cuda() {
     return 0
   fi
   cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
+    -DATTNLITE_BENCH=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
   cmake --build build/cuda -j"$jobs"
   run_ctest build/cuda
+  build/cuda/bench/bench_cuda --check  # the base model it times builds and translates (CPU)
 }
 
 stage_fuzz() {

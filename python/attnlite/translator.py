@@ -1,0 +1,294 @@
+"""attnlite.Translator: English to French with a Transformer or Bahdanau model."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import List, NamedTuple, Sequence, Union, overload
+
+from . import _capi
+from ._capi import Error, decode, encode
+from .model import Model
+
+__all__ = ["Translator", "Translation", "Hypothesis"]
+
+
+class _HypothesisFields(NamedTuple):
+    text: str
+    tokens: List[str]
+    logp: float
+    score: float
+
+
+class Hypothesis(_HypothesisFields):
+    """One entry of an n-best list: a tuple ``(text, tokens, logp, score)`` with more
+    attributes.
+
+    Attributes:
+        text: the translation.
+        tokens: its target tokens (without ``<eos>``).
+        logp: summed log-probabilities of its tokens (and of ``<eos>`` when it came).
+        score: ``logp / length ** alpha``, the rank of beam search.
+        ids: the token ids (list of int).
+        probs: each token's softmax probability (NumPy float32).
+        length: ``len(tokens)``, plus 1 with ``<eos>``.
+        eos: True when the hypothesis ended with ``<eos>``.
+    """
+
+    ids: List[int]
+    length: int
+    eos: bool
+
+    def __repr__(self) -> str:
+        return f"Hypothesis(text={self.text!r}, logp={self.logp:.4f}, score={self.score:.4f})"
+
+
+class Translation:
+    """One translated sentence: a copy of everything the C library returned, so it stays
+    valid after later calls and after the translator is closed.
+
+    Attributes:
+        source: the sentence as given.
+        text: the French translation (a sub-word model's pieces detokenized).
+        tokens: the target tokens, without ``<eos>`` (list of str).
+        ids: their ids (list of int).
+        probs: the softmax probability of each chosen token (NumPy float32, ``len(tokens)``).
+        steps: decoder calls (``len(tokens) + 1`` when ``<eos>`` came).
+        eos: True when decoding stopped at ``<eos>`` (else at the step limit).
+        src_tokens: the S padded source tokens the encoder read (the columns of the
+            attention arrays): the sentence's tokens, ``<eos>``, then ``<pad>``.
+        src_ids: their ids.
+        src_len: source tokens + ``<eos>`` before truncation.
+        src_valid: ``min(src_len, S)``, the positions that are not padding.
+        truncated: True when the sentence had more than S - 1 tokens (cut as the book does).
+        num_unknown: source words (sub-word models: characters) read as ``<unk>``.
+        nbest: the n-best list, best first (:class:`Hypothesis` tuples ``(text, tokens,
+            logp, score)``): ``beam`` entries after beam search, one after greedy decoding.
+        enc_self: encoder self-attention, ``(L, NH, S, S)``: ``[layer][head][query][key]``
+            (Transformer, ``attention=True``; else None).
+        dec_self: decoder self-attention, ``(L, steps, NH, steps)``: ``[layer][t][head][k]``,
+            zero for ``k > t`` (Transformer, ``attention=True``; else None).
+        cross: encoder-decoder attention, ``(L, steps, NH, S)``: ``[layer][t][head][s]``
+            for a Transformer, ``(steps, S)``: ``[t][s]`` for Bahdanau (``attention=True``;
+            else None).
+
+    The C headers (``include/attnlite/translate.h``) give the decoder arrays ``ld`` rows,
+    the translator's largest target length, of which the first ``steps`` hold data; here they
+    are cut to those ``steps`` rows (and columns), as ``attnlite translate --json --weights``
+    writes them.
+    """
+
+    __slots__ = ("source", "text", "tokens", "ids", "probs", "steps", "eos", "src_tokens",
+                 "src_ids", "src_len", "src_valid", "truncated", "num_unknown", "nbest",
+                 "enc_self", "dec_self", "cross")
+
+    def __repr__(self) -> str:
+        return f"Translation({self.text!r})"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Sentences = Union[str, Sequence[str]]
+
+
+class Translator(_capi.Handle):
+    """Translates English sentences with a model of kind ``"transformer"`` or
+    ``"bahdanau"``: greedy decoding as the book's ``predict_seq2seq``, or beam search.
+
+    Args:
+        model: a :class:`Model` (or a path or shipped name, loaded for this translator).
+        max_batch: sentences decoded together; longer lists are translated in chunks.
+        max_beam: the widest beam :meth:`translate` accepts.
+        device: ``"cpu"``, or ``"cuda"`` (a library built with ``-DATTNLITE_CUDA=ON``, a CUDA
+            device and a Transformer).
+        max_tgt_steps: the longest translation in tokens (0: the model's ``steps``); at most
+            ``model.config["max_target_steps"]``. ``translate(max_steps=N)`` needs
+            ``N <= max_tgt_steps``.
+
+    A translator belongs to one thread at a time; here calls from several threads on one
+    translator simply wait for each other. Use one translator per thread for parallel work
+    (they may share one model). The C library runs without the GIL.
+
+    Example::
+
+        with attnlite.Translator(attnlite.Model.load("transformer-d2l")) as tr:
+            tr.translate("i'm home .").text           # "je suis chez moi ."
+            [t.text for t in tr.translate(["go .", "i lost ."])]
+    """
+
+    _free = "al_translator_free"
+    _what = "translator"
+
+    def __init__(self, model: Union[Model, str], max_batch: int = 1, max_beam: int = 4,
+                 device: str = "cpu", max_tgt_steps: int = 0) -> None:
+        """Makes a translator with its own buffers; see ``help(attnlite.Translator)``."""
+        super().__init__()
+        if not isinstance(model, Model):
+            model = Model.load(model)
+        for name, v in (("max_batch", max_batch), ("max_beam", max_beam), ("max_tgt_steps", max_tgt_steps)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+        dev = _capi.device_id(device)
+        L = _capi.lib()
+        lim = _capi._Limits()
+        L.al_limits_default(ctypes.byref(lim))
+        lim.max_batch = max_batch
+        lim.max_beam = max_beam
+        lim.max_tgt_steps = max_tgt_steps
+        lim.device = dev
+        self.model = model
+        """The :class:`Model` it translates with."""
+        self.device = device
+        with model._lock:
+            mh = model._handle()
+            if model.kind not in ("transformer", "bahdanau"):
+                raise Error(f"a Translator needs a translation model (transformer or bahdanau), "
+                            f"not {model.kind}")
+            # The vocabularies, copied once: the results name their tokens with them, also
+            # after the model is closed.
+            self._src = model._vocab("src")
+            self._tgt = model._vocab("tgt")
+            self._h = _capi.construct(L.al_translator_new, mh, ctypes.byref(lim))
+        got = _capi._Limits()
+        L.al_translator_limits(self._h, ctypes.byref(got))
+        self.max_batch: int = got.max_batch
+        """Sentences per batch."""
+        self.max_beam: int = got.max_beam
+        """The widest beam."""
+        self.max_tgt_steps: int = got.max_tgt_steps
+        """The longest translation in tokens."""
+
+    @property
+    def workspace_bytes(self) -> int:
+        """Bytes of the translator's buffers."""
+        with self._lock:
+            return int(_capi.lib().al_translator_workspace_bytes(self._handle()))
+
+    @overload
+    def translate(self, sentences: str, beam: int = ..., alpha: float = ..., attention: bool = ...,
+                  max_steps: int = ..., d2l_compat: bool = ...) -> Translation: ...
+
+    @overload
+    def translate(self, sentences: Sequence[str], beam: int = ..., alpha: float = ...,
+                  attention: bool = ..., max_steps: int = ..., d2l_compat: bool = ...) -> List[Translation]: ...
+
+    def translate(self, sentences: Sentences, beam: int = 1, alpha: float = 0.0,
+                  attention: bool = False, max_steps: int = 0,
+                  d2l_compat: bool = False) -> Union[Translation, List[Translation]]:
+        """Translates one sentence (a str: returns a :class:`Translation`) or a list of them
+        (returns a list, decoded ``max_batch`` at a time).
+
+        Each sentence is normalized first (typographic apostrophes and quotes, dashes,
+        Unicode spaces), then split into the model's tokens (:meth:`Model.tokenize`).
+
+        Args:
+            beam: 1 for greedy decoding; K > 1 for beam search with K hypotheses
+                (``K <= max_beam``); the n-best list is ``Translation.nbest``.
+            alpha: length penalty: hypotheses ranked by ``logp / length ** alpha``.
+            attention: record the attention weights (``enc_self``, ``dec_self``, ``cross``).
+            max_steps: stop after this many decoding steps (0: ``max_tgt_steps``).
+            d2l_compat: Transformer: position 0 at every decoder step, exactly as the book's
+                ``predict_seq2seq`` (default: position t at step t).
+
+        Raises:
+            Error: a sentence the library refuses (empty, too long, invalid UTF-8), a beam
+                wider than ``max_beam``, ``max_steps`` above ``max_tgt_steps``, a closed
+                translator. When a chunk fails, the whole call fails.
+            TypeError: sentences that are not a str or a list of str.
+
+        The C library's result is only valid until its next translation; everything is
+        copied out into the returned objects, which stay valid.
+        """
+        single = isinstance(sentences, str)
+        if single:
+            batch = [sentences]
+        elif isinstance(sentences, (list, tuple)):
+            batch = list(sentences)
+        else:
+            raise TypeError(f"sentences must be a str or a list of str, not {type(sentences).__name__}")
+        encoded = [encode(s, "sentence") for s in batch]
+        for name, v in (("beam", beam), ("max_steps", max_steps)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+        if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
+            raise TypeError(f"alpha must be a number, not {type(alpha).__name__}")
+        L = _capi.lib()
+        opts = _capi._DecodeOptions()
+        L.al_decode_options_default(ctypes.byref(opts))
+        opts.d2l_compat = 1 if d2l_compat else 0
+        opts.max_steps = max_steps
+        opts.attention = 1 if attention else 0
+        opts.beam_size = beam
+        opts.length_penalty = float(alpha)
+        out: List[Translation] = []
+        with self._lock:
+            h = self._handle()
+            for start in range(0, len(encoded), self.max_batch):
+                chunk = encoded[start:start + self.max_batch]
+                arr = (ctypes.c_char_p * len(chunk))(*chunk)
+                st = L.al_translate_batch(h, arr, len(chunk), ctypes.byref(opts))
+                if st != _capi.AL_OK:
+                    msg = decode(L.al_translator_error(h)) or "translation failed"
+                    if len(batch) > 1:
+                        msg = f"sentences {start + 1}..{start + len(chunk)}: {msg}"
+                    raise Error(msg, st)
+                for i in range(len(chunk)):
+                    out.append(self._result(L, L.al_translator_result(h, i), batch[start + i]))
+        return out[0] if single else out
+
+    def _result(self, L, r: int, source: str) -> Translation:
+        """A copy of result r (the caller holds the lock)."""
+        import numpy as np
+
+        t = Translation()
+        t.source = source
+        t.text = decode(L.al_result_text(r))
+        n = L.al_result_num_tokens(r)
+        t.ids = _capi.ints(L.al_result_tokens(r), n)
+        t.tokens = [self._tgt_token(i) for i in t.ids]
+        t.probs = _capi.floats(L.al_result_probs(r), n)
+        t.steps = L.al_result_steps(r)
+        t.eos = bool(L.al_result_eos(r))
+        S = L.al_result_src_size(r)
+        t.src_ids = _capi.ints(L.al_result_src_ids(r), S)
+        t.src_tokens = [self._src[i] if 0 <= i < len(self._src) else "" for i in t.src_ids]
+        t.src_len = L.al_result_src_len(r)
+        t.src_valid = L.al_result_src_valid(r)
+        t.truncated = bool(L.al_result_truncated(r))
+        t.num_unknown = L.al_result_num_unknown(r)
+        nbest = []
+        for k in range(L.al_nbest_size(r)):
+            nk = L.al_nbest_num_tokens(r, k)
+            ids = _capi.ints(L.al_nbest_tokens(r, k), nk)
+            hyp = Hypothesis(decode(L.al_nbest_text(r, k)), [self._tgt_token(i) for i in ids],
+                             float(L.al_nbest_logp(r, k)), float(L.al_nbest_score(r, k)))
+            hyp.ids = ids
+            hyp.probs = _capi.floats(L.al_nbest_probs(r, k), nk)
+            hyp.length = L.al_nbest_length(r, k)
+            hyp.eos = bool(L.al_nbest_eos(r, k))
+            nbest.append(hyp)
+        t.nbest = nbest
+        t.enc_self = t.dec_self = t.cross = None
+        steps, layers, heads, ld = t.steps, L.al_result_layers(r), L.al_result_heads(r), L.al_result_ld(r)
+        cross = L.al_result_cross(r)
+        if cross:
+            if layers:
+                enc = L.al_result_enc_self(r)
+                t.enc_self = _capi.floats(enc, layers * heads * S * S).reshape(layers, heads, S, S)
+                dec = _capi.floats(L.al_result_dec_self(r), layers * ld * heads * ld)
+                t.dec_self = np.ascontiguousarray(
+                    dec.reshape(layers, ld, heads, ld)[:, :steps, :, :steps])
+                cr = _capi.floats(cross, layers * ld * heads * S)
+                t.cross = np.ascontiguousarray(cr.reshape(layers, ld, heads, S)[:, :steps])
+            else:
+                cr = _capi.floats(cross, ld * S)
+                t.cross = np.ascontiguousarray(cr.reshape(ld, S)[:steps])
+        return t
+
+    def _tgt_token(self, i: int) -> str:
+        return self._tgt[i] if 0 <= i < len(self._tgt) else ""
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self.closed else ""
+        return (f"<attnlite.Translator{state} {self.model.kind} max_batch={self.max_batch} "
+                f"max_beam={self.max_beam} device={self.device}>")
