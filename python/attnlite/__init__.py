@@ -12,6 +12,8 @@ Classes:
 * :class:`Generator` -- French text from the language model, and its perplexity.
 * :class:`Classifier` -- which digit an image shows, with the Vision Transformer.
 * :class:`Error` -- every failure the library reports, with its message.
+* :func:`export` -- writes a PyTorch model built with the book's code (the Transformer, the
+  Bahdanau seq2seq, the language model, the ViT) as a model file ``Model.load`` reads.
 
 Every object holding a C handle has ``close()`` and works as a context manager; a closed
 object raises :class:`Error`. Results (:class:`Translation`, :class:`Generation`,
@@ -24,6 +26,7 @@ tree: see :func:`library_path`.
 
 from ._capi import Error, library_path
 from .classifier import Classification, Classifier, digit_from_image
+from .export import export
 from .generator import Generation, Generator, Perplexity
 from .model import Model, models_dir, resolve_model, tokenize
 from .translator import Hypothesis, Translation, Translator
@@ -42,6 +45,7 @@ __all__ = [
     "Translation",
     "Translator",
     "digit_from_image",
+    "export",
     "library_path",
     "models_dir",
     "resolve_model",
