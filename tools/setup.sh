@@ -3,14 +3,15 @@
 # compilers and CMake, the header-only libraries, Catch2, Google Benchmark, clang's
 # sanitizer/fuzzer runtime, Emscripten + Node for the WASM build, Chromium for the page test
 # (npm packages of the web tests come from package-lock.json: tools/test.sh web runs npm ci),
-# and Python 3 with NumPy, pytest, venv, pip and setuptools for the Python package (python/).
+# and Python 3 with NumPy, pytest, venv, pip and setuptools for the Python package (python/),
+# PyTorch for its export tests (attnlite.export of models built with the book's code).
 # Usage: tools/setup.sh            (everything)
 #        tools/setup.sh --minimal  (just what the native library and CLI need)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 minimal=(g++ cmake make nlohmann-json3-dev libsimde-dev libstb-dev catch2)
-extra=(clang libclang-rt-14-dev libbenchmark-dev emscripten chromium python3 python3-numpy python3-pytest
+extra=(clang libclang-rt-14-dev libbenchmark-dev emscripten chromium python3 python3-numpy python3-pytest python3-torch
        python3-venv python3-setuptools python3-wheel python3-pip)
 pkgs=("${minimal[@]}")
 [ "${1:-}" == "--minimal" ] || pkgs+=("${extra[@]}")
