@@ -15,6 +15,9 @@ Classes:
 * :func:`export` -- writes a PyTorch model built with the book's code (the Transformer, the
   Bahdanau seq2seq, the language model, the ViT) as a model file ``Model.load`` reads.
 
+:mod:`attnlite.dask` (imported only on ``import attnlite.dask``; needs Dask distributed)
+translates a text file on a Dask cluster: ``translate_file(client, model, src, out)``.
+
 Every object holding a C handle has ``close()`` and works as a context manager; a closed
 object raises :class:`Error`. Results (:class:`Translation`, :class:`Generation`,
 :class:`Classification`) are plain Python copies and stay valid.
