@@ -20,8 +20,9 @@
 # wasm/api/*.mjs).
 #
 # Two modules per build: the runtime, attnlite.{mjs,wasm}: the same core sources as the native
-# library (src/**/*.cpp without src/cuda and src/viz, the C API src/c_api/ included) plus
-# wasm/bindings.cpp; and the figure renderer, attnlite-figures.{mjs,wasm}: the src/viz/ sources
+# library (src/**/*.cpp without src/cuda and src/viz, the C API src/c_api/ included but for its
+# native-only figures section, src/c_api/figures.cpp, which draws with the model-driven figures
+# of src/viz) plus wasm/bindings.cpp; and the figure renderer, attnlite-figures.{mjs,wasm}: the src/viz/ sources
 # that draw (those that do not include the model-driven figures.h / figure_parts.h, which only
 # the native tools use) plus wasm/figures_bindings.cpp. The runtime has a size budget
 # (docs/web.md) and the translation worker never draws, so the renderer is a module of its own
@@ -95,7 +96,8 @@ opt_for() {
   esac
 }
 
-mapfile -t runtime_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' -not -path 'src/viz/*' | sort)
+mapfile -t runtime_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' -not -path 'src/viz/*' \
+  -not -path src/c_api/figures.cpp | sort)
 runtime_sources+=(wasm/bindings.cpp)
 mapfile -t figures_sources < <(grep -L -E '#include "(attnlite/viz/figures|viz/figure_parts)\.h"' src/viz/*.cpp)
 figures_sources+=(wasm/figures_bindings.cpp)
@@ -162,10 +164,13 @@ compile() {
 }
 
 # Every function of the C API (include/attnlite/c_api.h) is exported, except al_model_load:
-# the module has no file system (models come as bytes, al_model_adopt_bytes). The web-only
-# functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
+# the module has no file system (models come as bytes, al_model_adopt_bytes); and the
+# figures section (al_figure_*, src/c_api/figures.cpp), native only: it would bring the
+# renderer, the SVG writer and the model-driven figures into the runtime, whose size has a
+# budget, while the page draws its maps with the renderer module (al_render_translation_map).
+# The web-only functions of wasm/bindings.cpp are exported by EMSCRIPTEN_KEEPALIVE.
 c_api=$(grep -oE '\bal_[a-z0-9_]+\(' include/attnlite/c_api.h | tr -d '(' | sort -u |
-  grep -vx al_model_load | sed 's/^/_/' | paste -sd, -)
+  grep -vx al_model_load | grep -v '^al_figure_' | sed 's/^/_/' | paste -sd, -)
 ldflags=(-O3 -msimd128 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createAttnlite
   -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=8MB -sTOTAL_STACK=1MB -sFILESYSTEM=0
   -sEXPORTED_FUNCTIONS=_malloc,_free,"$c_api"

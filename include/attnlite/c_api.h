@@ -1,6 +1,7 @@
 /* attnlite — the C API: a plain C interface over the C++ runtime, for C programs and for
- * bindings from other languages (wasm/bindings.cpp exports it to JavaScript as is; the
- * JavaScript API in wasm/attnlite-api.mjs uses the same names, docs/web.md lists them).
+ * bindings from other languages (wasm/bindings.cpp exports it to JavaScript as is, but for
+ * the figures section at the end, which is native only; the JavaScript API in
+ * wasm/attnlite-api.mjs uses the same names, docs/web.md lists them).
  *
  *   al_error* err = NULL;
  *   al_model* m = al_model_load("models/transformer-d2l.safetensors", &err);
@@ -49,6 +50,7 @@ typedef struct al_translator al_translator;
 typedef struct al_result al_result;
 typedef struct al_generator al_generator;
 typedef struct al_classifier al_classifier;
+typedef struct al_figure al_figure;
 
 typedef enum al_status {
   AL_OK = 0,
@@ -286,6 +288,54 @@ int al_classification_heads(const al_classifier* c);
 const float* al_classification_attention(const al_classifier* c, int layer);
 /* Attention rollout (classify.h) into out (T x T); AL_ERR_INPUT without recorded attention. */
 al_status al_classification_rollout(al_classifier* c, float* out);
+
+/* ---- figures (native only) ------------------------------------------------------------ */
+/* The attention maps of one translation as `attnlite heatmap translate` draws them: the same
+ * figure function (figures::translation_map, include/attnlite/viz/figures.h), so the bytes
+ * are those of the file the command line writes for the same model, sentence and options.
+ * Not in the WASM runtime module (wasm/build.sh leaves src/c_api/figures.cpp and every
+ * al_figure_* name out: the page draws its maps with its renderer module). */
+
+/* The options of `attnlite heatmap translate` (its default view, the heatmaps). Strings may be
+ * NULL for their default. al_figure_options_default: "cross", 0, 0, "Reds", 100, "png", 0, 0,
+ * 0, 0, 1, 0.0, NULL. */
+typedef struct al_figure_options {
+  const char* kind;       /* --kind: "enc" (encoder self), "dec-self" (decoder self) or
+                           * "cross" (encoder-decoder; the only kind of a Bahdanau model) */
+  int layer;              /* --layer: 1-based; 0 for every layer (a row per layer) */
+  int head;               /* --head: 1-based; 0 for every head (a column per head) */
+  const char* cmap;       /* --cmap: "Reds", "Blues" or "viridis" */
+  int dpi;                /* --dpi: pixels per inch, 20 to 600 */
+  const char* format;     /* --format: "png" or "svg" (the PNG's layout, vector cells, text) */
+  int annotate;           /* --annotate: 1 prints each weight in its cell */
+  int positions;          /* --positions: 1 labels the axes with positions, not tokens */
+  int padding;            /* --padding: 1 keeps the source's <pad> positions */
+  int d2l_compat;         /* --d2l-compat: the book's position 0 at every decoder step */
+  int beam_size;          /* --beam: 1 greedy, up to 64: beam search's best translation */
+  float length_penalty;   /* --alpha: in [0, 10] */
+  const char* model_name; /* the model named in the title, as the command line names it (a
+                           * shipped name, or a path's file name without .safetensors);
+                           * NULL or "": the model's kind */
+} al_figure_options;
+void al_figure_options_default(al_figure_options* options);
+
+/* Translates `sentence` with `model` (a Transformer or Bahdanau model) and draws the figure;
+ * options NULL: al_figure_options_default. Returns a figure (free it with al_figure_free), or
+ * NULL with *err set (when not NULL): a bad option (kind, cmap, format, dpi, beam, alpha, a
+ * layer or head out of range, a kind the model lacks), a sentence the translator refuses. */
+al_figure* al_figure_translation_map(const al_model* model, const char* sentence,
+                                     const al_figure_options* options, al_error** err);
+/* The encoded file: PNG or SVG bytes, owned by the figure (NULL and 0 for NULL). */
+const uint8_t* al_figure_data(const al_figure* fig);
+size_t al_figure_size(const al_figure* fig);
+const char* al_figure_format(const al_figure* fig);   /* "png" or "svg" ("" for NULL) */
+int al_figure_width(const al_figure* fig);            /* pixels (0 for NULL) */
+int al_figure_height(const al_figure* fig);
+int al_figure_rows(const al_figure* fig);             /* panels: layers drawn */
+int al_figure_cols(const al_figure* fig);             /* panels: heads drawn */
+const char* al_figure_caption(const al_figure* fig);  /* what the command line prints */
+const char* al_figure_text(const al_figure* fig);     /* the translation drawn */
+void al_figure_free(al_figure* fig);                  /* NULL is fine */
 
 #ifdef __cplusplus
 }

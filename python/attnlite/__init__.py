@@ -11,6 +11,9 @@ Classes:
   with beam search and the attention weights as NumPy arrays.
 * :class:`Generator` -- French text from the language model, and its perplexity.
 * :class:`Classifier` -- which digit an image shows, with the Vision Transformer.
+* :func:`heatmap` -- a translation's attention maps as ``attnlite heatmap translate`` draws
+  them (also :meth:`Translator.heatmap`): a :class:`Figure`, the PNG or SVG file's bytes,
+  shown inline by Jupyter.
 * :class:`Error` -- every failure the library reports, with its message.
 * :func:`export` -- writes a PyTorch model built with the book's code (the Transformer, the
   Bahdanau seq2seq, the language model, the ViT) as a model file ``Model.load`` reads.
@@ -30,6 +33,7 @@ tree: see :func:`library_path`.
 from ._capi import Error, library_path
 from .classifier import Classification, Classifier, digit_from_image
 from .export import export
+from .figure import Figure, heatmap
 from .generator import Generation, Generator, Perplexity
 from .model import Model, models_dir, resolve_model, tokenize
 from .translator import Hypothesis, Translation, Translator
@@ -40,6 +44,7 @@ __all__ = [
     "Classification",
     "Classifier",
     "Error",
+    "Figure",
     "Generation",
     "Generator",
     "Hypothesis",
@@ -49,6 +54,7 @@ __all__ = [
     "Translator",
     "digit_from_image",
     "export",
+    "heatmap",
     "library_path",
     "models_dir",
     "resolve_model",

@@ -78,6 +78,24 @@ class _GenerateOptions(ctypes.Structure):
     ]
 
 
+class _FigureOptions(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_char_p),
+        ("layer", ctypes.c_int),
+        ("head", ctypes.c_int),
+        ("cmap", ctypes.c_char_p),
+        ("dpi", ctypes.c_int),
+        ("format", ctypes.c_char_p),
+        ("annotate", ctypes.c_int),
+        ("positions", ctypes.c_int),
+        ("padding", ctypes.c_int),
+        ("d2l_compat", ctypes.c_int),
+        ("beam_size", ctypes.c_int),
+        ("length_penalty", ctypes.c_float),
+        ("model_name", ctypes.c_char_p),
+    ]
+
+
 _p = ctypes.c_void_p
 _int = ctypes.c_int
 _str = ctypes.c_char_p
@@ -198,6 +216,19 @@ _PROTOTYPES = {
     "al_classification_heads": (_int, [_p]),
     "al_classification_attention": (_fptr, [_p, _int]),
     "al_classification_rollout": (_int, [_p, _fptr]),
+    # figures
+    "al_figure_options_default": (None, [ctypes.POINTER(_FigureOptions)]),
+    "al_figure_translation_map": (_p, [_p, _str, ctypes.POINTER(_FigureOptions), _errpp]),
+    "al_figure_data": (_p, [_p]),
+    "al_figure_size": (_size, [_p]),
+    "al_figure_format": (_str, [_p]),
+    "al_figure_width": (_int, [_p]),
+    "al_figure_height": (_int, [_p]),
+    "al_figure_rows": (_int, [_p]),
+    "al_figure_cols": (_int, [_p]),
+    "al_figure_caption": (_str, [_p]),
+    "al_figure_text": (_str, [_p]),
+    "al_figure_free": (None, [_p]),
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent

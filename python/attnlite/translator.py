@@ -7,6 +7,7 @@ from typing import List, NamedTuple, Sequence, Union, overload
 
 from . import _capi
 from ._capi import Error, decode, encode
+from .figure import Figure, heatmap
 from .model import Model
 
 __all__ = ["Translator", "Translation", "Hypothesis"]
@@ -235,6 +236,26 @@ class Translator(_capi.Handle):
                 for i in range(len(chunk)):
                     out.append(self._result(L, L.al_translator_result(h, i), batch[start + i]))
         return out[0] if single else out
+
+    def heatmap(self, sentence: str, **options) -> "Figure":
+        """The attention maps of ``sentence`` translated by this translator's model, as
+        ``attnlite heatmap translate --model MODEL SENTENCE [options]`` draws them: a
+        :class:`~attnlite.Figure` (the PNG or SVG file's bytes, shown inline by Jupyter).
+        Options: ``kind`` (``"cross"``, ``"enc"``, ``"dec-self"``), ``layer``, ``head``
+        (1-based; None for all), ``cmap``, ``dpi``, ``format`` (``"png"``, ``"svg"``),
+        ``annotate``, ``positions``, ``padding``, ``beam``, ``alpha``, ``d2l_compat``,
+        ``model_name``; see :func:`attnlite.heatmap`.
+
+        The figure decodes the sentence itself, as the command line does (its own greedy or
+        beam search, with the attention recorded); this translator's buffers and last results
+        are not touched. Raises :class:`Error` as :func:`attnlite.heatmap`.
+
+        Example::
+
+            tr.heatmap("i'm home .", kind="enc", layer=2)          # in a notebook: the figure
+            tr.heatmap("i'm home .", format="svg").save("cross.svg")
+        """
+        return heatmap(self.model, sentence, **options)
 
     def _result(self, L, r: int, source: str) -> Translation:
         """A copy of result r (the caller holds the lock)."""

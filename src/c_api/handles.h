@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <new>
@@ -60,6 +61,13 @@ struct al_classifier {
   std::unique_ptr<attnlite::Classifier> cls;
   std::string error;
   bool has = false;
+};
+
+// A figure drawn for the C API (figures.cpp): its encoded file and what describes it.
+struct al_figure {
+  std::vector<uint8_t> data;  // the PNG or SVG file
+  std::string format, caption, text;
+  int width = 0, height = 0, rows = 0, cols = 0;
 };
 
 namespace attnlite::c_api {

@@ -40,5 +40,7 @@ void check_error(al_error* err, const char* needle);
 /* test_c_api_models.c */
 void test_lm(void);
 void test_vit(void);
+/* test_c_api_figures.c */
+void test_figures(void);
 
 #endif

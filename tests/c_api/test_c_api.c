@@ -418,6 +418,7 @@ int main(void) {
   }
   test_lm();
   test_vit();
+  test_figures();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
