@@ -32,7 +32,12 @@ const SHOWN = [...MODELS].sort((a, b) => (b.name === DEFAULT_MODEL) - (a.name ==
 
 // The book's four sentences, as its word models read them (lowercased, spaced punctuation),
 // and as written, for sub-word models, which read the English cased.
-const EXAMPLES = { words: ['go .', 'i lost .', "he's calm .", "i'm home ."], subword: ['Go.', 'I lost.', "He's calm.", "I'm home."] };
+// The sub-word translator reads what people type (no capital, no final stop, a phone's
+// typographic apostrophe: docs/input.md), so its last chips are typed that way.
+const EXAMPLES = {
+  words: ['go .', 'i lost .', "he's calm .", "i'm home ."],
+  subword: ['Go.', 'I lost.', "He's calm.", "I'm home.", 'where is the station', 'Don\u2019t worry', 'i love you'],
+};
 
 const state = {
   al: null,          // the modules on this thread: figures, the language model, the ViT
@@ -106,7 +111,7 @@ function showExamples(subword) {
     box.append(b);
   }
   const i = other.indexOf($('sentence').value);
-  if (i >= 0) $('sentence').value = mine[i];
+  if (i >= 0 && i < mine.length) $('sentence').value = mine[i];
 }
 
 function useModel(model, name, value) {

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '332436c3a5491794';
+const VERSION = 'c6bf89787efcf4a4';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, lum, openPage, outDir, translateOn } from './browser-common.mjs';
-import { models, root } from './common.mjs';
+import { models, nativeTranslate, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
 // The page's default translator (web/app.js DEFAULT_MODEL) is first in the list and loads
@@ -23,6 +23,9 @@ const DEFAULT = 'transformer-fra-bpe';
 const WHOLE = 'transformer-fra';
 const haveDefault = existsSync(join(root, 'models', `${DEFAULT}.safetensors`));
 const haveWhole = existsSync(join(root, 'models', `${WHOLE}.safetensors`));
+// The sub-word model's chips: the book's four sentences as written, then three typed as on a
+// phone (web/app.js EXAMPLES.subword).
+const SUBWORD_CHIPS = ['Go.', 'I lost.', "He's calm.", "I'm home.", 'where is the station', 'Don\u2019t worry', 'i love you'];
 
 describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromiumPath}` }, () => {
   let browser, page, server, url, firstModel, first, pageErrors;
@@ -83,7 +86,7 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
       // The sub-word model reads the English as written: the sentence box and the chips take
       // the book's sentences cased, and the French is the detokenized text.
       assert.deepEqual(first, {
-        sentence: "I'm home.", text: 'Je suis à la maison.', examples: ['Go.', 'I lost.', "He's calm.", "I'm home."],
+        sentence: "I'm home.", text: 'Je suis à la maison.', examples: SUBWORD_CHIPS,
         info: 'transformer-fra-bpe: Transformer · 3 layers · 4 heads · sub-words: 8106 English / 8106 French pieces, cased · ' +
           '7592 KB of weights · up to 32 pieces',  // weight_bytes 7774032 (attnlite info)
       });
@@ -145,6 +148,38 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
       }
     });
   }
+
+  // What people type: the default model on a fresh page reads a phone's apostrophe as the
+  // straight one (the same translation and pieces as the CLI gives "I'm home."), and the
+  // casually typed chips translate as the CLI translates them.
+  test('typed input: a typographic apostrophe, no capital, no final stop', { skip: !haveDefault && `models/${DEFAULT}.safetensors is not here` }, async () => {
+    const p = await browser.newPage();
+    const errors = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await p.goto(url);
+      await p.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
+      assert.equal(await p.inputValue('#model'), DEFAULT);
+      assert.equal(await p.getAttribute('#sentence', 'placeholder'), 'Type in English, as you would on a phone');
+      const model = join(root, 'models', `${DEFAULT}.safetensors`);
+      const [straight, dont, station] = nativeTranslate(model, ["I'm home.", "Don't worry", 'where is the station']);
+      await translateOn(p, 'I\u2019m home.');
+      assert.equal(await p.textContent('#output-text'), straight.text);
+      const src = await p.evaluate(() => window.attnlitePage.result().srcWords);
+      assert.deepEqual(src, ["I'm_", 'h', 'om', 'e_', '._'], 'the pieces of the normalized sentence');
+      for (const [chip, want] of [['Don\u2019t worry', dont], ['where is the station', station]]) {
+        const n = await p.evaluate(() => Number(document.body.dataset.translations));
+        await p.click(`#examples .chip:text-is("${chip}")`);
+        await p.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
+        assert.equal(await p.inputValue('#sentence'), chip);
+        assert.equal(await p.textContent('#output-text'), want.text, chip);
+      }
+      assert.equal(await p.isHidden('#error'), true);
+      assert.deepEqual(errors, []);
+    } finally {
+      await p.close();
+    }
+  });
 
   test("i'm home . translates and the cross-attention map is drawn", async () => {
     await translate("i'm home .");
@@ -257,7 +292,7 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     await page.waitForFunction((k) => Number(document.body.dataset.translations) > k, n);
     assert.equal(await page.inputValue('#model'), 'file:bpe_tiny.safetensors');
     assert.match(await page.textContent('#model-info'), /^bpe_tiny\.safetensors: Transformer .* sub-words: 406 English \/ 406 French pieces, cased/);
-    assert.deepEqual(await page.$$eval('#examples .chip', (bs) => bs.map((b) => b.textContent)), ['Go.', 'I lost.', "He's calm.", "I'm home."]);
+    assert.deepEqual(await page.$$eval('#examples .chip', (bs) => bs.map((b) => b.textContent)), SUBWORD_CHIPS);
     await translate('Where is the station?');
     assert.equal(await page.inputValue('#sentence'), 'Where is the station?', 'not lowercased');
     assert.equal(await page.isHidden('#error'), true);
