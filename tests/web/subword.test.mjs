@@ -20,16 +20,18 @@ const MODEL = join(fixtures, 'bpe_tiny.safetensors'), MODEL_INT8 = join(fixtures
 const expected = JSON.parse(readFileSync(join(fixtures, 'bpe_tiny.json'), 'utf8')).sentences;
 
 // The pieces of each sentence of tests/fixtures/bpe_tiny.json (tools/attnlite_tools/bpe.py's
-// segmentation; `attnlite tokenize --model` gives the same).
+// segmentation of the sentence normalized as a translator reads it: docs/input.md;
+// `attnlite tokenize --model` gives the same).
 const PIECES = {
   'Where is the station?': ['Wh', 'ere_', 'is_', 'the_', 'st', 'at', 'i', 'on_', '?_'],
   "I'm home.": ["I'm_", 'h', 'om', 'e_', '._'],
   "My brother's going to kill me.": ['M', 'y_', 'b', 'ro', 'th', 'er', "'s_", 'go', 'ing_', 'to_', 'k', 'il', 'l_', 'me_', '._'],
   "Tom bought a Zyxquorp yesterday, didn't he?": ['Tom_', 'bo', 'u', 'ght_', 'a_', 'Z', 'y', 'x', 'qu', 'or', 'p_', 'y',
     'es', 't', 'er', 'd', 'ay_', ',_', 'di', 'd', "n't_", 'he_', '?_'],
-  'She said:\u00a0«no»!': ['She_', 's', 'ai', 'd', ':', '_', '«', 'no', '»', '_', '!_'],
+  'She said:\u00a0«no»!': ['She_', 's', 'ai', 'd', ':', '_', '"', 'no', '"', '_', '!_'],  // normalized first
   'Look at 漢字 now.': ['L', 'oo', 'k_', 'at_', '<unk>', '<unk>', '_', 'now_', '._'],
   'Wait... what?!': ['W', 'ait_', '._', '._', '._', 'w', 'hat_', '?_', '!_'],
+  'I\u2019m \u201chome\u201d \u2014 wait\u2026': ["I'm_", '"', 'h', 'om', 'e', '"', '_', '-', '_', 'wa', 'it_', '._', '._', '._'],
 };
 
 describe('a sub-word translator (tests/fixtures/bpe_tiny.safetensors)', () => {
