@@ -42,10 +42,7 @@ int fold(uint32_t cp, char* out) {
     out[0] = '-';
     return 1;
   }
-  if (cp >= 0xFF01 && cp <= 0xFF5E) {
-    out[0] = (char)(cp - 0xFEE0);
-    return 1;
-  }
+  if (cp >= 0xFF01 && cp <= 0xFF5E) return fold(cp - 0xFEE0, out);  // then as ASCII: U+FF40 -> ` -> '
   if (cp >= 0xFB00 && cp <= 0xFB06) {
     static const char* const lig[7] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
     const char* s = lig[cp - 0xFB00];

@@ -20,6 +20,9 @@ TEST_CASE("normalize_source folds what the corpus never writes", "[normalize]") 
         "a-b-c-d-e-f-g - 1 - -");
   CHECK(normalize_source("Wait\u2026") == "Wait...");
   CHECK(normalize_source("\uff28\uff45\uff4c\uff4c\uff4f\uff01 \uff5e\uff01") == "Hello! ~!");
+  // A full-width grave accent is a grave accent, which is an apostrophe: idempotent (found by
+  // fuzz_tokenizer: one pass gave '`', a second "'").
+  CHECK(normalize_source("I\uff40m \uff37\uff40") == "I'm W'");
   CHECK(normalize_source("\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06") == "fffiflffifflstst");
   CHECK(normalize_source("\u200bso\u00adft\u200c\u200d\u2060\ufeff") == "soft");
   CHECK(normalize_source(" \t a\u00a0\u202f\u2000\u200a\u3000b\r\n\v\f\u0085\u1680\u2028\u2029\u205fc  ") == "a b c");

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'c6bf89787efcf4a4';
+const VERSION = '258fcc8bd75786a7';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -13,7 +13,8 @@
 //                double prime, guillemets)
 //   '-'          U+2010-U+2015, U+2212, U+FE58, U+FE63 (hyphens, dashes, minus)
 //   "..."        U+2026 (ellipsis)
-//   ASCII        U+FF01-U+FF5E, the full-width forms (as NFKC folds them)
+//   ASCII        U+FF01-U+FF5E, the full-width forms (as NFKC folds them; then as that
+//                ASCII character: U+FF40 is an apostrophe as U+0060 is)
 //   ff fi fl ... U+FB00-U+FB06, the Latin ligatures (as NFKC folds them)
 //   spaces       runs of spaces become one; leading and trailing spaces go.
 //

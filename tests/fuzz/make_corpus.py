@@ -301,6 +301,8 @@ TYPED = ["I\u2019m home.", "Don\u2019t \u201cworry\u201d \u2014 it\u2019s fine\u
          "\u00abBonjour\u00bb\u202f! \u2018ok\u2019 \u201aok\u201b", "\uff37\uff48\uff45\uff52\uff45 is it\uff1f",
          "\ufb01ne \ufb02ow \ufb03", "  lots \u3000 of\u00a0\u2009 spaces\t ", "\u200bzero\u200dwidth\ufeff\u00ad",
          "\u2212 5 \u2013 3 \u2010 2", "i love you", "where is the station", "I'M HOME", "\u200b \u3000"]
+# Found by fuzz_tokenizer: a full-width grave accent folded to '`', and only a second pass to "'".
+FOUND = {"typed_fullwidth_grave": "\uff37\uff40\uff45\uff52\uff45 is it\uff1f"}
 INVALID = [b"\xff\xfe bad", b"caf\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
            b"ok \xe2\x82 ."]
 
@@ -318,6 +320,8 @@ def tokenizer():
         write("tokenizer", "invalid_utf8_%02d" % i, s)
     for i, s in enumerate(TYPED):
         write("tokenizer", "typed_%02d" % i, s.encode())
+    for name, s in FOUND.items():
+        write("tokenizer", name, s.encode())
 
 
 def translate():

@@ -19,7 +19,8 @@ two agree.  The rules, one code point at a time, then on spaces:
 5. A hyphen-minus (-): the hyphens and dashes U+2010-U+2015, the minus sign U+2212,
    the small and full-width hyphen-minus U+FE58 U+FE63.
 6. Three full stops (...): the ellipsis U+2026.
-7. Full-width ASCII (U+FF01-U+FF5E): the ASCII character (U+0021-U+007E), as NFKC folds it.
+7. Full-width ASCII (U+FF01-U+FF5E): the ASCII character (U+0021-U+007E), as NFKC folds it,
+   then these rules again (the full-width grave accent U+FF40 is an apostrophe like U+0060).
 8. The Latin ligatures U+FB00-U+FB06 (ff fi fl ffi ffl st st), as NFKC folds them.
 9. Then runs of spaces become one space, and leading and trailing spaces go.
 
@@ -59,7 +60,7 @@ def fold(cp):
     if cp == 0x2026:
         return "..."
     if 0xFF01 <= cp <= 0xFF5E:
-        return chr(cp - 0xFEE0)
+        return fold(cp - 0xFEE0)  # then as that ASCII character: U+FF40 -> ` -> '
     if cp in _LIGATURES:
         return _LIGATURES[cp]
     return chr(cp)
