@@ -47,6 +47,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from torch_device import fp32_device
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BASE = dict(H=512, L=6, NH=8, F=2048, V=32000, src_words=20)
@@ -437,13 +439,6 @@ def time_mode(m, mode, B, steps, reps, sync):
             "decode_tokens_per_s": tps}
 
 
-def set_fp32():
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    if hasattr(torch, "set_float32_matmul_precision"):
-        torch.set_float32_matmul_precision("highest")
-
-
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", default="1,32")
@@ -466,18 +461,12 @@ def parse_args():
 def main():
     a = parse_args()
     torch.set_num_threads(a.threads)
-    set_fp32()
-    device = torch.device(a.device or ("cpu" if a.check else "cuda"))
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print(f"peer_torch_cuda: no CUDA device (torch {torch.__version__}); "
-              "--device cpu runs on the CPU", file=sys.stderr)
-        return 1
+    device, sync = fp32_device(a.device or ("cpu" if a.check else "cuda"), "peer_torch_cuda")
     if a.check:
         return check(device)
 
     c = SMALL if a.small else BASE
     cuda = device.type == "cuda"
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
     name = torch.cuda.get_device_name(device) if cuda else f"CPU, {torch.get_num_threads()} threads"
     m = Model(c, random_weights(c, device), device, max_len=max(1000, a.steps))
     print(f"# Transformer: H {c['H']}, {c['L']}+{c['L']} layers, {c['NH']} heads, ffn {c['F']}, "

@@ -44,6 +44,7 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from attnlite_tools import lm  # noqa: E402
+from torch_device import fp32_device  # noqa: E402
 
 
 class CachedLM:
@@ -142,13 +143,7 @@ def main():
     ap.add_argument("--label", default="pytorch")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    if a.device == "cuda":
-        if not torch.cuda.is_available():
-            sys.exit("peer_torch_lm: --device cuda: no CUDA device")
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device(a.device)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    dev, sync = fp32_device(a.device, "peer_torch_lm")
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.dir, "lm.json")) as f:
         info = json.load(f)

@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from attnlite_tools import vit  # noqa: E402
 from attnlite_tools.fixtures_vit import call_counting_fast_path  # noqa: E402
+from torch_device import fp32_device  # noqa: E402
 
 
 def main():
@@ -53,13 +54,7 @@ def main():
     ap.add_argument("--logits", default=None)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    if a.device == "cuda":
-        if not torch.cuda.is_available():
-            sys.exit("peer_torch_vit: --device cuda: no CUDA device")
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device(a.device)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    dev, sync = fp32_device(a.device, "peer_torch_vit")
     torch.set_num_threads(a.threads)
     with open(os.path.join(a.dir, "vit.json")) as f:
         info = json.load(f)

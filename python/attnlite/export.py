@@ -266,6 +266,17 @@ def _steps(num_steps: Any, what: str, lo: int, hi: int) -> int:
     return num_steps
 
 
+def _translator_steps(net: Any, num_steps: Optional[int], hi: int) -> int:
+    """A translator's num_steps: the given one, else the net's attribute, checked in [1, hi]."""
+    if num_steps is None:
+        num_steps = getattr(net, "num_steps", None)
+    if num_steps is None:
+        raise ValueError("num_steps is required for a translator: the book's num_steps "
+                         "(load_data_nmt and predict_seq2seq; 10 in the book), the source "
+                         "length the model reads and the longest translation")
+    return _steps(num_steps, "the source length", 1, hi)
+
+
 def _transformer_config(net: Any, got: Shapes, num_steps: Optional[int]) -> "OrderedDict[str, Any]":
     enc, dec = net.encoder, net.decoder
     if len(enc.blks) == 0:
@@ -296,13 +307,7 @@ def _transformer_config(net: Any, got: Shapes, num_steps: Optional[int]) -> "Ord
         raise ValueError(f"num_hiddens {h} is not a multiple of num_heads {cfg['num_heads']}")
     if h % 2:
         raise ValueError(f"num_hiddens {h} must be even (the sinusoidal positional encoding)")
-    if num_steps is None:
-        num_steps = getattr(net, "num_steps", None)
-    if num_steps is None:
-        raise ValueError("num_steps is required for a translator: the book's num_steps "
-                         "(load_data_nmt and predict_seq2seq; 10 in the book), the source "
-                         "length the model reads and the longest translation")
-    cfg["num_steps"] = _steps(num_steps, "the source length", 1, min(1000, cfg["max_len"]))
+    cfg["num_steps"] = _translator_steps(net, num_steps, min(1000, cfg["max_len"]))
     H, F, bias = h, cfg["ffn_num_hiddens"], cfg["use_bias"]
     want: Shapes = OrderedDict()
     want["encoder.embedding.weight"] = (cfg["src_vocab_size"], H)
@@ -354,13 +359,7 @@ def _bahdanau_config(net: Any, got: Shapes, num_steps: Optional[int]) -> "Ordere
     if int(dec.rnn.num_layers) != cfg["num_layers"]:
         raise ValueError(f"the encoder's GRU has {cfg['num_layers']} layers and the decoder's "
                          f"{dec.rnn.num_layers}: attnlite needs as many")
-    if num_steps is None:
-        num_steps = getattr(net, "num_steps", None)
-    if num_steps is None:
-        raise ValueError("num_steps is required for a translator: the book's num_steps "
-                         "(load_data_nmt and predict_seq2seq; 10 in the book), the source "
-                         "length the model reads and the longest translation")
-    cfg["num_steps"] = _steps(num_steps, "the source length", 1, 1000)
+    cfg["num_steps"] = _translator_steps(net, num_steps, 1000)
     E, H, L = cfg["embed_size"], cfg["num_hiddens"], cfg["num_layers"]
     want: Shapes = OrderedDict()
     want["encoder.embedding.weight"] = (cfg["src_vocab_size"], E)
