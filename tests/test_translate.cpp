@@ -19,7 +19,8 @@ std::vector<std::string> meta_list(const Fixture& fx, const std::string& key) {
 
 // fixture: translate_<...>; model: the file the fixture was made from. Runs on every CPU
 // kernel table and, where a GPU is present in a CUDA build, on Device::CUDA.
-void check_model(const std::string& fixture, const std::string& model_file) {
+// tol: the attention weights' bound (1e-5 against PyTorch's float32 run).
+void check_model(const std::string& fixture, const std::string& model_file, double tol = 1e-5) {
   FOR_EACH_BACKEND();
   const Device device = GENERATE(Device::CPU, Device::CUDA);
   if (device == Device::CUDA) {
@@ -57,22 +58,22 @@ void check_model(const std::string& fixture, const std::string& model_file) {
         std::vector<float> a((size_t)steps * S);
         for (int t = 0; t < steps; ++t)
           for (int s = 0; s < S; ++s) a[(size_t)t * S + s] = r.cross_at(0, t, 0, s);
-        REQUIRE_CLOSE(a, fx.f(p + "attn"), 1e-5);
+        REQUIRE_CLOSE(a, fx.f(p + "attn"), tol);
         continue;
       }
       const int NH = r.heads;
       for (int l = 0; l < r.layers; ++l) {
         const std::string ls = std::to_string(l);
         std::vector<float> enc(r.enc_self + (size_t)l * NH * S * S, r.enc_self + (size_t)(l + 1) * NH * S * S);
-        REQUIRE_CLOSE(enc, fx.f(p + "enc_attn." + ls), 1e-5);
+        REQUIRE_CLOSE(enc, fx.f(p + "enc_attn." + ls), tol);
         std::vector<float> ds((size_t)steps * NH * steps), cr((size_t)steps * NH * S);
         for (int t = 0; t < steps; ++t)
           for (int h = 0; h < NH; ++h) {
             for (int k = 0; k < steps; ++k) ds[((size_t)t * NH + h) * steps + k] = r.dec_self_at(l, t, h, k);
             for (int s = 0; s < S; ++s) cr[((size_t)t * NH + h) * S + s] = r.cross_at(l, t, h, s);
           }
-        REQUIRE_CLOSE(ds, fx.f(p + "dec_self." + ls), 1e-5);
-        REQUIRE_CLOSE(cr, fx.f(p + "cross." + ls), 1e-5);
+        REQUIRE_CLOSE(ds, fx.f(p + "dec_self." + ls), tol);
+        REQUIRE_CLOSE(cr, fx.f(p + "cross." + ls), tol);
       }
     }
   }
@@ -89,16 +90,31 @@ TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") 
 }
 
 // Int8 models (tools/quantize.py): the int8 kernels against PyTorch on the dequantized
-// weights, same sentences and tolerances (tools/make_int8_fixtures.py).
+// weights, same sentences (tools/make_int8_fixtures.py). The fixtures are PyTorch's float64
+// run, where scale * q is exact: the model's exact values. PyTorch's float32 run is E away
+// from them at worst (metadata float32_error: 7.7e-6 for the Transformer, 2.7e-7 for
+// Bahdanau), so 1e-5 against PyTorch's float32 run meant |attnlite - exact| <= 1e-5 + E, the
+// bound used here. The float32 reference failed the scalar kernels on aarch64 (1.10e-5) and
+// the GPU (1.16e-5), float32 computations no farther from the exact values than PyTorch's
+// own; 1e-5 from the exact values alone is more than float32 gives on these sentences (the
+// scalar kernels on x86-64 are 1.08e-5 away).
+double int8_tolerance(const std::string& fixture) {
+  const double e = std::stod(Fixture(fixture).st.meta("float32_error"));
+  REQUIRE(e >= 0);
+  REQUIRE(e < 1e-5);  // a float32 error as large as the bound itself: the fixture is suspect
+  return 1e-5 + e;
+}
 TEST_CASE("int8 Transformer translations match PyTorch on the dequantized weights", "[translate][int8]") {
   auto m = Model::load(test::fixture_path("transformer-d2l-int8"));
   REQUIRE(m->impl().transformer_weights.dense.int8());
   REQUIRE(m->impl().transformer_weights.enc_embedding.int8());
-  check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"));
+  check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"),
+              int8_tolerance("translate_int8_transformer"));
 }
 
 TEST_CASE("int8 Bahdanau translations match PyTorch on the dequantized weights", "[translate][int8]") {
-  check_model("translate_int8_bahdanau", test::fixture_path("bahdanau-d2l-int8"));
+  check_model("translate_int8_bahdanau", test::fixture_path("bahdanau-d2l-int8"),
+              int8_tolerance("translate_int8_bahdanau"));
 }
 
 TEST_CASE("batched translation gives the same results as one at a time", "[translate]") {

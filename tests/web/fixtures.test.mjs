@@ -37,6 +37,10 @@ for (const fx of FIXTURES) {
     const { tensors: T, meta } = readSafetensors(path);
     const sentences = JSON.parse(meta.sentences);
     const modes = JSON.parse(meta.modes);
+    // The int8 fixtures are PyTorch's float64 run (the exact values); 1e-5 + PyTorch's own
+    // float32 error, as tests/test_translate.cpp explains.
+    const tol = meta.float32_error === undefined ? TOL : TOL + Number(meta.float32_error);
+    if (meta.float32_error !== undefined) assert.ok(Number(meta.float32_error) < TOL);
     if (fx.backend) {
       al.setBackend(fx.backend);
       if (fx.backend === 'simd') assert.match(al.backend, /simd/);
@@ -52,7 +56,7 @@ for (const fx of FIXTURES) {
         assert.deepEqual(Array.from(r.tokenIds), T[`${key}.tokens`].data, `${label}: tokens`);
         assert.equal(r.steps, T[`${key}.steps`].data[0], `${label}: steps`);
         const check = (got, want, what) => {
-          assert.ok(Math.abs(got - want) <= TOL, `${label}: ${what}: ${got} vs PyTorch ${want}`);
+          assert.ok(Math.abs(got - want) <= tol, `${label}: ${what}: ${got} vs PyTorch ${want}`);
           ++compared;
         };
         const S = r.S, steps = r.steps;

@@ -122,15 +122,17 @@ def translate_all(net, src_vocab, tgt_vocab, engs, fras, num_steps, kind):
     return results
 
 
-def run_model(kind, engs, fras, models_dir, model=None):
+def run_model(kind, engs, fras, models_dir, model=None, dtype=torch.float32):
     """Translations of every mode of a model: model = (file name in models_dir, modes),
-    MODELS[kind] by default.  Returns (tensors, {mode: results and margin})."""
+    MODELS[kind] by default; computed in dtype, stored as float32.  Returns (tensors,
+    {mode: results and margin})."""
     fname, modes = model or MODELS[kind]
     out = OrderedDict()
     per_mode = OrderedDict()
     for mode, pfc in modes:
         net, src_vocab, tgt_vocab, info = export.load_model(os.path.join(models_dir, fname),
                                                             positions_from_cache=pfc)
+        net = net.to(dtype)
         num_steps = info["config"]["num_steps"]
         margin = LogitMargin(net.decoder)
         res = translate_all(net, src_vocab, tgt_vocab, engs, fras, num_steps, kind)
@@ -143,13 +145,13 @@ def run_model(kind, engs, fras, models_dir, model=None):
             out[p + "bleu"] = torch.tensor([r["bleu"]], dtype=torch.float32)
             if kind == "transformer":
                 for l, w in enumerate(r["enc_attn"]):
-                    out[p + f"enc_attn.{l}"] = w
+                    out[p + f"enc_attn.{l}"] = w.float()
                 for l, w in enumerate(r["dec_self"]):
-                    out[p + f"dec_self.{l}"] = w
+                    out[p + f"dec_self.{l}"] = w.float()
                 for l, w in enumerate(r["cross"]):
-                    out[p + f"cross.{l}"] = w
+                    out[p + f"cross.{l}"] = w.float()
             else:
-                out[p + "attn"] = r["attn"]
+                out[p + "attn"] = r["attn"].float()
     return out, per_mode
 
 
@@ -243,22 +245,36 @@ def main_int8():
              "(per-output-channel symmetric int8 for every linear weight and embedding "
              "table). The translation fixtures are the book's greedy `predict_seq2seq` with "
              "the dequantized weights (scale * q), same 54 sentences and layout as "
-             "`translate_*.safetensors`; the Transformer in mode `pos` only.", ""]
+             "`translate_*.safetensors`; the Transformer in mode `pos` only. PyTorch computes "
+             "them in float64, where scale * q is exact (a float32 times a 7-bit integer): "
+             "the int8 model's exact values, rounded to float32. The same run in float32 "
+             "gives PyTorch's own float32 error, the largest distance of any of its "
+             "attention weights from those values (metadata `float32_error`, E). The tests "
+             "allow attnlite 1e-5 + E from them: what 1e-5 from PyTorch's float32 run "
+             "guaranteed (|attnlite - exact| <= |attnlite - PyTorch| + E), without the "
+             "tie to PyTorch's own rounding, which failed float32 computations that are "
+             "no farther from the exact values than PyTorch's.", ""]
     for kind, modes in (("transformer", [("pos", True)]), ("bahdanau", [("d2l", False)])):
         src = os.path.join(MODELS_DIR, f"{kind}-d2l.safetensors")
         qpath = os.path.join(args.out, f"{kind}-d2l-int8.safetensors")
         n = st.save(qpath, *quantize.quantize_model(*st.load(src)))
         out, per_mode = run_model(kind, engs, fras, args.out,
-                                  model=(os.path.basename(qpath), modes))
+                                  model=(os.path.basename(qpath), modes), dtype=torch.float64)
+        out32, _ = run_model(kind, engs, fras, args.out, model=(os.path.basename(qpath), modes))
+        assert out.keys() == out32.keys()
+        f32_err = max(float((out32[k].double() - out[k].double()).abs().max()) if out[k].numel()
+                      else 0.0 for k in out if out[k].is_floating_point() and "bleu" not in k)
         fmeta = translation_meta(engs, fras, per_mode, where,
                                  "tests/fixtures/" + os.path.basename(qpath))
+        fmeta["float32_error"] = repr(f32_err)
         path = os.path.join(args.out, f"translate_int8_{kind}.safetensors")
         m = st.save(path, out, fmeta)
         for mode, d in per_mode.items():
             res = d["results"]
             avg = sum(r["bleu"] for r in res) / len(res)
             msg = (f"- `{kind}-d2l-int8` ({n} bytes) mode `{mode}`: mean BLEU (k=2) {avg:.4f}; "
-                   f"smallest top-1/top-2 logit gap {d['margin']:.5f}")
+                   f"smallest top-1/top-2 logit gap {d['margin']:.5f}; PyTorch's float32 "
+                   f"error {f32_err:.3g}")
             print(msg, f"-> {os.path.relpath(path, ROOT)} ({m} bytes)")
             lines.append(msg)
     write_readme_section(os.path.join(args.out, "README.md"), INT8_MARKER,
