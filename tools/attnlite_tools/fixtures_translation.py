@@ -155,6 +155,31 @@ def run_model(kind, engs, fras, models_dir, model=None, dtype=torch.float32):
     return out, per_mode
 
 
+def run_exact(kind, engs, fras, models_dir, model=None):
+    """run_model in float64 (the model's exact values, rounded to float32 when stored) and
+    PyTorch's own float32 error E: the largest distance of any attention weight of its
+    float32 run from them.  Returns (tensors, per_mode, E)."""
+    out, per_mode = run_model(kind, engs, fras, models_dir, model, dtype=torch.float64)
+    out32, _ = run_model(kind, engs, fras, models_dir, model)
+    assert out.keys() == out32.keys()
+    for k in out:
+        if not out[k].is_floating_point():
+            assert torch.equal(out[k], out32[k]), f"{k}: float32 and float64 decode differently"
+    err = max(float((out32[k].double() - out[k].double()).abs().max()) if out[k].numel() else 0.0
+              for k in out if out[k].is_floating_point() and "bleu" not in k)
+    return out, per_mode, err
+
+
+EXACT_NOTE = ("PyTorch computes the fixtures in float64: the model's exact values, rounded to "
+              "float32 when stored. The same run in float32 gives PyTorch's own float32 error, "
+              "the largest distance of any of its attention weights from those values "
+              "(metadata `float32_error`, E). The tests allow attnlite 1e-5 + E from them: "
+              "what 1e-5 from PyTorch's float32 run guaranteed (|attnlite - exact| <= "
+              "|attnlite - PyTorch| + E), without the tie to PyTorch's own rounding, which "
+              "failed float32 computations no farther from the exact values than PyTorch's "
+              "(the scalar kernels on 32-bit Arm, the GPU).")
+
+
 def translation_meta(engs, fras, per_mode, where, model):
     """The `__metadata__` of a translation fixture file."""
     return OrderedDict([
@@ -176,10 +201,11 @@ def readme_section(kind_summaries):
              "attention weights saved at every decoder call including the `<eos>` one) on "
              "54 sentences: the book's four, then 25 from lines [0, 600) and 25 from lines "
              "[600, 5000) of the preprocessed corpus (the latter contain words outside "
-             "the vocabulary).", "",
+             "the vocabulary). " + EXACT_NOTE, "",
              "`__metadata__`: `sentences` (JSON array of the English inputs), `references` "
              "(their French references, preprocessed), `modes` (JSON array of prefixes), "
-             "`lines` (corpus line of each sentence, -1 for the book's four), `model`.", "",
+             "`lines` (corpus line of each sentence, -1 for the book's four), `model`, "
+             "`float32_error`.", "",
              "Modes: Transformer `pos` (step t adds P[:, t]; attnlite's default) and `d2l` "
              "(the book: every step adds P[:, 0]); Bahdanau `d2l` only.", "",
              "| tensor | dtype | shape |", "|---|---|---|",
@@ -207,8 +233,9 @@ def main():
     assert len(engs) == 54 and len(set(engs)) == 54
     summaries = []
     for kind in MODELS:
-        tensors, per_mode = run_model(kind, engs, fras, args.models)
+        tensors, per_mode, f32_err = run_exact(kind, engs, fras, args.models)
         meta = translation_meta(engs, fras, per_mode, where, "models/" + MODELS[kind][0])
+        meta["float32_error"] = repr(f32_err)
         path = os.path.join(args.out, f"translate_{kind}.safetensors")
         n = st.save(path, tensors, meta)
         print(f"{os.path.relpath(path, ROOT)}: {len(tensors)} tensors, {n} bytes")
@@ -222,7 +249,8 @@ def main():
             summaries.append(f"- `translate_{kind}` mode `{mode}`: mean BLEU (k=2) "
                              f"{avg:.4f}; smallest top-1/top-2 logit gap over all greedy "
                              f"steps {d['margin']:.5f}; {empty} empty outputs; {noeos} "
-                             f"sentences stop at 10 steps without `<eos>`.")
+                             f"sentences stop at 10 steps without `<eos>`; PyTorch's float32 "
+                             f"error {f32_err:.3g}.")
     write_readme_section(os.path.join(args.out, "README.md"), TRANSLATE_MARKER,
                          readme_section(summaries))
 
@@ -245,25 +273,14 @@ def main_int8():
              "(per-output-channel symmetric int8 for every linear weight and embedding "
              "table). The translation fixtures are the book's greedy `predict_seq2seq` with "
              "the dequantized weights (scale * q), same 54 sentences and layout as "
-             "`translate_*.safetensors`; the Transformer in mode `pos` only. PyTorch computes "
-             "them in float64, where scale * q is exact (a float32 times a 7-bit integer): "
-             "the int8 model's exact values, rounded to float32. The same run in float32 "
-             "gives PyTorch's own float32 error, the largest distance of any of its "
-             "attention weights from those values (metadata `float32_error`, E). The tests "
-             "allow attnlite 1e-5 + E from them: what 1e-5 from PyTorch's float32 run "
-             "guaranteed (|attnlite - exact| <= |attnlite - PyTorch| + E), without the "
-             "tie to PyTorch's own rounding, which failed float32 computations that are "
-             "no farther from the exact values than PyTorch's.", ""]
+             "`translate_*.safetensors`; the Transformer in mode `pos` only. In float64, "
+             "scale * q is exact (a float32 times a 7-bit integer). " + EXACT_NOTE, ""]
     for kind, modes in (("transformer", [("pos", True)]), ("bahdanau", [("d2l", False)])):
         src = os.path.join(MODELS_DIR, f"{kind}-d2l.safetensors")
         qpath = os.path.join(args.out, f"{kind}-d2l-int8.safetensors")
         n = st.save(qpath, *quantize.quantize_model(*st.load(src)))
-        out, per_mode = run_model(kind, engs, fras, args.out,
-                                  model=(os.path.basename(qpath), modes), dtype=torch.float64)
-        out32, _ = run_model(kind, engs, fras, args.out, model=(os.path.basename(qpath), modes))
-        assert out.keys() == out32.keys()
-        f32_err = max(float((out32[k].double() - out[k].double()).abs().max()) if out[k].numel()
-                      else 0.0 for k in out if out[k].is_floating_point() and "bleu" not in k)
+        out, per_mode, f32_err = run_exact(kind, engs, fras, args.out,
+                                           model=(os.path.basename(qpath), modes))
         fmeta = translation_meta(engs, fras, per_mode, where,
                                  "tests/fixtures/" + os.path.basename(qpath))
         fmeta["float32_error"] = repr(f32_err)
