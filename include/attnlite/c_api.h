@@ -66,6 +66,16 @@ void al_error_free(al_error* err);                  /* NULL is fine */
  * their own failures the same way. */
 al_error* al_error_new(const char* message);
 
+/* ---- CPU kernels --------------------------------------------------------------------- */
+/* The CPU kernel table every session uses, chosen at first use: the SIMD table this build
+ * has and this CPU runs ("avx2-fma" on x86-64, "neon" on Arm, "simd128" in WebAssembly,
+ * "simde-portable" where SIMDe found no vector unit) or else "scalar". A static string. */
+const char* al_kernels(void);
+/* Chooses the table for the whole process: "simd" or "scalar". AL_OK, or AL_ERR_INPUT with
+ * *err set (SIMD not built in or not supported by this CPU, another word). Call it before
+ * sessions start, not while one runs on another thread. */
+al_status al_use_kernels(const char* which, al_error** err);
+
 /* ---- models -------------------------------------------------------------------------- */
 typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2, AL_VIT = 3 } al_kind;
 

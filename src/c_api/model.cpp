@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "c_api/handles.h"
+#include "attnlite/ops/kernels.h"
 #include "attnlite/vocab.h"
 
 using namespace attnlite;
@@ -19,6 +20,22 @@ al_error* al_error_new(const char* message) {
   al_error* err = nullptr;
   set_error(&err, message ? message : "");
   return err;
+}
+
+// ---- CPU kernels -------------------------------------------------------------------------
+const char* al_kernels(void) { return ops::kernels().name; }
+
+al_status al_use_kernels(const char* which, al_error** err) {
+  if (err) *err = nullptr;
+  std::string msg;
+  const al_status st = guard(msg, [&] {
+    const std::string w = which ? which : "";
+    if (w != "simd" && w != "scalar")
+      throw Error("al_use_kernels: expected \"simd\" or \"scalar\", got \"" + w + "\"");
+    ops::set_backend(w == "simd" ? ops::Backend::Simd : ops::Backend::Scalar);
+  });
+  if (st != AL_OK) set_error(err, std::move(msg));
+  return st;
 }
 
 // ---- models ------------------------------------------------------------------------------

@@ -196,6 +196,44 @@ static void test_beam(const al_model* m) {
 
 /* al_model_adopt_bytes: the model takes over a malloc()ed copy of the file (freed with it, or
  * at once on failure: leak checkers see both), and translates as the loaded one does. */
+/* The kernel table: the one this build was configured for (ATTNLITE_EXPECT_KERNELS, from
+ * CMake's view of the target: "neon" on Arm, "avx2-fma" on x86-64, "scalar" without SIMD),
+ * switchable to the scalar reference and back; translations identical on both. */
+static void test_kernels(al_model* m) {
+  const char* expect = ATTNLITE_EXPECT_KERNELS;
+  const char* now = al_kernels();
+  printf("kernels: %s (this build: %s)\n", now, expect);
+  /* x86-64 without AVX2 and FMA falls back to the reference */
+  if (strcmp(expect, "avx2-fma") == 0 && strcmp(now, "scalar") == 0) expect = "scalar";
+  CHECK_STR(now, expect);
+  al_error* err = NULL;
+  CHECK(al_use_kernels("fast", &err) == AL_ERR_INPUT);
+  CHECK(strstr(al_error_message(err), "\"simd\" or \"scalar\"") != NULL);
+  al_error_free(err);
+  err = NULL;
+  CHECK(al_use_kernels(NULL, &err) == AL_ERR_INPUT);
+  al_error_free(err);
+  al_translator* tr = al_translator_new(m, NULL, NULL);
+  CHECK(tr != NULL);
+  if (!tr) return;
+  CHECK(al_use_kernels("scalar", NULL) == AL_OK);
+  CHECK_STR(al_kernels(), "scalar");
+  CHECK(al_translate(tr, "i'm home .", NULL) == AL_OK);
+  CHECK_STR(al_result_text(al_translator_result(tr, 0)), "je suis chez moi .");
+  if (strcmp(expect, "scalar") == 0) {
+    err = NULL;
+    CHECK(al_use_kernels("simd", &err) == AL_ERR_INPUT);
+    CHECK(strstr(al_error_message(err), "not available") != NULL);
+    al_error_free(err);
+  } else {
+    CHECK(al_use_kernels("simd", NULL) == AL_OK);
+    CHECK_STR(al_kernels(), expect);
+    CHECK(al_translate(tr, "i'm home .", NULL) == AL_OK);
+    CHECK_STR(al_result_text(al_translator_result(tr, 0)), "je suis chez moi .");
+  }
+  al_translator_free(tr);
+}
+
 static void test_adopt(void) {
   FILE* f = fopen(model_path(), "rb");
   CHECK(f != NULL);
@@ -400,6 +438,7 @@ int main(void) {
     return 1;
   }
   test_model(m);
+  test_kernels(m);
   al_translator* tr = al_translator_new(m, NULL, &err);
   CHECK(tr != NULL && err == NULL);
   if (tr) {

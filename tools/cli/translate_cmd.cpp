@@ -286,10 +286,29 @@ int cmd_translate(int argc, char** argv) {
   return failures ? kFailed : kOk;
 }
 
+// The processor this binary was compiled for.
+static const char* build_arch() {
+#if defined(__x86_64__) || defined(_M_X64)
+  return "x86-64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__arm__) && defined(__ARM_NEON)
+  return "armv7-neon";
+#elif defined(__arm__)
+  return "arm";
+#elif defined(__wasm__)
+  return "wasm32";
+#else
+  return "other";
+#endif
+}
+
 int cmd_info(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::puts("usage: attnlite info [--model PATH|NAME]\n\nPrints a model's kind, config, vocabulary sizes and weight bytes.");
+    std::puts("usage: attnlite info [--model PATH|NAME]\n\nPrints a model's kind, config, vocabulary sizes and weight bytes, and\n"
+              "this build: the processor it was built for (arch) and the CPU kernel table\n"
+              "in use (kernels: avx2-fma, neon, simd128 or scalar).");
     return kOk;
   }
   std::string model_arg;
@@ -307,6 +326,8 @@ int cmd_info(int argc, char** argv) {
   j["tgt_vocab_size"] = m->tgt_vocab().size();
   j["weight_bytes"] = m->weight_bytes();
   j["int8"] = m->is_int8();
+  j["arch"] = build_arch();
+  j["kernels"] = ops::kernels().name;
   for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization",
                         "attnlite.evaluation"}) {
     auto f = m->metadata().find(k);

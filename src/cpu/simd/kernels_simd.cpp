@@ -3,10 +3,22 @@
 #include "attnlite/ops/kernels.h"
 #include "kernels_simd.h"
 
+// The table's name says which instructions SIMDe compiled its vectors to here: what
+// `attnlite info`, al_kernels() and the tests report.
+#if defined(__wasm_simd128__)
+#define ATTNLITE_SIMD_TABLE "simde-simd128"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define ATTNLITE_SIMD_TABLE "avx2-fma"
+#elif defined(__ARM_NEON)
+#define ATTNLITE_SIMD_TABLE "neon"
+#else
+#define ATTNLITE_SIMD_TABLE "simde-portable"  // no vector unit this compiler targets: plain C
+#endif
+
 namespace attnlite::ops {
 
 const Kernels* simd_kernels_impl() {
-  static const Kernels k{"simd",
+  static const Kernels k{ATTNLITE_SIMD_TABLE,
                          simd::linear,
                          simd::linear_i8,
                          simd::gemm_nt,
