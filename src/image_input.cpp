@@ -4,11 +4,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
-#include <fstream>
 #include <iterator>
 
 #include "attnlite/error.h"
+#include "attnlite/safetensors.h"  // read_file
 
+#if ATTNLITE_NO_IMAGE_DECODING
+// The small core (cmake -DATTNLITE_MINIMAL=ON) has no decoder: digit_8x8 takes grey levels.
+namespace attnlite {
+GreyImage decode_image(const uint8_t*, size_t) {
+  throw Error("image decoding is not in this build (the small core, ATTNLITE_MINIMAL): "
+              "give the 8x8 input values instead");
+}
+}  // namespace attnlite
+#else
 // The only stb_image implementation in the library; its functions stay private to this file.
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
@@ -199,10 +208,13 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
   return g;
 }
 
+}  // namespace attnlite
+#endif  // ATTNLITE_NO_IMAGE_DECODING
+
+namespace attnlite {
+
 GreyImage load_image(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open '" + path + "'");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = read_file(path);  // "cannot open 'PATH'" when absent
   try {
     return decode_image(bytes.data(), bytes.size());
   } catch (const Error& e) {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -58,6 +58,14 @@ bool parse_dtype(const std::string& s, DType* out) {
   return false;
 }
 
+// safetensors stores every number little-endian, and the weights are used in place (mapped,
+// not converted): on a big-endian machine each would be read wrong, so loading stops first.
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+constexpr bool kBigEndianHost = true;
+#else
+constexpr bool kBigEndianHost = false;
+#endif
+
 [[noreturn]] void bad(const std::string& what) { throw Error("invalid safetensors file: " + what); }
 
 uint64_t as_u64(const nlohmann::json& v, const std::string& what) {
@@ -102,6 +110,10 @@ SafeTensors SafeTensors::view(const uint8_t* bytes, size_t size, std::shared_ptr
 
 SafeTensors SafeTensors::parse_image(std::shared_ptr<const void> keep, const uint8_t* bytes,
                                      size_t size) {
+  if (kBigEndianHost)
+    throw Error("this machine is big-endian: safetensors model files are little-endian and attnlite "
+                "uses their weights in place, so it runs on little-endian machines only (x86, Arm, "
+                "RISC-V, WebAssembly)");
   if (size < 8) bad("truncated: " + std::to_string(size) + " bytes, the 8-byte header length is missing");
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; --i) hlen = (hlen << 8) | bytes[i];
@@ -187,14 +199,16 @@ SafeTensors SafeTensors::parse_image(std::shared_ptr<const void> keep, const uin
   return st;
 }
 
+// C stdio, not <fstream>: iostreams would bring the C++ locale machinery (about 1 MB) into
+// every static program, the small core's included.
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw Error("cannot open '" + path + "'");
-  std::streamoff n = f.tellg();
-  if (n < 0) throw Error("cannot read '" + path + "'");
-  std::vector<uint8_t> buf((size_t)n);
-  f.seekg(0);
-  if (n && !f.read(reinterpret_cast<char*>(buf.data()), n)) throw Error("cannot read '" + path + "'");
+  std::vector<uint8_t> buf;
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f.get())) > 0) buf.insert(buf.end(), chunk, chunk + n);
+  if (std::ferror(f.get())) throw Error("cannot read '" + path + "'");
   return buf;
 }
 
