@@ -14,6 +14,22 @@
 #   cuda     -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as
 #            errors, ctest, and bench_cuda --check (its base model builds and translates); only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
+#   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
+#            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user, side by side:
+#            on each, `attnlite info` names the NEON kernels; the Catch2 suite (the PyTorch
+#            fixtures at 1e-5 with both kernel tables, the kernel tests at every tail size)
+#            but for its [threads] cases (qemu on an x86-64 host runs threads with x86's memory
+#            order, so they would show nothing the x86-64 and TSan stages do not); the C API
+#            tests; tests/arm/e2e.sh: the shipped models through the Arm CLI against this
+#            commit's x86-64 CLI (texts identical, --json floats within 1e-5) on every
+#            ARM_STRIDE-th distinct sentence (default 150: 13) of each test split, greedy and
+#            beam 4, the book's sentences, the language model's greedy and seeded texts, the
+#            ViT's test digits; the small core (-DATTNLITE_MINIMAL=ON) built for both, its
+#            examples/translate.c equal to the CLI (tests/examples/translate.sh; armv7's
+#            built without SIMD: scalar kernels) and, on aarch64, within its size budget
+#            (1 MB, stripped and static); and the loader built for s390x, under qemu-s390x,
+#            refusing a model on a big-endian machine. Emulation is 15-200x slower than a
+#            native run, so the test splits are sampled here: docs/edge.md has the full runs.
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
 #            and runs each for FUZZ_SECONDS (default 25) on a copy of its seed corpus (grown by
 #            the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
@@ -28,7 +44,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(native python asan tsan cuda web fuzz)
+[ ${#stages[@]} -gt 0 ] || stages=(native python asan tsan cuda web arm fuzz)
 passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR
@@ -148,6 +164,70 @@ stage_cuda() {
   cmake --build build/cuda -j"$jobs"
   run_ctest build/cuda
   build/cuda/bench/bench_cuda --check  # the base model it times builds and translates (CPU)
+}
+
+# arm_run NAME QEMU SYSROOT MINIMAL_KERNELS: everything that runs on one Arm build (its log
+# goes to build/NAME/arm-run.log; the two builds run side by side).
+arm_run() {
+  local q="$2 -L $3" b=build/$1 t0=$SECONDS
+  echo "--- $1: attnlite info"
+  $q $b/attnlite info --model transformer-d2l >"$b/info.json" &&
+    grep -q '"kernels": "neon"' "$b/info.json" || { cat "$b/info.json"; echo "FAIL: not the NEON kernels"; return 1; }
+  grep -E '"(arch|kernels)"' "$b/info.json"
+  echo "--- $1: Catch2 suite but [threads]"
+  $q $b/tests/attnlite_tests "~[threads]~[.]" || return 1
+  echo "--- $1: C API"
+  $q $b/tests/attnlite_c_api_test || return 1
+  echo "--- $1: the small core's examples/translate.c"
+  bash tests/examples/translate.sh "$q $b-minimal/examples/translate" build/native/attnlite . "$4" || return 1
+  echo "--- $1: the CLI against x86-64's"
+  bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || return 1
+  echo "--- $1: passed in $((SECONDS - t0))s"
+}
+
+stage_arm() {
+  local tool
+  for tool in aarch64-linux-gnu-g++ arm-linux-gnueabihf-g++ s390x-linux-gnu-g++ qemu-aarch64 qemu-arm qemu-s390x; do
+    command -v $tool >/dev/null || { echo "arm: $tool is missing (bash tools/setup.sh installs it)" >&2; return 1; }
+  done
+  local t0=$SECONDS
+  # This commit's x86-64 CLI: what the Arm outputs are compared with.
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON >/dev/null
+  cmake --build build/native --target attnlite_cli -j"$jobs"
+  local arch
+  for arch in aarch64:aarch64-linux-gnu armv7:armv7-linux-gnueabihf; do
+    local name=${arch%%:*} tc=cmake/toolchains/${arch#*:}.cmake
+    cmake -S . -B build/$name -DCMAKE_TOOLCHAIN_FILE=$tc -DATTNLITE_WERROR=ON >/dev/null
+    cmake --build build/$name -j"$jobs" --target attnlite_tests attnlite_c_api_test attnlite_cli
+    # the small core (armv7's without SIMD, a board without NEON)
+    local simd=ON
+    [ $name = armv7 ] && simd=OFF
+    cmake -S . -B build/$name-minimal -DCMAKE_TOOLCHAIN_FILE=$tc -DATTNLITE_WERROR=ON \
+      -DATTNLITE_MINIMAL=ON -DATTNLITE_SIMD=$simd >/dev/null
+    cmake --build build/$name-minimal -j"$jobs"
+  done
+  local size
+  size=$(stat -c %s build/aarch64-minimal/examples/translate)
+  echo "arm: examples/translate on aarch64, the small core, static and stripped: $size bytes"
+  [ "$size" -le 1000000 ] || { echo "arm: over its budget of 1,000,000 bytes" >&2; return 1; }
+  # Big-endian: the loader alone, for s390x.
+  s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude tests/arm/endian_check.cpp \
+    src/safetensors.cpp -o build/endian_check_s390x
+  qemu-s390x -L /usr/s390x-linux-gnu build/endian_check_s390x models/transformer-d2l.safetensors
+  echo "arm: builds in $((SECONDS - t0))s"
+  arm_run aarch64 qemu-aarch64 /usr/aarch64-linux-gnu neon >build/aarch64/arm-run.log 2>&1 &
+  local p64=$!
+  arm_run armv7 qemu-arm /usr/arm-linux-gnueabihf scalar >build/armv7/arm-run.log 2>&1 &
+  local p32=$! st=0
+  wait $p64 || st=1
+  wait $p32 || st=1
+  local log
+  for log in build/aarch64/arm-run.log build/armv7/arm-run.log; do
+    echo "=== $log"
+    # the Catch2 dots and passing lines are long; failures and summaries are what matters
+    grep -vE '^\.+$|^ok   ' "$log" | tail -n 80
+  done
+  return $st
 }
 
 stage_fuzz() {

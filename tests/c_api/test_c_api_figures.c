@@ -36,8 +36,9 @@ static void check_equals_cli(const al_figure* fig, const char* model, const char
   char path[1024], cmd[4096];
   snprintf(path, sizeof path, "%s/%s", ATTNLITE_TEST_TMP, file);
   remove(path);
-  snprintf(cmd, sizeof cmd, "\"%s\" heatmap translate --model %s \"%s\" %s --out \"%s\" >/dev/null",
-           ATTNLITE_CLI, model, sentence, args, path);
+  /* ATTNLITE_RUN_PREFIX: the emulator of a cross build (qemu-user), else "" */
+  snprintf(cmd, sizeof cmd, "%s\"%s\" heatmap translate --model %s \"%s\" %s --out \"%s\" >/dev/null",
+           ATTNLITE_RUN_PREFIX, ATTNLITE_CLI, model, sentence, args, path);
   const int rc = system(cmd);
   CHECK(rc == 0);
   size_t n = 0;
