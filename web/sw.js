@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '258fcc8bd75786a7';
+const VERSION = 'b57817bae4e2a76f';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
