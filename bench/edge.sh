@@ -41,6 +41,7 @@ ex=build/edge-x86-64/examples/translate
 cli=build/native/attnlite
 [ -x "$cli" ] || { cmake -S . -B build/native >/dev/null; cmake --build build/native --target attnlite_cli -j"$jobs" >/dev/null; }
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n1; }
+mb() { echo "$(($1 / 1024)).$((($1 % 1024) * 10 / 1024)) MB"; }  # kilobytes, as MB with one decimal
 dir_tmp=$(mktemp -d); trap 'rm -rf "$dir_tmp"' EXIT
 size() { stat -c %s "models/$1.safetensors" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }
 for m in transformer-fra-bpe transformer-fra transformer-d2l bahdanau-d2l; do
@@ -48,11 +49,11 @@ for m in transformer-fra-bpe transformer-fra transformer-d2l bahdanau-d2l; do
   [ -f "$split" ] || split=models/transformer-fra.test.tsv
   awk -F'\t' -v n="$n" 'NR <= n { print $1 }' "$split" >"$dir_tmp/en"
   kb=$(rss "$ex" "models/$m.safetensors" <"$dir_tmp/en")
-  echo "| $m | $(size $m) | examples/translate (small core) | $((kb / 1024)).$(((kb % 1024) * 10 / 1024)) MB |"
+  echo "| $m | $(size $m) | examples/translate (small core) | $(mb "$kb") |"
   kb=$(rss "$ex" "models/$m.safetensors" 4 0.5 <"$dir_tmp/en")
-  echo "| $m, beam 4 | $(size $m) | examples/translate (small core) | $((kb / 1024)).$(((kb % 1024) * 10 / 1024)) MB |"
+  echo "| $m, beam 4 | $(size $m) | examples/translate (small core) | $(mb "$kb") |"
 done
 kb=$(rss "$cli" generate "je suis" --max-tokens 30 --seed 1 </dev/null)
-echo "| lm-fra | $(size lm-fra) | attnlite generate (CLI) | $((kb / 1024)).$(((kb % 1024) * 10 / 1024)) MB |"
+echo "| lm-fra | $(size lm-fra) | attnlite generate (CLI) | $(mb "$kb") |"
 kb=$(rss "$cli" classify tests/fixtures/digits/*.png </dev/null)
-echo "| vit-digits | $(size vit-digits) | attnlite classify, 20 pictures (CLI) | $((kb / 1024)).$(((kb % 1024) * 10 / 1024)) MB |"
+echo "| vit-digits | $(size vit-digits) | attnlite classify, 20 pictures (CLI) | $(mb "$kb") |"
