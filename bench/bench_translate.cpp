@@ -31,7 +31,7 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
-#include "model_impl.h"  // the bound weights, for the block-level benchmarks
+#include "model/model_impl.h"  // the bound weights, for the block-level benchmarks
 
 using namespace attnlite;
 using namespace attnlite::models;

@@ -16,7 +16,7 @@
 #include "attnlite/attention/multi_head.h"
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/model.h"
-#include "attnlite/ops/layers.h"
+#include "attnlite/models/layers.h"
 #include "attnlite/classify.h"
 #include "attnlite/generate.h"
 #include "attnlite/translate.h"

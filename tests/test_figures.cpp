@@ -1,16 +1,16 @@
 // The chapter's figures: decoded PNG pixels checked against what each figure must show.
 #include <catch2/catch.hpp>
-#include <attnlite/viz/plot.h>
+#include <attnlite/render/plot.h>
 
 #include <cmath>
 
 #include "attnlite/error.h"
 #include "attnlite/generate.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 #include "fixture.h"
 
 using namespace attnlite;
-using namespace attnlite::viz;
+using namespace attnlite::render;
 
 Image png_roundtrip(const Image& image);  // tests/test_image.cpp: encode, then decode with stb_image
 
@@ -180,7 +180,7 @@ TEST_CASE("figure 6: the positional encoding heatmap is Blues", "[figures]") {
 TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   const auto c = context();
   figures::MapOptions o;
-  o.kind = figures::MapKind::Encoder;
+  o.kind = render::MapKind::Encoder;
   o.layer = 1;
   o.head = 2;
   const auto f = figures::translation_map(c.transformer, "he's calm .", o);
@@ -188,11 +188,11 @@ TEST_CASE("translation maps: any sentence, kind, layer and head", "[figures]") {
   o.padding = true;
   REQUIRE(figures::translation_map(c.transformer, "he's calm .", o).queries == 10);  // num_steps
   o.padding = false;
-  o.kind = figures::MapKind::Cross;
+  o.kind = render::MapKind::Cross;
   o.layer = o.head = -1;
   const auto b = figures::translation_map(c.bahdanau, "i'm home .", o);
   REQUIRE((b.rows == 1 && b.cols == 1));
-  o.kind = figures::MapKind::Encoder;
+  o.kind = render::MapKind::Encoder;
   REQUIRE_THROWS_WITH(figures::translation_map(c.bahdanau, "go .", o), Catch::Matchers::Contains("only encoder-decoder"));
   o.layer = 7;
   REQUIRE_THROWS_WITH(figures::translation_map(c.transformer, "go .", o), Catch::Matchers::Contains("out of range"));
@@ -210,7 +210,7 @@ TEST_CASE("translation maps of a beam search: the best hypothesis's tokens and w
   d.length_penalty = 0.75f;
   const Translation& r = t.translate(sentence, d);
   figures::MapOptions o;
-  o.kind = figures::MapKind::Cross;
+  o.kind = render::MapKind::Cross;
   o.layer = 1;
   o.beam_size = 4;
   o.length_penalty = 0.75f;
@@ -290,10 +290,10 @@ TEST_CASE("alignment view: heads averaged, a line per weight with that opacity, 
   std::snprintf(hex, sizeof hex, "#%02x%02x%02x", hc[0], hc[1], hc[2]);
   REQUIRE(figures::to_svg(one).find(std::string("stroke=\"") + hex + "\"") != std::string::npos);
   // Self-attention; the Bahdanau model's only kind; bad layers and heads.
-  a.kind = figures::MapKind::Encoder;
+  a.kind = render::MapKind::Encoder;
   REQUIRE(figures::alignment_view(c.transformer, "i'm home .", a).keys == 4);
   REQUIRE_THROWS_WITH(figures::alignment_view(c.bahdanau, "go .", a), Catch::Matchers::Contains("only encoder-decoder"));
-  a.kind = figures::MapKind::Cross;
+  a.kind = render::MapKind::Cross;
   a.head = -1;
   a.layer = -1;
   REQUIRE(figures::alignment_view(c.bahdanau, "i'm home .", a).keys == 4);
@@ -315,7 +315,7 @@ TEST_CASE("encoder rollout: a panel per depth, the heads' mean plus identity mul
   // From the encoder's own maps: Â_l = rows of (heads' mean + I) normalised; R_1 = Â_1,
   // R_2 = Â_2 R_1.
   figures::MapOptions mo;
-  mo.kind = figures::MapKind::Encoder;
+  mo.kind = render::MapKind::Encoder;
   const auto maps = figures::translation_map(c.transformer, "i'm home .", mo);  // L x NH panels
   const int T = 4;
   std::vector<double> R(T * T, 0.0);
@@ -360,7 +360,7 @@ TEST_CASE("overview: every layer and head of the three kinds as thumbnails", "[f
   REQUIRE((f.rows == 3 * L && f.cols == NH));
   // The three kinds' weights, one block after the other.
   std::vector<float> want;
-  for (auto kind : {figures::MapKind::Encoder, figures::MapKind::DecoderSelf, figures::MapKind::Cross}) {
+  for (auto kind : {render::MapKind::Encoder, render::MapKind::DecoderSelf, render::MapKind::Cross}) {
     figures::MapOptions mo;
     mo.kind = kind;
     const auto m = figures::translation_map(c.transformer, "i'm home .", mo);
@@ -562,7 +562,7 @@ TEST_CASE("gallery: alignment views, rollout, overview and SVG", "[.gallery]") {
   const std::string svg = figures::to_svg(f);
   std::fwrite(svg.data(), 1, svg.size(), out);
   std::fclose(out);
-  a.kind = figures::MapKind::Encoder;  // one head of the encoder's first layer
+  a.kind = render::MapKind::Encoder;  // one head of the encoder's first layer
   a.layer = 0;
   a.head = 2;
   write_png(dir + "alignment_encoder_head3.png", figures::alignment_view(fra, "i can't find my keys .", a).image);

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <attnlite/error.h>
-#include <attnlite/viz/heatmap.h>
+#include <attnlite/render/heatmap.h>
 
 #include <cmath>
 #include <limits>
@@ -12,7 +12,7 @@
 
 #include "heatmap_checks.h"
 
-using namespace attnlite::viz;
+using namespace attnlite::render;
 using namespace attnlite::test;
 
 Image png_roundtrip(const Image& image);  // test_image.cpp

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <attnlite/error.h>
-#include <attnlite/viz/heatmap.h>
+#include <attnlite/render/heatmap.h>
 
 #include <algorithm>
 #include <limits>
@@ -13,7 +13,7 @@
 
 #include "heatmap_checks.h"
 
-using namespace attnlite::viz;
+using namespace attnlite::render;
 using namespace attnlite::test;
 
 Image png_roundtrip(const Image& image);  // test_image.cpp

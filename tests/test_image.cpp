@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <attnlite/error.h>
-#include <attnlite/viz/image.h>
+#include <attnlite/render/image.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +32,7 @@
 #pragma GCC diagnostic pop
 #endif
 
-using namespace attnlite::viz;
+using namespace attnlite::render;
 
 // Encodes the image as PNG and decodes it again with stb_image.
 Image png_roundtrip(const Image& image) {

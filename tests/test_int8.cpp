@@ -9,7 +9,7 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
-#include "model_impl.h"  // the bound weights
+#include "model/model_impl.h"  // the bound weights
 #include "st_writer.h"
 
 using namespace attnlite;

@@ -1,8 +1,8 @@
 // Transformer layers, RNNs and blocks against PyTorch fixtures (tolerance 1e-5).
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/models/transformer.h"
-#include "attnlite/ops/layers.h"
-#include "attnlite/ops/rnn.h"
+#include "attnlite/models/layers.h"
+#include "attnlite/models/rnn.h"
 #include "fixture.h"
 using namespace attnlite::attention;
 using namespace attnlite::models;

@@ -2,12 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include <attnlite/error.h>
-#include <attnlite/viz/plot.h>
+#include <attnlite/render/plot.h>
 
 #include <cmath>
 #include <vector>
 
-using namespace attnlite::viz;
+using namespace attnlite::render;
 
 Image png_roundtrip(const Image& image);  // test_image.cpp
 

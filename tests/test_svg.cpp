@@ -2,15 +2,15 @@
 // (tests/cli/heatmap.sh parses the CLI's SVG files with an XML parser.)
 #include <catch2/catch.hpp>
 #include <attnlite/error.h>
-#include <attnlite/viz/canvas.h>
-#include <attnlite/viz/figures.h>
-#include <attnlite/viz/heatmap.h>
-#include <attnlite/viz/plot.h>
+#include <attnlite/render/canvas.h>
+#include <attnlite/figures/figures.h>
+#include <attnlite/render/heatmap.h>
+#include <attnlite/render/plot.h>
 
 #include <string>
 #include <vector>
 
-using namespace attnlite::viz;
+using namespace attnlite::render;
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
-#include "model_impl.h"  // the bound weights
+#include "model/model_impl.h"  // the bound weights
 
 using namespace attnlite;
 using attnlite::test::Fixture;

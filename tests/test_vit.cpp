@@ -16,12 +16,12 @@
 #include "attnlite/error.h"
 #include "attnlite/image_input.h"
 #include "attnlite/model.h"
-#include "attnlite/viz/image.h"
+#include "attnlite/render/image.h"
 #include "fixture.h"
 #include "st_writer.h"
 
 // JPEG files for the decoder tests, written here (the library's own stb_image_write is private
-// to src/viz/image.cpp).
+// to src/render/image.cpp).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
 #if defined(__GNUC__)
@@ -59,7 +59,7 @@ std::vector<uint8_t> digit_png(const float* v, int k, int w = 0, int h = 0, int 
                                bool reversed = false) {
   if (!w) w = 8 * k;
   if (!h) h = 8 * k;
-  viz::Image im(w, h, reversed ? viz::kBlack : viz::kWhite);
+  render::Image im(w, h, reversed ? render::kBlack : render::kWhite);
   for (int y = 0; y < 8 * k; ++y)
     for (int x = 0; x < 8 * k; ++x) {
       const float ink = v[(y / k) * 8 + x / k] / 16.f;
@@ -67,7 +67,7 @@ std::vector<uint8_t> digit_png(const float* v, int k, int w = 0, int h = 0, int 
       uint8_t* p = im.px(x0 + x, y0 + y);
       p[0] = p[1] = p[2] = g;
     }
-  return viz::encode_png(im);
+  return render::encode_png(im);
 }
 
 std::vector<float> prep(const std::vector<uint8_t>& png) {
@@ -107,8 +107,8 @@ TEST_CASE("digit preprocessing: a digit small in a corner reads as centred", "[v
   REQUIRE(max_diff(big, centred.data()) <= 3.0);
   REQUIRE(sum / 64 <= 0.6);
   // an empty page has no ink
-  viz::Image blank(50, 40);
-  const auto png = viz::encode_png(blank);
+  render::Image blank(50, 40);
+  const auto png = render::encode_png(blank);
   std::vector<float> none(64, -1.f);
   digit_8x8(decode_image(png.data(), png.size()), none.data());
   for (float v : none) REQUIRE(v == 0.f);
@@ -168,7 +168,7 @@ void append_bytes(void* ctx, void* data, int size) {
 
 TEST_CASE("JPEG: a digit decodes; a Huffman table of more than 256 codes is refused", "[vit][image]") {
   // The digit as a 32 x 32 JPEG (quality 95): decoded and classified like the PNG.
-  viz::Image im(32, 32);
+  render::Image im(32, 32);
   for (int y = 0; y < 32; ++y)
     for (int x = 0; x < 32; ++x) {
       uint8_t* p = im.px(x, y);

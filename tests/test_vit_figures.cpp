@@ -8,11 +8,11 @@
 #include "attnlite/classify.h"
 #include "attnlite/error.h"
 #include "attnlite/image_input.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 #include "fixture.h"
 
 using namespace attnlite;
-using namespace attnlite::viz;
+using namespace attnlite::render;
 using figures::kVitRollout;
 
 Image png_roundtrip(const Image& image);  // tests/test_image.cpp

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generate src/viz/font_data.h: the TrueType font (a DejaVu Sans subset) figures are drawn with.
+"""Generate src/render/font_data.h: the TrueType font (a DejaVu Sans subset) figures are drawn with.
 
     apt-get install fonts-dejavu-core python3-fonttools
     python3 tools/gen_font.py [--font /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf] \
-        [--out src/viz/font_data.h]
+        [--out src/render/font_data.h]
 
 Code: tools/attnlite_tools/font.py, main().
 """

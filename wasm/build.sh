@@ -85,21 +85,21 @@ cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG -D
 # float reassociation at any level).
 opt_for() {
   case $1 in
-    src/viz/* | src/safetensors.cpp | src/model.cpp | src/weights.cpp | wasm/bindings.cpp | \
-      wasm/figures_bindings.cpp | \
-      src/vocab.cpp | src/bpe.cpp | src/normalize.cpp | src/arena.cpp | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
+    src/render/* | src/model/* | wasm/bindings.cpp | wasm/figures_bindings.cpp | src/text/* | \
+      src/ops/* | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
-      src/translate.cpp | src/generate.cpp | src/search/* | src/drivers/* | src/ops/* | src/c_api/* | \
-      src/image_input.cpp | src/classify.cpp | src/cpu/kernels_scalar.cpp | \
-      src/models/* | src/attention/multi_head.cpp | src/attention/additive.cpp) echo -Os ;;
+      src/tasks/* | src/search/* | src/drivers/* | src/c_api/* | src/image/* | \
+      src/cpu/kernels_scalar.cpp | src/models/* | src/attention/multi_head.cpp | \
+      src/attention/additive.cpp) echo -Os ;;
     *) echo -O3 ;;
   esac
 }
 
-mapfile -t runtime_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' -not -path 'src/viz/*' \
+mapfile -t runtime_sources < <(find src -name '*.cpp' -not -path 'src/cuda/*' -not -path 'src/render/*' \
+  -not -path 'src/figures/*' \
   -not -path src/c_api/figures.cpp | sort)
 runtime_sources+=(wasm/bindings.cpp)
-mapfile -t figures_sources < <(grep -L -E '#include "(attnlite/viz/figures|viz/figure_parts)\.h"' src/viz/*.cpp)
+mapfile -t figures_sources < <(ls src/render/*.cpp)
 figures_sources+=(wasm/figures_bindings.cpp)
 all_sources=("${runtime_sources[@]}" "${figures_sources[@]}")
 have_simd=0

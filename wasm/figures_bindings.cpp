@@ -1,5 +1,5 @@
 // attnlite's figure renderer for the web: the second WASM module, attnlite-figures.wasm,
-// built by wasm/build.sh from src/viz/ (the renderer, colormaps, text, PNG encoding) and this
+// built by wasm/build.sh from src/render/ (the renderer, colormaps, text, PNG encoding) and this
 // file alone, so that the runtime module (wasm/bindings.cpp) stays within its size budget and
 // the translation worker, which never draws, does not load the renderer. wasm/api/figures.mjs
 // wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here is meant to be
@@ -24,9 +24,9 @@
 
 #include "attnlite/c_api.h"
 #include "attnlite/error.h"
-#include "attnlite/viz/heatmap.h"
-#include "attnlite/viz/plot.h"
-#include "attnlite/viz/translation_figure.h"
+#include "attnlite/render/heatmap.h"
+#include "attnlite/render/plot.h"
+#include "attnlite/render/translation_figure.h"
 
 #include "module_common.h"
 
@@ -40,7 +40,7 @@ struct al_error {
 
 // A rendered figure: its pixels and, for heatmaps, where the panels are.
 struct al_image {
-  viz::Image image;
+  render::Image image;
   std::vector<int32_t> layout;
   float vmin = 0.f, vmax = 1.f;
 };
@@ -88,11 +88,11 @@ std::vector<std::string> split_lines(const char* s) {
 
 // Renders a heatmap into img with its layout and colour scale.
 void draw_heatmap(al_image& img, const float* matrices, int rows, int cols, int queries, int keys,
-                  const viz::HeatmapOptions& o) {
-  viz::HeatmapLayout L = viz::heatmap_layout(rows, cols, queries, keys, o, matrices);
-  img.image = viz::render_heatmaps(matrices, rows, cols, queries, keys, o);
+                  const render::HeatmapOptions& o) {
+  render::HeatmapLayout L = render::heatmap_layout(rows, cols, queries, keys, o, matrices);
+  img.image = render::render_heatmaps(matrices, rows, cols, queries, keys, o);
   img.layout.assign({L.width, L.height, L.rows, L.cols, L.queries, L.keys});
-  for (const viz::Rect& p : L.panels) img.layout.insert(img.layout.end(), {p.x, p.y, p.w, p.h});
+  for (const render::Rect& p : L.panels) img.layout.insert(img.layout.end(), {p.x, p.y, p.w, p.h});
   img.layout.insert(img.layout.end(), {L.colorbar.x, L.colorbar.y, L.colorbar.w, L.colorbar.h});
   img.vmin = L.vmin;
   img.vmax = L.vmax;
@@ -119,8 +119,8 @@ EMSCRIPTEN_KEEPALIVE al_image* al_render_heatmap(const float* matrices, int rows
                                                       float vmax, int colorbar, int annotate,
                                                       al_error** err) {
   return make_image(err, [&](al_image& img) {
-    viz::HeatmapOptions o;
-    o.cmap = viz::colormap_from_name(cmap ? cmap : "Reds");
+    render::HeatmapOptions o;
+    o.cmap = render::colormap_from_name(cmap ? cmap : "Reds");
     o.xlabel = xlabel ? xlabel : "";
     o.ylabel = ylabel ? ylabel : "";
     o.titles = split_lines(titles);
@@ -155,8 +155,8 @@ EMSCRIPTEN_KEEPALIVE al_image* al_render_translation_map(const float* matrices, 
   return make_image(err, [&](al_image& img) {
     if (rows < 1 || cols < 1 || rows > 256 || cols > 256) throw Error("translation map: between 1 and 256 layers and heads");
     if (kind < 0 || kind > 2) throw Error("translation map: kind must be 0 (encoder), 1 (decoder) or 2 (cross)");
-    viz::TranslationFigure t;
-    t.kind = (viz::figures::MapKind)kind;
+    render::TranslationFigure t;
+    t.kind = (render::MapKind)kind;
     t.transformer = transformer != 0;
     t.model_name = model_name ? model_name : "";
     t.sentence = sentence ? sentence : "";
@@ -167,10 +167,10 @@ EMSCRIPTEN_KEEPALIVE al_image* al_render_translation_map(const float* matrices, 
     t.keys = keys;
     t.xticks = split_lines(xticks);
     t.yticks = split_lines(yticks);
-    t.cmap = viz::colormap_from_name(cmap ? cmap : "Reds");
+    t.cmap = render::colormap_from_name(cmap ? cmap : "Reds");
     t.annotate = annotate != 0;
     t.dpi = dpi;
-    draw_heatmap(img, matrices, rows, cols, queries, keys, viz::translation_figure_options(t));
+    draw_heatmap(img, matrices, rows, cols, queries, keys, render::translation_figure_options(t));
   });
 }
 
@@ -190,7 +190,7 @@ EMSCRIPTEN_KEEPALIVE void al_image_free(al_image* img) { delete img; }
 EMSCRIPTEN_KEEPALIVE int al_colormap_rgb(const char* cmap, float t, al_error** err) {
   int out = -1;
   guard(err, [&] {
-    const auto c = viz::colormap_rgb(viz::colormap_from_name(cmap ? cmap : ""), t);
+    const auto c = render::colormap_rgb(render::colormap_from_name(cmap ? cmap : ""), t);
     out = c[0] << 16 | c[1] << 8 | c[2];
   });
   return out;
@@ -210,21 +210,21 @@ EMSCRIPTEN_KEEPALIVE al_image* al_render_plot(int n, const float* xs, const floa
   return make_image(err, [&](al_image& img) {
     if (n < 0 || n > 64) throw Error("plot: between 0 and 64 series");
     const std::vector<std::string> names = split_lines(labels);
-    std::vector<viz::Series> series((size_t)n);
+    std::vector<render::Series> series((size_t)n);
     size_t at = 0;
     for (int i = 0; i < n; ++i) {
-      viz::Series& s = series[(size_t)i];
+      render::Series& s = series[(size_t)i];
       if (lens[i] < 0 || lens[i] > 1000000) throw Error("plot: bad series length");
       s.x.assign(xs + at, xs + at + lens[i]);
       s.y.assign(ys + at, ys + at + lens[i]);
       at += (size_t)lens[i];
       if (styles[i] < 0 || styles[i] > 4) throw Error("plot: bad style");
-      s.style = (viz::Series::Style)styles[i];
+      s.style = (render::Series::Style)styles[i];
       if (colors[i] >= 0)
-        s.color = viz::Rgb{(uint8_t)(colors[i] >> 16), (uint8_t)(colors[i] >> 8), (uint8_t)colors[i]};
+        s.color = render::Rgb{(uint8_t)(colors[i] >> 16), (uint8_t)(colors[i] >> 8), (uint8_t)colors[i]};
       if ((size_t)i < names.size()) s.label = names[(size_t)i];
     }
-    viz::PlotOptions o;
+    render::PlotOptions o;
     o.xlabel = xlabel ? xlabel : "";
     o.ylabel = ylabel ? ylabel : "";
     if (limits) {
@@ -237,7 +237,7 @@ EMSCRIPTEN_KEEPALIVE al_image* al_render_plot(int n, const float* xs, const floa
     o.fig_height_in = height_in;
     o.dpi = dpi;
     o.legend = legend != 0;
-    img.image = viz::render_plot(series, o);
+    img.image = render::render_plot(series, o);
   });
 }
 

@@ -301,7 +301,7 @@ al_status al_classification_rollout(al_classifier* c, float* out);
 
 /* ---- figures (native only) ------------------------------------------------------------ */
 /* The attention maps of one translation as `attnlite heatmap translate` draws them: the same
- * figure function (figures::translation_map, include/attnlite/viz/figures.h), so the bytes
+ * figure function (figures::translation_map, include/attnlite/figures/figures.h), so the bytes
  * are those of the file the command line writes for the same model, sentence and options.
  * Not in the WASM runtime module (wasm/build.sh leaves src/c_api/figures.cpp and every
  * al_figure_* name out: the page draws its maps with its renderer module). */

@@ -1,12 +1,12 @@
 // attnlite — the C API: figures (native only; wasm/build.sh leaves this file out of the
 // runtime module). The attention maps of a translation, drawn by the same figure function as
 // `attnlite heatmap translate` (figures::translation_map) and encoded as that command writes
-// them (viz::encode_png, figures::to_svg), so the bytes are its file's.
+// them (render::encode_png, figures::to_svg), so the bytes are its file's.
 #include <memory>
 #include <string>
 
 #include "c_api/handles.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 
 using namespace attnlite;
 using namespace attnlite::c_api;
@@ -21,7 +21,7 @@ std::string str_or(const char* s, const char* fallback) { return s ? s : fallbac
 
 // figures::MapOptions from the C options: names parsed by the library's own parsers, layer and
 // head from 1-based (0: all) to 0-based (-1: all); translation_map checks their range.
-viz::figures::MapOptions map_options(const al_figure_options& c) {
+figures::MapOptions map_options(const al_figure_options& c) {
   if (c.dpi < kMinDpi || c.dpi > kMaxDpi)
     throw Error("dpi must be in [" + std::to_string(kMinDpi) + ", " + std::to_string(kMaxDpi) + "], got " +
                 std::to_string(c.dpi));
@@ -29,9 +29,9 @@ viz::figures::MapOptions map_options(const al_figure_options& c) {
     throw Error("beam_size must be in [1, " + std::to_string(kMaxBeam) + "], got " + std::to_string(c.beam_size));
   if (!(c.length_penalty >= 0.f && c.length_penalty <= kMaxAlpha))
     throw Error("length_penalty must be a number in [0, 10], got " + std::to_string(c.length_penalty));
-  viz::figures::MapOptions o;
-  o.kind = viz::figures::map_kind_from_name(str_or(c.kind, "cross"));
-  o.cmap = viz::colormap_from_name(str_or(c.cmap, "Reds"));
+  figures::MapOptions o;
+  o.kind = figures::map_kind_from_name(str_or(c.kind, "cross"));
+  o.cmap = render::colormap_from_name(str_or(c.cmap, "Reds"));
   o.layer = c.layer - 1;
   o.head = c.head - 1;
   o.annotate = c.annotate != 0;
@@ -76,13 +76,13 @@ al_figure* al_figure_translation_map(const al_model* model, const char* sentence
     if (options) c = *options;
     const std::string format = str_or(c.format, "png");
     if (format != "png" && format != "svg") throw Error("format must be png or svg, got '" + format + "'");
-    const viz::figures::MapOptions o = map_options(c);
-    const viz::figures::Figure f = viz::figures::translation_map(model->model, sentence, o);
+    const figures::MapOptions o = map_options(c);
+    const figures::Figure f = figures::translation_map(model->model, sentence, o);
     auto out = std::make_unique<al_figure>();
     if (format == "png") {
-      out->data = viz::encode_png(f.image);
+      out->data = render::encode_png(f.image);
     } else {
-      const std::string svg = viz::figures::to_svg(f);
+      const std::string svg = figures::to_svg(f);
       out->data.assign(svg.begin(), svg.end());
     }
     out->format = format;

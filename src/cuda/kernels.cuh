@@ -12,7 +12,7 @@
 namespace attnlite::cuda {
 
 // x (R, H) = table[ids[r]] · scale + P[p(r)], p(r) = pos >= 0 ? pos : r % T.
-// CPU: embedding() then add_positional_encoding() (src/ops/layers.cpp,
+// CPU: embedding() then add_positional_encoding() (src/models/layers.cpp,
 // src/attention/positional_encoding.cpp).
 void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
                      int T, int H, int pos, float scale, cudaStream_t stream);
@@ -32,7 +32,7 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
 
 // out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); y == nullptr: LayerNorm(x).
 // out may alias x or y.
-// CPU: add_norm() (src/ops/layers.cpp), the book's AddNorm at inference.
+// CPU: add_norm() (src/models/layers.cpp), the book's AddNorm at inference.
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n, float eps, cudaStream_t stream);
 

@@ -9,7 +9,7 @@
 #include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "drivers/row_ops.h"
-#include "model_impl.h"
+#include "model/model_impl.h"
 
 namespace attnlite::drivers {
 
@@ -103,7 +103,7 @@ class BahdanauDriver final : public Seq2SeqRows {
     WeightMirror m;
     m.add(w_.encoder.embedding);
     for (RNNWeights* r : {&w_.encoder.rnn, &w_.dec_rnn})
-      for (ops::RNNLayerWeights& l : r->layer_weights) {
+      for (models::RNNLayerWeights& l : r->layer_weights) {
         m.add(l.ih);
         m.add(l.hh);
       }

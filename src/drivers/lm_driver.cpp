@@ -3,7 +3,7 @@
 #include "drivers/lm_driver.h"
 
 #include "attnlite/attention/positional_encoding.h"
-#include "model_impl.h"
+#include "model/model_impl.h"
 
 namespace attnlite::drivers {
 

@@ -10,7 +10,7 @@
 #include "drivers/op_memory.h"
 #include "drivers/row_ops.h"
 #include "attnlite/attention/positional_encoding.h"
-#include "model_impl.h"
+#include "model/model_impl.h"
 
 namespace attnlite::drivers {
 

@@ -1,7 +1,7 @@
 // The Vision Transformer as a driver: one forward pass over a batch of images.
 #include "drivers/vit_driver.h"
 
-#include "model_impl.h"
+#include "model/model_impl.h"
 
 namespace attnlite::drivers {
 

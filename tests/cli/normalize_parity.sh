@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The translator's input normalization is the same in C++ (attnlite tokenize --text,
-# src/normalize.cpp) and Python (tools/normalize.py): on every code point of the Basic
+# src/text/normalize.cpp) and Python (tools/normalize.py): on every code point of the Basic
 # Multilingual Plane and the first supplementary one (each alone, between letters, doubled and
 # beside spaces), on hand-written sentences of every rule, and, when ../shared/data is beside
 # the checkout, on every sentence of the corpus. Then what each rule is meant to do, checked

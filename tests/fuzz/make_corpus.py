@@ -284,7 +284,7 @@ def image():
     write("image", "huge_header.png", huge[:16] + struct.pack(">II", 20000, 20000) + huge[24:])
     write("image", "truncated.png", png_bytes(big)[:60])
     # fuzz_image's JPEG: a Huffman table whose 16 counts add up to over 256 codes (stb_image
-    # would write past its table; refused by src/image_input.cpp first)
+    # would write past its table; refused by src/image/image_input.cpp first)
     write("image", "jpeg_huffman_over_256_codes.jpg",
           bytes([0xff, 0xd8, 0xff, 0xc4, 0x00, 0x3f, 0x00, 0x22, 0xff, 0xff, 0xff, 0x5f, 0x61, 0x2a,
                  0xa0, 0xff, 0xff]))

@@ -7,7 +7,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -f "$tmp/prefix/include/attnlite/translate.h"
-test -f "$tmp/prefix/include/attnlite/viz/heatmap.h"
+test -f "$tmp/prefix/include/attnlite/render/heatmap.h"
 test -x "$tmp/prefix/bin/attnlite"
 model="$tmp/prefix/share/attnlite/models/transformer-d2l.safetensors"
 test -f "$model"

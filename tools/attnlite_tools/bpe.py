@@ -22,7 +22,7 @@ Detokenizing (`detokenize`).  Pieces are joined, '_' ends a word, words are join
 spaces, and the space before '.' and ',' is removed; the space before '?', '!' and ':'
 stays, as the corpus writes French.
 
-The C++ tokenizer (src/bpe.cpp) does the same; tests/cli/bpe_corpus.sh checks that the two
+The C++ tokenizer (src/text/bpe.cpp) does the same; tests/cli/bpe_corpus.sh checks that the two
 agree on every sentence of the corpus.
 
     /usr/bin/python3 tools/bpe.py learn [CORPUS] --merges 8000 --out FILE.json

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/viz/font_data.h: the font the figure renderer draws text with.
+"""Generate src/render/font_data.h: the font the figure renderer draws text with.
 
 The font is DejaVu Sans (matplotlib's default), from Debian's fonts-dejavu-core, cut down
 to the characters figures need (printable ASCII, Latin-1 with the French accents and
@@ -10,7 +10,7 @@ any size, so no font file is needed at run time.
 
     apt-get install fonts-dejavu-core python3-fonttools
     python3 tools/gen_font.py [--font /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf] \
-        [--out src/viz/font_data.h]
+        [--out src/render/font_data.h]
 
 The header also holds the compositions (base letter + combining accent -> precomposed
 letter) of every letter the subset has, so that decomposed text (NFD) draws its accents.
@@ -86,7 +86,7 @@ def licence_lines():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--font", default=DEFAULT_FONT)
-    ap.add_argument("--out", default="src/viz/font_data.h")
+    ap.add_argument("--out", default="src/render/font_data.h")
     args = ap.parse_args()
 
     data, font = subset(args.font)
@@ -105,7 +105,7 @@ def main():
     out.append("#pragma once")
     out.append("#include <cstdint>")
     out.append("")
-    out.append("namespace attnlite::viz::font_data {")
+    out.append("namespace attnlite::render::font_data {")
     out.append("")
     out.append("inline constexpr char32_t kMissing = 0x%04X;  // drawn for a character the font lacks" % MISSING)
     out.append("")
@@ -123,7 +123,7 @@ def main():
         out.append("    {0x%04X, 0x%04X, 0x%04X},  // %s" % (b, m, c, chr(c)))
     out.append("};")
     out.append("")
-    out.append("}  // namespace attnlite::viz::font_data")
+    out.append("}  // namespace attnlite::render::font_data")
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
     print("%s: %d bytes of font, %d compositions" % (args.out, len(data), len(comps)))

@@ -1,7 +1,7 @@
 """What a translator does to its English input before reading it, and how people type.
 
 `normalize(text)` folds what cannot change the meaning of a sentence into the forms the
-corpus writes.  The C++ runtime (src/normalize.cpp) applies the same rules to every
+corpus writes.  The C++ runtime (src/text/normalize.cpp) applies the same rules to every
 translator's source (CLI, C API, WASM, page); tests/cli/normalize_parity.sh checks that the
 two agree.  The rules, one code point at a time, then on spaces:
 

@@ -8,7 +8,7 @@
 #include "attnlite/classify.h"
 #include "attnlite/error.h"
 #include "attnlite/image_input.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 #include "common.h"
 
 namespace attnlite::cli {
@@ -56,7 +56,7 @@ using json = nlohmann::json;
 int parse_index(Args& a, const std::string& name, bool rollout) {
   std::string v;
   if (!a.value(name, &v) || v == "all") return -1;
-  if (rollout && v == "rollout") return viz::figures::kVitRollout;
+  if (rollout && v == "rollout") return figures::kVitRollout;
   char* end = nullptr;
   const long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end || n < 1 || n > 1024)
@@ -83,17 +83,17 @@ int cmd_classify(int argc, char** argv) {
   const int top = args.int_value("--top", 3, 1, 100000);
   std::string heatmap, cmap_arg = "Reds";
   const bool draw = args.value("--heatmap", &heatmap);
-  viz::figures::VitMapOptions vo;
+  figures::VitMapOptions vo;
   vo.layer = parse_index(args, "--layer", false);
   vo.head = parse_index(args, "--head", true);
-  if (args.flag("--maps")) vo.view = viz::figures::VitView::Maps;
+  if (args.flag("--maps")) vo.view = figures::VitView::Maps;
   const bool cmap_given = args.value("--cmap", &cmap_arg);
   std::string format_flag;
   const bool format_given = args.value("--format", &format_flag);
   const std::string format = figure_format(format_flag, heatmap);
   vo.dpi = args.int_value("--dpi", 100, 20, 600);
   try {
-    vo.cmap = viz::colormap_from_name(cmap_arg);
+    vo.cmap = render::colormap_from_name(cmap_arg);
   } catch (const Error& e) {
     throw UsageError{e.what()};
   }
@@ -102,7 +102,7 @@ int cmd_classify(int argc, char** argv) {
   if (draw && heatmap.empty()) throw UsageError{"--heatmap needs a file name"};
   if (draw && paths.size() != 1)
     throw UsageError{"--heatmap draws one image: give exactly one IMAGE, got " + std::to_string(paths.size())};
-  if (!draw && (vo.layer != -1 || vo.head != -1 || vo.view != viz::figures::VitView::Overlay || cmap_given ||
+  if (!draw && (vo.layer != -1 || vo.head != -1 || vo.view != figures::VitView::Overlay || cmap_given ||
                 vo.dpi != 100 || format_given))
     throw UsageError{"--layer, --head, --maps, --cmap, --dpi and --format go with --heatmap"};
 
@@ -129,7 +129,7 @@ int cmd_classify(int argc, char** argv) {
     cls.classify(px, 1, as_json || draw);
     const Classification& r = cls.result(0);
     if (draw) {
-      const auto f = viz::figures::vit_map(cls, 0, px, vo);
+      const auto f = figures::vit_map(cls, 0, px, vo);
       write_figure(heatmap, f, format);
       std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", heatmap.c_str(), f.caption.c_str(), f.rows, f.cols,
                   f.image.width, f.image.height);

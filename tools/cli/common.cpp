@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "attnlite/error.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 #include "attnlite/vocab.h"
 
 namespace attnlite::cli {
@@ -134,12 +134,12 @@ std::string figure_format(const std::string& flag, const std::string& out) {
   return out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0 ? "svg" : "png";
 }
 
-void write_figure(const std::string& path, const viz::figures::Figure& f, const std::string& format) {
+void write_figure(const std::string& path, const figures::Figure& f, const std::string& format) {
   if (format == "png") {
-    viz::write_png(path, f.image);
+    render::write_png(path, f.image);
     return;
   }
-  const std::string svg = viz::figures::to_svg(f);
+  const std::string svg = figures::to_svg(f);
   std::FILE* out = std::fopen(path.c_str(), "wb");
   if (!out) throw Error("cannot write SVG '" + path + "': " + std::strerror(errno));
   const size_t written = std::fwrite(svg.data(), 1, svg.size(), out);

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace attnlite::viz::figures {
+namespace attnlite::figures {
 struct Figure;
 }
 
@@ -48,7 +48,7 @@ std::string preprocessed(const std::string& text);
 // UsageError) when given, else svg when `out` ends in .svg, else png.
 std::string figure_format(const std::string& flag, const std::string& out);
 // Writes the figure as a PNG or an SVG file; throws attnlite::Error naming the path on failure.
-void write_figure(const std::string& path, const viz::figures::Figure& f, const std::string& format);
+void write_figure(const std::string& path, const figures::Figure& f, const std::string& format);
 
 int cmd_translate(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
-#include "attnlite/viz/figures.h"
+#include "attnlite/figures/figures.h"
 #include "common.h"
 
 namespace attnlite::cli {
@@ -155,7 +155,7 @@ int cmd_heatmap(int argc, char** argv) {
     return kOk;
   }
   if (args.flag("--list")) {
-    for (const auto& n : viz::figures::names()) std::printf("%s\n", n.c_str());
+    for (const auto& n : figures::names()) std::printf("%s\n", n.c_str());
     return kOk;
   }
   std::string out, format_flag;
@@ -174,7 +174,7 @@ int cmd_heatmap(int argc, char** argv) {
     args.value("--cmap", &cmap);
     if (compat) throw UsageError{"--d2l-compat is for Transformer translations, not generations"};
     if (padding) throw UsageError{"--padding is for translations: a generation has no padding"};
-    viz::figures::GenerationMapOptions o;
+    figures::GenerationMapOptions o;
     o.model_name = display_name(model_arg);
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
@@ -183,14 +183,14 @@ int cmd_heatmap(int argc, char** argv) {
     o.dpi = dpi;
     o.generate = generate_options(args);
     try {
-      o.cmap = viz::colormap_from_name(cmap);
+      o.cmap = render::colormap_from_name(cmap);
     } catch (const Error& e) {
       throw UsageError{e.what()};
     }
     pos = args.positionals();  // "generate" PROMPT
     if (pos.size() != 2) throw UsageError{"give exactly one prompt"};
     auto model = Model::load(resolve_model(model_arg));
-    const viz::figures::Figure f = viz::figures::generation_map(model, pos[1], o);
+    const figures::Figure f = figures::generation_map(model, pos[1], o);
     const std::string format = figure_format(format_flag, out);
     if (out.empty()) out = "attention." + format;
     write_figure(out, f, format);
@@ -207,7 +207,7 @@ int cmd_heatmap(int argc, char** argv) {
     if (view != "maps" && view != "alignment" && view != "rollout" && view != "overview")
       throw UsageError{"--view must be maps, alignment, rollout or overview, got '" + view + "'"};
     const bool kind_given = args.value("--kind", &kind);
-    viz::figures::MapOptions o;
+    figures::MapOptions o;
     o.layer = parse_index(args, "--layer");
     o.head = parse_index(args, "--head");
     o.annotate = args.flag("--annotate");
@@ -219,21 +219,21 @@ int cmd_heatmap(int argc, char** argv) {
     o.model_name = display_name(model_arg.empty() ? kDefaultModel : model_arg);
     o.dpi = dpi;
     try {
-      o.cmap = viz::colormap_from_name(cmap);
-      o.kind = viz::figures::map_kind_from_name(kind);
+      o.cmap = render::colormap_from_name(cmap);
+      o.kind = figures::map_kind_from_name(kind);
     } catch (const Error& e) {
       throw UsageError{e.what()};
     }
     pos = args.positionals();  // "translate" SENTENCE
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
     auto model = Model::load(resolve_model(model_arg));
-    viz::figures::Figure f;
+    figures::Figure f;
     if (view != "maps" && (o.beam_size != 1 || o.length_penalty != 0.f))
       throw UsageError{"--beam and --alpha draw the heatmaps of a beam search's translation, not --view " + view};
     if (view == "alignment") {
       if (o.annotate || !o.tokens || cmap != "Reds")
         throw UsageError{"--annotate, --positions and --cmap draw heatmaps, not the alignment view"};
-      viz::figures::AlignmentOptions a;
+      figures::AlignmentOptions a;
       a.kind = o.kind;
       a.layer = o.layer;
       a.head = o.head;
@@ -241,21 +241,21 @@ int cmd_heatmap(int argc, char** argv) {
       a.d2l_compat = o.d2l_compat;
       a.model_name = o.model_name;
       a.dpi = o.dpi;
-      f = viz::figures::alignment_view(model, pos[1], a);
+      f = figures::alignment_view(model, pos[1], a);
     } else if (view == "rollout" || view == "overview") {
       if (o.layer != -1 || o.head != -1 || o.annotate || !o.tokens || (kind_given && view == "overview") ||
-          (kind_given && o.kind != viz::figures::MapKind::Encoder))
+          (kind_given && o.kind != render::MapKind::Encoder))
         throw UsageError{"--view " + view + " draws every layer" + (view == "rollout" ? " of the encoder" : " and head") +
                          ": no --layer, --head, --annotate, --positions" + (view == "rollout" ? " or --kind other than enc" : " or --kind")};
-      viz::figures::TranslationViewOptions t;
+      figures::TranslationViewOptions t;
       t.padding = o.padding;
       t.d2l_compat = o.d2l_compat;
       t.model_name = o.model_name;
       t.cmap = o.cmap;
       t.dpi = o.dpi;
-      f = view == "rollout" ? viz::figures::encoder_rollout(model, pos[1], t) : viz::figures::overview(model, pos[1], t);
+      f = view == "rollout" ? figures::encoder_rollout(model, pos[1], t) : figures::overview(model, pos[1], t);
     } else {
-      f = viz::figures::translation_map(model, pos[1], o);
+      f = figures::translation_map(model, pos[1], o);
     }
     const std::string format = figure_format(format_flag, out);
     if (out.empty()) out = "attention." + format;
@@ -264,7 +264,7 @@ int cmd_heatmap(int argc, char** argv) {
     return kOk;
   }
 
-  viz::figures::Context ctx;
+  figures::Context ctx;
   ctx.dpi = dpi;
   ctx.d2l_compat = compat;
   ctx.padding = padding;
@@ -276,7 +276,7 @@ int cmd_heatmap(int argc, char** argv) {
   if (!tpath.empty()) ctx.transformer_name = display_name(tpath);
   if (!bpath.empty()) ctx.bahdanau_name = display_name(bpath);
   pos = args.positionals();
-  std::vector<std::string> wanted = all ? viz::figures::names() : pos;
+  std::vector<std::string> wanted = all ? figures::names() : pos;
   if (all && !pos.empty()) throw UsageError{"--all takes no figure names"};
   if (wanted.empty()) throw UsageError{"name figures (see --list) or pass --all"};
   if (out.empty()) throw UsageError{"--out DIR is required"};
@@ -290,7 +290,7 @@ int cmd_heatmap(int argc, char** argv) {
   const std::string format = figure_format(format_flag, "");
   ensure_dir(out);
   for (const auto& n : wanted) {
-    const viz::figures::Figure f = viz::figures::make(n, ctx);
+    const figures::Figure f = figures::make(n, ctx);
     const std::string path = out + "/" + n + "." + format;
     write_figure(path, f, format);
     std::printf("%s: %s\n", path.c_str(), f.caption.c_str());

@@ -1,5 +1,5 @@
 // attnlite JS API: the figure renderer, the second WASM module (attnlite-figures.mjs + .wasm,
-// built from src/viz/ and wasm/figures_bindings.cpp). Attnlite.create loads it beside the
+// built from src/render/ and wasm/figures_bindings.cpp). Attnlite.create loads it beside the
 // runtime (unless figures: false) and its renderHeatmap, renderPlot and colormap call it here;
 // the runtime module has no renderer.
 import { AttnliteError, STYLES, checked, typeName } from './checks.mjs';
@@ -98,7 +98,7 @@ export class Figures {
   }
 
   // One translation's attention map laid out as the CLI's `attnlite heatmap translate` draws
-  // it (the same code: src/viz/translation_figure.cpp): matrices Float32Array (layers, heads,
+  // it (the same code: src/render/translation_figure.cpp): matrices Float32Array (layers, heads,
   // queries, keys) and options kind ('enc' | 'dec' | 'cross'), layers and heads (0-based
   // numbers of the rows and columns), queries, keys, transformer (default true), model,
   // sentence, translation, xticks and yticks (the keys' and queries' tokens; none: positions),

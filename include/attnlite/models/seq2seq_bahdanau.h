@@ -5,14 +5,14 @@
 #pragma once
 #include "attnlite/arena.h"
 #include "attnlite/attention/additive.h"
-#include "attnlite/ops/rnn.h"
+#include "attnlite/models/rnn.h"
 #include "attnlite/weights.h"
 
 namespace attnlite::models {
 
 using attention::AdditiveAttentionWeights;
 using attention::ValidLens;
-using ops::RNNWeights;
+using models::RNNWeights;
 
 struct BahdanauConfig {
   int src_vocab_size = 0, tgt_vocab_size = 0;

@@ -9,15 +9,15 @@
 
 #include "attnlite/arena.h"
 #include "attnlite/attention/multi_head.h"
-#include "attnlite/ops/layers.h"
+#include "attnlite/models/layers.h"
 #include "attnlite/weights.h"
 
 namespace attnlite::models {
 
 using attention::MultiHeadAttentionWeights;
 using attention::ValidLens;
-using ops::AddNormWeights;
-using ops::FFNWeights;
+using models::AddNormWeights;
+using models::FFNWeights;
 using ops::AttnOut;
 
 struct TransformerConfig {

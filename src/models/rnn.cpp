@@ -1,0 +1,81 @@
+#include "attnlite/models/rnn.h"
+
+#include "attnlite/ops/kernels.h"
+
+namespace attnlite::models {
+
+RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
+              int hidden, int layers) {
+  RNNWeights w;
+  w.cell = cell;
+  w.input_size = input_size;
+  w.hidden = hidden;
+  w.layers = layers;
+  const int G = w.gates() * hidden;
+  for (int l = 0; l < layers; ++l) {
+    const std::string s = "_l" + std::to_string(l);
+    RNNLayerWeights lw;
+    lw.in = l == 0 ? input_size : hidden;
+    lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
+    lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
+    if (cell == ops::Cell::GRU) {  // the fused step's layout, built once here
+      float* p = ws.derived((size_t)ops::gru_packed_floats(lw.in, hidden));
+      ops::gru_pack(p, lw.ih.w, lw.ih.b, lw.hh.w, lw.hh.b, lw.in, hidden);
+      lw.packed = p;
+    }
+    w.layer_weights.push_back(lw);
+  }
+  return w;
+}
+
+void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float* x, int T, int B,
+                 const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
+  const int Hh = w.hidden, G = w.gates() * Hh;
+  float* gi = cx.scratch.floats((size_t)T * B * G);
+  float* gh = cx.scratch.floats((size_t)B * G);
+  float* mid = cx.scratch.floats((size_t)T * B * Hh);
+  const float* in = x;
+  for (int l = 0; l < w.layers; ++l) {
+    const RNNLayerWeights& lw = w.layer_weights[l];
+    // The last layer writes y; earlier layers alternate through `mid` (in place is safe: the
+    // input projection of the whole sequence is taken before any step writes).
+    float* out = (w.layers - 1 - l) % 2 == 0 ? y : mid;
+    float* hl = h + (long)l * B * Hh;
+    float* cl = c ? c + (long)l * B * Hh : nullptr;
+    cx.op.linear(gi, in, lw.ih, T * B);  // the input products of every step at once
+    for (int t = 0; t < T; ++t) {
+      if (w.cell == ops::Cell::GRU) {
+        cx.op.gru_step(hl, nullptr, gi + (long)t * B * G, lw.ih, lw.hh, lw.packed, B, cx.scratch);
+      } else {
+        cx.op.linear(gh, hl, lw.hh, B);
+        cx.op.rnn_cell(hl, cl, gi + (long)t * B * G, gh, w.cell, B, Hh);
+      }
+      cx.op.copy(out + (long)t * B * Hh, hl, sizeof(float) * B * Hh);
+    }
+    in = out;
+  }
+}
+
+void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
+  const int Hh = w.hidden, G = w.gates() * Hh;
+  const bool gru = w.cell == ops::Cell::GRU;
+  float* gi = gru ? nullptr : cx.scratch.floats((size_t)B * G);
+  float* gh = gru ? nullptr : cx.scratch.floats((size_t)B * G);
+  const float* in = x;
+  for (int l = 0; l < w.layers; ++l) {
+    const RNNLayerWeights& lw = w.layer_weights[l];
+    float* hl = h + (long)l * B * Hh;
+    if (gru) {
+      cx.op.gru_step(hl, in, nullptr, lw.ih, lw.hh, lw.packed, B, cx.scratch);
+    } else {
+      cx.op.linear(gi, in, lw.ih, B);
+      cx.op.linear(gh, hl, lw.hh, B);
+      cx.op.rnn_cell(hl, c ? c + (long)l * B * Hh : nullptr, gi, gh, w.cell, B, Hh);
+    }
+    in = hl;
+  }
+}
+
+}  // namespace attnlite::models

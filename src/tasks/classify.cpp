@@ -1,0 +1,216 @@
+// A classifier is the Vision Transformer driver + softmax: the session block (sized by the
+// code that carves it) and the Classification views.
+#include "attnlite/classify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <vector>
+
+#include "attnlite/error.h"
+#include "drivers/vit_driver.h"
+#include "tasks/session.h"
+#include "model/model_impl.h"
+
+namespace attnlite {
+
+namespace {
+
+const Model& vit_of(const std::shared_ptr<const Model>& m) {
+  if (!m) throw Error("Classifier needs a model");
+  if (m->kind() != ModelKind::ViT)
+    throw Error(std::string("this is a ") + m->kind_name() +
+                " model: classifying images needs a vision transformer (kind vit)");
+  return *m;
+}
+
+}  // namespace
+
+struct Classifier::Impl {
+  const Model& m;
+  const ops::Ops& op;
+  drivers::VisionTransformerDriver driver;
+  int B = 1, K = 0, T = 0, L = 0, NH = 1;
+
+  // host
+  float* probs = nullptr;       // (B, K)
+  float* logits = nullptr;      // (B, K) when op memory is not the host's
+  float* host_attn = nullptr;   // likewise (L, B, NH, T, T)
+  double* roll = nullptr;       // (2, T, T) rollout products
+  double* layer = nullptr;      // (T, T)
+  std::vector<Classification> results;
+  int n = 0;
+  bool attention = false;
+
+  size_t scratch_bytes = 0;
+  SessionMemory memory;
+  Arena scratch;
+
+  Impl(const Model& model, const ClassifyLimits& lim)
+      : m(model), op(ops_for(lim.device)), driver(model, op, check_batch(lim.max_batch)) {
+    B = lim.max_batch;
+    K = (int)m.labels().size();
+    T = m.num_steps();
+    L = m.num_layers();
+    NH = m.num_heads();
+    scratch_bytes = measure_scratch();
+    memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
+  }
+
+  static int check_batch(int b) {
+    if (b < 1 || b > 4096) throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(b));
+    return b;
+  }
+
+  size_t measure_scratch() {
+    size_t peak = 0;
+    for (bool att : {false, true}) {
+      Arena none, count;
+      driver.carve(none);
+      driver.forward(nullptr, B, att, ops::Ctx{ops::counting(), count});
+      peak = std::max(peak, count.peak());
+    }
+    return peak;
+  }
+
+  void carve(Arena& host, Arena& mem) {
+    probs = host.floats((size_t)B * K);
+    roll = host.take<double>((size_t)2 * T * T);
+    layer = host.take<double>((size_t)T * T);
+    if (!op.host_memory()) {
+      logits = host.floats((size_t)B * K);
+      host_attn = host.floats((size_t)driver.attention_len());
+    }
+    driver.carve(mem);
+    scratch = Arena(mem.take<char>(scratch_bytes), scratch_bytes);
+  }
+
+  void bind(void* block, size_t bytes) {
+    memory.bind(op, block, bytes, "these limits need", [this](Arena& host, Arena& mem) { carve(host, mem); });
+    results.assign((size_t)B, Classification{});
+  }
+
+  void classify(const float* images, int count, bool att) {
+    if (count < 1 || count > B)
+      throw Error("batch of " + std::to_string(count) + " images is outside [1, max_batch = " +
+                  std::to_string(B) + "]");
+    if (!images) throw Error("classify: images is null");
+    const long per = driver.image_floats();
+    for (long i = 0; i < per * count; ++i)
+      if (!std::isfinite(images[i]))
+        throw Error("image " + std::to_string(i / per) + ": pixel " + std::to_string(i % per) + " is not a finite number");
+    const ops::Ctx cx{op, scratch};
+    const float* z = driver.forward(images, count, att, cx);
+    if (!op.host_memory()) {
+      op.download(logits, z, sizeof(float) * (size_t)count * K);
+      z = logits;
+    }
+    const float* a = att ? driver.attention() : nullptr;
+    if (att && host_attn) {
+      op.download(host_attn, a, sizeof(float) * (size_t)driver.attention_len());
+      a = host_attn;
+    }
+    op.sync();
+    // Finite but huge pixels can overflow inside the model (a patch embedding of inf, then NaN
+    // scores): refuse rather than hand out NaN logits or attention maps.
+    for (int b = 0; b < count; ++b) {
+      bool finite = true;
+      for (int k = 0; k < K; ++k) finite = finite && std::isfinite(z[(long)b * K + k]);
+      for (int l = 0; a && finite && l < L; ++l) {
+        const float* ab = a + (long)l * B * NH * T * T + (long)b * NH * T * T;
+        for (long j = 0; j < (long)NH * T * T; ++j) finite = finite && std::isfinite(ab[j]);
+      }
+      if (!finite) {
+        n = 0;  // the buffers the last results pointed at were overwritten
+        throw Error("image " + std::to_string(b) + ": the model's activations overflowed (not finite): "
+                    "the pixel values are far outside the model's range");
+      }
+    }
+    n = count;
+    attention = att;
+    for (int b = 0; b < count; ++b) {
+      const float* zb = z + (long)b * K;
+      float* p = probs + (long)b * K;
+      int best = 0;
+      for (int k = 1; k < K; ++k)
+        if (zb[k] > zb[best]) best = k;
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += std::exp((double)zb[k] - zb[best]);
+      for (int k = 0; k < K; ++k) p[k] = (float)(std::exp((double)zb[k] - zb[best]) / s);
+      Classification& r = results[(size_t)b];
+      r = Classification{};
+      r.label = best;
+      r.prob = p[best];
+      r.probs = p;
+      r.logits = zb;
+      r.layers = L;
+      r.heads = NH;
+      r.tokens = T;
+      r.layer_stride = (long)B * NH * T * T;
+      r.attn = a ? a + (long)b * NH * T * T : nullptr;
+    }
+  }
+
+  void rollout(int i, float* out) const {
+    if (i < 0 || i >= n) throw Error("rollout: image index out of range");
+    if (!attention) throw Error("rollout: the last call did not record attention");
+    const Classification& r = results[(size_t)i];
+    double* R = roll;            // the product so far
+    double* next = roll + (long)T * T;
+    for (int q = 0; q < T; ++q)
+      for (int k = 0; k < T; ++k) R[q * T + k] = q == k;
+    for (int l = 0; l < L; ++l) {
+      // Â = (mean over heads + I), rows normalised
+      for (int q = 0; q < T; ++q) {
+        double sum = 0;
+        for (int k = 0; k < T; ++k) {
+          double v = q == k ? 1.0 : 0.0;
+          for (int h = 0; h < NH; ++h) v += (double)r.attn_at(l, h, q, k) / NH;
+          layer[q * T + k] = v;
+          sum += v;
+        }
+        for (int k = 0; k < T; ++k) layer[q * T + k] /= sum;
+      }
+      // R = Â_l · R
+      for (int q = 0; q < T; ++q)
+        for (int k = 0; k < T; ++k) {
+          double v = 0;
+          for (int j = 0; j < T; ++j) v += layer[q * T + j] * R[j * T + k];
+          next[q * T + k] = v;
+        }
+      std::swap(R, next);
+    }
+    for (long j = 0; j < (long)T * T; ++j) out[j] = (float)R[j];
+  }
+};
+
+size_t Classifier::required_bytes(const Model& model, const ClassifyLimits& limits) {
+  if (model.kind() != ModelKind::ViT) throw Error("required_bytes: not a vision transformer");
+  Impl impl(model, limits);
+  return impl.memory.need;
+}
+
+Classifier::Classifier(std::shared_ptr<const Model> model, const ClassifyLimits& limits,
+                       void* block, size_t block_bytes)
+    : model_(std::move(model)), limits_(limits) {
+  impl_ = std::make_unique<Impl>(vit_of(model_), limits_);
+  impl_->bind(block, block_bytes);
+}
+
+Classifier::~Classifier() = default;
+
+void Classifier::classify(const float* images, int n, bool attention) {
+  impl_->classify(images, n, attention);
+}
+const Classification& Classifier::result(int i) const {
+  if (i < 0 || i >= impl_->n) throw Error("result index out of range");
+  return impl_->results[(size_t)i];
+}
+void Classifier::rollout(int i, float* out) const { impl_->rollout(i, out); }
+int Classifier::image_size() const { return model_->impl().vit.image_size; }
+int Classifier::channels() const { return model_->impl().vit.in_channels; }
+int Classifier::num_classes() const { return impl_->K; }
+int Classifier::tokens() const { return impl_->T; }
+size_t Classifier::workspace_bytes() const { return impl_->memory.need; }
+
+}  // namespace attnlite

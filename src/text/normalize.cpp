@@ -1,0 +1,89 @@
+// The translator's input normalization (include/attnlite/normalize.h has the rules).
+#include "attnlite/normalize.h"
+
+#include <cstdint>
+
+#include "attnlite/error.h"
+#include "text/utf8.h"
+
+namespace attnlite {
+
+namespace {
+
+// What code point cp becomes: into out (at most 3 bytes), returning the length.
+int fold(uint32_t cp, char* out) {
+  switch (cp) {
+    case 0x200B: case 0x200C: case 0x200D: case 0x2060: case 0xFEFF: case 0x00AD:
+      return 0;
+    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x85: case 0xA0: case 0x202F:
+    case 0x1680: case 0x2028: case 0x2029: case 0x205F: case 0x3000:
+      out[0] = ' ';
+      return 1;
+    case 0x2018: case 0x2019: case 0x201A: case 0x201B: case 0x2032: case 0x02B9: case 0x02BB:
+    case 0x02BC: case 0x0060: case 0x00B4: case 0x2039: case 0x203A:
+      out[0] = '\'';
+      return 1;
+    case 0x201C: case 0x201D: case 0x201E: case 0x201F: case 0x2033: case 0x00AB: case 0x00BB:
+      out[0] = '"';
+      return 1;
+    case 0x2212: case 0xFE58: case 0xFE63:
+      out[0] = '-';
+      return 1;
+    case 0x2026:
+      out[0] = out[1] = out[2] = '.';
+      return 3;
+    default: break;
+  }
+  if (cp >= 0x2000 && cp <= 0x200A) {
+    out[0] = ' ';
+    return 1;
+  }
+  if (cp >= 0x2010 && cp <= 0x2015) {
+    out[0] = '-';
+    return 1;
+  }
+  if (cp >= 0xFF01 && cp <= 0xFF5E) return fold(cp - 0xFEE0, out);  // then as ASCII: U+FF40 -> ` -> '
+  if (cp >= 0xFB00 && cp <= 0xFB06) {
+    static const char* const lig[7] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
+    const char* s = lig[cp - 0xFB00];
+    int n = 0;
+    while (s[n]) { out[n] = s[n]; ++n; }
+    return n;
+  }
+  return utf8_encode(cp, out);
+}
+
+}  // namespace
+
+size_t normalize_source(std::string_view in, char* out, size_t cap) {
+  size_t n = 0;
+  bool pending_space = false;  // a space seen since the last character written
+  for (size_t i = 0; i < in.size();) {
+    uint32_t cp = 0;
+    const int len = utf8_next(in, i, &cp);
+    if (!len) throw Error("input is not valid UTF-8 (byte " + std::to_string(i) + ")");
+    i += (size_t)len;
+    char buf[4];
+    const int m = fold(cp, buf);
+    for (int k = 0; k < m; ++k) {
+      if (buf[k] == ' ') {
+        pending_space = n > 0;
+        continue;
+      }
+      if (n + (pending_space ? 1 : 0) + 1 > cap)
+        throw Error("input is too long for the normalizer's buffer");
+      if (pending_space) out[n++] = ' ';
+      pending_space = false;
+      out[n++] = buf[k];
+    }
+  }
+  return n;
+}
+
+std::string normalize_source(std::string_view in) {
+  std::string out(in.size(), '\0');
+  out.resize(normalize_source(in, out.data(), out.size()));
+  return out;
+}
+
+}  // namespace attnlite
