@@ -31,7 +31,8 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
-#include "model/model_impl.h"  // the bound weights, for the block-level benchmarks
+#include "families/transformer/transformer.h"  // the bound weights, for the block-level benchmarks
+#include "model/model_impl.h"
 
 using namespace attnlite;
 using namespace attnlite::models;
@@ -120,8 +121,9 @@ void BM_base_encoder(benchmark::State& state, bool cross_kv) {
     state.SkipWithError(("missing " + base_path() + " (tools/make_random_model.py)").c_str());
     return;
   }
-  const TransformerConfig& c = model->impl().transformer;
-  const TransformerWeights& w = model->impl().transformer_weights;
+  const auto& tm = static_cast<const attnlite::families::TransformerModel&>(*model->impl().model);
+  const TransformerConfig& c = tm.config;
+  const TransformerWeights& w = tm.weights;
   const int S = c.num_steps, H = c.num_hiddens, L = c.num_layers;
   // The sources as the Translator sees base_sentences(B): 19 word ids, then <eos>.
   std::vector<int> src((size_t)B * S);

@@ -6,6 +6,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/generate.h"
+#include "attnlite/translate.h"
 #include "attnlite/figures/figures.h"
 #include "fixture.h"
 

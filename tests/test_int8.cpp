@@ -9,7 +9,8 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
-#include "model/model_impl.h"  // the bound weights
+#include "families/transformer/transformer.h"  // the bound weights
+#include "model/model_impl.h"
 #include "st_writer.h"
 
 using namespace attnlite;
@@ -83,9 +84,9 @@ TEST_CASE("int8 model files: the weights stay int8 in memory", "[int8][loader]")
   auto i8 = Model::load(test::fixture_path("transformer-d2l-int8"));
   // every linear weight and both embedding tables: 1 byte instead of 4 per weight
   REQUIRE(i8->weight_bytes() < f32->weight_bytes() / 2);
-  REQUIRE(i8->impl().transformer_weights.dec[0].ffn.dense1.int8());
-  REQUIRE(i8->impl().transformer_weights.dec[0].ffn.dense1.w == nullptr);
-  REQUIRE_FALSE(f32->impl().transformer_weights.dec[0].ffn.dense1.int8());
+  REQUIRE(static_cast<const families::TransformerModel&>(*i8->impl().model).weights.dec[0].ffn.dense1.int8());
+  REQUIRE(static_cast<const families::TransformerModel&>(*i8->impl().model).weights.dec[0].ffn.dense1.w == nullptr);
+  REQUIRE_FALSE(static_cast<const families::TransformerModel&>(*f32->impl().model).weights.dec[0].ffn.dense1.int8());
 }
 
 TEST_CASE("int8 model files: damaged quantization is rejected by name", "[int8][loader]") {

@@ -33,7 +33,7 @@ int argmax(const float* z, int V) {
 
 TEST_CASE("lm-fra loads as a language model", "[lm]") {
   auto m = lm_fra();
-  REQUIRE(m->kind() == ModelKind::LM);
+  REQUIRE(m->task() == Task::Generate);
   REQUIRE(std::string(m->kind_name()) == "lm");
   REQUIRE(m->num_layers() == 3);
   REQUIRE(m->num_heads() == 4);
@@ -233,7 +233,7 @@ TEST_CASE("torch.nn.TransformerEncoderLayer stacks: logits and every attention w
     INFO("case " << name);
     const LmCase c = lm_case(name);
     auto m = Model::load(test::fixture_path(name));
-    REQUIRE(m->kind() == ModelKind::LM);
+    REQUIRE(m->task() == Task::Generate);
     const int T = (int)c.ids.size(), V = m->tgt_vocab().size();
     const int L = (int)c.attn_shape[0], NH = (int)c.attn_shape[1];
     REQUIRE(L == m->num_layers());

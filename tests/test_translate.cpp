@@ -6,7 +6,8 @@
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
-#include "model/model_impl.h"  // the bound weights
+#include "families/transformer/transformer.h"  // the bound weights
+#include "model/model_impl.h"
 
 using namespace attnlite;
 using attnlite::test::Fixture;
@@ -55,7 +56,7 @@ void check_model(const std::string& fixture, const std::string& model_file) {
   const auto sentences = meta_list(fx, "sentences");
   const auto modes = meta_list(fx, "modes");
   REQUIRE(sentences.size() == 54);
-  const bool transformer = model->kind() == ModelKind::Transformer;
+  const bool transformer = std::string(model->kind_name()) == "transformer";
   for (const auto& mode : modes) {
     DecodeOptions opts;
     opts.d2l_compat = mode == "d2l";
@@ -107,8 +108,8 @@ TEST_CASE("Bahdanau translations match PyTorch predict_seq2seq", "[translate]") 
 // weights, same sentences (tools/make_int8_fixtures.py).
 TEST_CASE("int8 Transformer translations match PyTorch on the dequantized weights", "[translate][int8]") {
   auto m = Model::load(test::fixture_path("transformer-d2l-int8"));
-  REQUIRE(m->impl().transformer_weights.dense.int8());
-  REQUIRE(m->impl().transformer_weights.enc_embedding.int8());
+  REQUIRE(static_cast<const families::TransformerModel&>(*m->impl().model).weights.dense.int8());
+  REQUIRE(static_cast<const families::TransformerModel&>(*m->impl().model).weights.enc_embedding.int8());
   check_model("translate_int8_transformer", test::fixture_path("transformer-d2l-int8"));
 }
 

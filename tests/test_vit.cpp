@@ -247,7 +247,7 @@ TEST_CASE("whole ViTs: logits, every attention weight and the rollout", "[vit][f
     INFO("case " << name);
     const SafeTensors ex = SafeTensors::load(test::fixture_path(std::string(name) + ".expect"));
     auto m = Model::load(test::fixture_path(name));
-    REQUIRE(m->kind() == ModelKind::ViT);
+    REQUIRE(m->task() == Task::Classify);
     const auto ishape = ex.get("in.images").shape, ashape = ex.get("out.attn").shape;
     const int B = (int)ishape[0], L = (int)ashape[0], NH = (int)ashape[2], T = (int)ashape[3];
     const std::vector<float> images = ex.f32("in.images"), logits = ex.f32("out.logits"),
@@ -408,7 +408,7 @@ TEST_CASE("Model: damaged ViT files are rejected by name", "[loader][vit]") {
   using attnlite::test::StFile;
   const StFile f = StFile::from(SafeTensors::load(test::fixture_path("vit_post_gelu")));
   auto load = [](const StFile& g) { const auto b = g.bytes(); return Model::from_bytes(b.data(), b.size()); };
-  REQUIRE(load(f)->kind() == ModelKind::ViT);
+  REQUIRE(load(f)->task() == Task::Classify);
   auto config = [&](const char* key, const nlohmann::json& value) {
     StFile g = f;
     auto c = nlohmann::json::parse(g.metadata["attnlite.config"]);
@@ -424,7 +424,7 @@ TEST_CASE("Model: damaged ViT files are rejected by name", "[loader][vit]") {
   REQUIRE_THROWS_WITH(load(config("input_scale", -1)), Catch::Contains("input_scale"));
   REQUIRE_THROWS_WITH(load(config("invert", true)), Catch::Contains("'invert' = true is not supported"));
   REQUIRE_THROWS_WITH(load(config("invert", "no")), Catch::Contains("'invert' is not a boolean"));
-  REQUIRE(load(config("invert", false))->kind() == ModelKind::ViT);
+  REQUIRE(load(config("invert", false))->task() == Task::Classify);
   REQUIRE_THROWS_WITH(load(config("num_classes", 11)), Catch::Contains("expected"));
   StFile g = f;
   g.metadata.erase("attnlite.labels");

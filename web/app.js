@@ -119,7 +119,7 @@ function useModel(model, name, value) {
   state.modelValue = value;
   $('model').value = value;
   state.modelName = name;
-  const kind = model.kind === 'transformer' ? `Transformer · ${model.layers} layers · ${model.heads} heads` : 'Bahdanau GRU · additive attention';
+  const kind = model.description;  // e.g. Transformer · 2 layers · 4 heads
   const vocab = model.subword
     ? `sub-words: ${model.srcVocabSize} English / ${model.tgtVocabSize} French pieces, cased`
     : `${model.srcVocabSize} English / ${model.tgtVocabSize} French tokens`;
@@ -127,13 +127,13 @@ function useModel(model, name, value) {
     `${(model.weightBytes / 1024).toFixed(0)} KB of weights · up to ${model.numSteps} ${model.subword ? 'pieces' : 'steps'}`;
   showExamples(model.subword);
   $('translate').disabled = false;
-  $('d2l-compat').disabled = model.kind !== 'transformer';  // positions exist only there
+  $('d2l-compat').disabled = !model.selfAttention;  // a decoder with positions: self-attention
   for (const o of $('beam').options) o.disabled = Number(o.value) > model.maxBeam;
   if (Number($('beam').value) > model.maxBeam) $('beam').value = String(model.maxBeam);
   state.result = null;
   state.view.layer = 0;
   state.view.head = 0;
-  state.view.kind = model.kind === 'transformer' ? state.view.kind : 'cross';
+  state.view.kind = model.selfAttention ? state.view.kind : 'cross';
 }
 
 // The downloads that share the progress bar and the status line: a shipped model's and, at
@@ -213,7 +213,7 @@ async function loadFile(file) {
   try {
     const bytes = new Uint8Array(await file.arrayBuffer());
     const model = state.al.loadModel(bytes);  // throws AttnliteError on a bad file
-    if (model.kind === 'lm') {  // a language model: the section below generates with it
+    if (model.task === 'generate') {  // a language model: the section below generates with it
       try {
         lmSection.useModel(model, file.name);
       } catch (e) {
@@ -225,7 +225,7 @@ async function loadFile(file) {
       document.getElementById('lm-card').scrollIntoView({ behavior: 'smooth' });
       return;
     }
-    if (model.kind === 'vit') {  // a Vision Transformer: the digits section classifies with it
+    if (model.task === 'classify') {  // a Vision Transformer: the digits section classifies with it
       try {
         vitSection.useModel(model, file.name);
       } catch (e) {

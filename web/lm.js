@@ -102,7 +102,7 @@ async function loadShipped() {
 // A loaded Model of kind 'lm' from elsewhere (a file given to the translator's "Load your
 // own model") becomes the section's model; a run in progress ends. Throws for another kind.
 export function useModel(model, name) {
-  if (model.kind !== 'lm') throw new Error(`${name} is a ${model.kind} model, not a language model (kind lm)`);
+  if (model.task !== 'generate') throw new Error(`${name} is a ${model.kind} model, not a language model (kind lm)`);
   if ($('lm-card').classList.contains('running')) {
     lm.run += 1;
     setRunning(false);

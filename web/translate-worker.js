@@ -28,7 +28,7 @@ async function handle(msg) {
   switch (msg.op) {
     case 'load': {
       const m = al.loadModel(msg.bytes);
-      if (m.kind !== 'transformer' && m.kind !== 'bahdanau') {
+      if (m.task !== 'translate') {
         m.free();
         throw new Error(`a ${m.kind} model does not translate`);
       }

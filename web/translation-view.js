@@ -10,14 +10,14 @@ let showError = null;  // the page's error box
 
 // Which map the view shows: "Encoder self-attention, layer 1, head 2" (or all of a grid).
 function mapName(v, f) {
-  return state.model.kind === 'transformer'
+  return state.model.layered
     ? `${KIND_NAMES[v.kind]}, ${v.all ? `all ${f.rows} layers × ${f.cols} heads` : `layer ${v.layer + 1}, head ${v.head + 1}`}`
     : 'Bahdanau (additive) attention';
 }
 
 // The reading of one cell, for the line under the map: "layer 1, head 2: suis → home  0.7275".
 function cellReading(f, l, h, q, k, w) {
-  const where = state.model.kind === 'transformer' ? `layer ${l + 1}, head ${h + 1}: ` : '';
+  const where = state.model.layered ? `layer ${l + 1}, head ${h + 1}: ` : '';
   return `${where}${f.qLabels[q]} → ${f.kLabels[k]}  ${w.toFixed(4)}`;
 }
 
@@ -70,7 +70,7 @@ export function showResult(r) {
   });
   $('result-info').textContent = `${r.steps} decoding step${r.steps > 1 ? 's' : ''}` +
     (r.eos ? ', stopped at <eos>' : ', stopped at the step limit') +
-    (r.model === 'transformer' ? ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` : '') +
+    (state.model.selfAttention ? ` · positions: ${r.positions === 'd2l' ? 'the book’s (0 at every step)' : 'step t at step t'}` : '') +
     (r.beam > 1 ? ` · beam ${r.beam}, α ${r.alpha}` : ' · greedy') +
     ` · source${r.subword ? ' pieces' : ''}: ${r.srcTokens.slice(0, r.srcValid).join(' ')}`;
   showNBest(r);
@@ -104,9 +104,9 @@ function showNBest(r) {
 // ---- attention maps ----
 export function syncControls() {
   const m = state.model, v = state.view;
-  const tr = m.kind === 'transformer';
+  const tr = m.layered;
   for (const b of $('attn-kind').querySelectorAll('button')) {
-    b.disabled = !tr && b.dataset.kind !== 'cross';
+    b.disabled = !m.selfAttention && b.dataset.kind !== 'cross';
     b.setAttribute('aria-selected', String(b.dataset.kind === v.kind));
     b.tabIndex = b.dataset.kind === v.kind ? 0 : -1;  // one tab stop; arrows move between tabs
   }
@@ -149,7 +149,7 @@ function currentFigure() {
 export function drawAttention() {
   if (!state.result) return;
   const v = state.view, f = currentFigure(), s = scale();
-  const tr = state.model.kind === 'transformer';
+  const tr = state.model.layered;
   // Inches at 100 dpi: about 34 px a cell, room for the labels and the colorbar.
   const cell = f.rows * f.cols > 1 ? 0.24 : 0.46;
   let width = Math.max(3.2, f.cols * (f.k * cell + 0.45) + 1.9);
@@ -226,7 +226,7 @@ export function figureForDownload() {
   const f = currentFigure(), r = state.result, v = state.view;
   return state.al.renderTranslationMap(f.mats, {
     kind: v.kind, layers: f.layers, heads: f.heads, queries: f.q, keys: f.k,
-    transformer: state.model.kind === 'transformer', model: modelStem(),
+    transformer: state.model.layered, model: modelStem(),
     sentence: r.sentence ?? r.srcWords.join(' '), translation: r.text,
     xticks: f.kLabels, yticks: f.qLabels, cmap: v.cmap,
   });
@@ -345,7 +345,7 @@ function drawTable() {
   const p = state.cursor?.panel ?? 0, { l, h } = f.panels[p];
   const t = document.createElement('table');
   const cap = t.createCaption();
-  cap.textContent = (state.model.kind === 'transformer' ? `Layer ${l + 1}, head ${h + 1}: ` : '') +
+  cap.textContent = (state.model.layered ? `Layer ${l + 1}, head ${h + 1}: ` : '') +
     `${f.ylabel.replace(/^Queries: /, '')} (rows) attending to ${f.xlabel.replace(/^Keys: /, '')} (columns)`;
   const head = t.createTHead().insertRow();
   head.append(Object.assign(document.createElement('th'), { scope: 'col', textContent: '' }));

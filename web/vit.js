@@ -105,7 +105,7 @@ async function ensureModel() {
 // A loaded Model of kind 'vit' from elsewhere (the translator's "Load your own model") becomes
 // the section's model. Throws for another kind.
 export function useModel(model, name) {
-  if (model.kind !== 'vit') throw new Error(`${name} is a ${model.kind} model, not a Vision Transformer (kind vit)`);
+  if (model.task !== 'classify') throw new Error(`${name} is a ${model.kind} model, not a Vision Transformer (kind vit)`);
   setModel(model, name);
   if (vit.ink) classifyNow();
 }

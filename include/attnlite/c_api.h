@@ -77,7 +77,12 @@ const char* al_kernels(void);
 al_status al_use_kernels(const char* which, al_error** err);
 
 /* ---- models -------------------------------------------------------------------------- */
+/* A model's family is its number here: its place among the registered families
+ * (src/families/families.cpp); al_model_kind_name is its name, the file's attnlite.kind. */
 typedef enum al_kind { AL_TRANSFORMER = 0, AL_BAHDANAU = 1, AL_LM = 2, AL_VIT = 3 } al_kind;
+/* What a model does: translate (al_translator), generate text (al_generator) or classify
+ * images (al_classifier). */
+typedef enum al_task { AL_TRANSLATE = 0, AL_GENERATE = 1, AL_CLASSIFY = 2 } al_task;
 
 /* Validate the whole file (safetensors header, config, vocabularies, every tensor). The file
  * is mapped where the platform allows and its weights used in place: it must stay unchanged
@@ -93,6 +98,14 @@ void al_model_free(al_model* model); /* NULL is fine */
 
 int al_model_kind(const al_model* model);            /* al_kind; -1 for NULL */
 const char* al_model_kind_name(const al_model* model); /* "transformer" / "bahdanau" / "lm" / "vit" */
+int al_model_task(const al_model* model);            /* al_task; -1 for NULL */
+/* One line for people, e.g. "Transformer · 2 layers · 4 heads"; "" for NULL. */
+const char* al_model_description(const al_model* model);
+/* 1 when it records encoder and decoder self-attention besides the encoder-decoder (cross)
+ * attention (a Transformer; a Bahdanau model has cross alone); 1 when its maps are (layers,
+ * heads) with named layers and heads (else one map). 0 for NULL. */
+int al_model_self_attention(const al_model* model);
+int al_model_layered_attention(const al_model* model);
 int al_model_num_layers(const al_model* model);      /* encoder/decoder layers */
 int al_model_num_heads(const al_model* model);       /* 1 for Bahdanau */
 int al_model_num_steps(const al_model* model);       /* training length = source padding */

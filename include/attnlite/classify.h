@@ -21,7 +21,7 @@
 #include <string>
 
 #include "attnlite/model.h"
-#include "attnlite/translate.h"  // Device
+#include "attnlite/device.h"
 
 namespace attnlite {
 

@@ -45,7 +45,7 @@
 #include <string_view>
 
 #include "attnlite/model.h"
-#include "attnlite/translate.h"  // Device
+#include "attnlite/device.h"
 
 namespace attnlite {
 

@@ -20,10 +20,10 @@ namespace attnlite {
 class SafeTensors;
 class Bpe;
 
-// Transformer and Bahdanau translate (Translator); LM generates (Generator, generate.h); ViT
-// classifies images (Classifier, classify.h).
-enum class ModelKind { Transformer, Bahdanau, LM, ViT };
-const char* model_kind_name(ModelKind);
+// What a model does, and the session that does it: Translate (Translator, translate.h: the
+// Transformer and Bahdanau families), Generate (Generator, generate.h: the language model),
+// Classify (Classifier, classify.h: the Vision Transformer).
+enum class Task { Translate, Generate, Classify };
 
 class Model {
  public:
@@ -39,8 +39,12 @@ class Model {
                                                   std::shared_ptr<const void> owner = nullptr);
   ~Model();
 
-  ModelKind kind() const;
-  const char* kind_name() const { return model_kind_name(kind()); }
+  // The family's name, as the file's attnlite.kind says: "transformer", "bahdanau", "lm",
+  // "vit" (src/families/).
+  const char* kind_name() const;
+  Task task() const;
+  // One line for people, e.g. "Transformer · 2 layers · 4 heads".
+  const std::string& description() const;
   const Vocab& src_vocab() const;  // LM: its vocabulary
   const Vocab& tgt_vocab() const;  // LM: its vocabulary
   const std::map<std::string, std::string>& metadata() const;
@@ -60,14 +64,19 @@ class Model {
   int num_hiddens() const;        // LM, ViT: d_model / embed_dim
   // ViT: the class names (attnlite.labels); empty for the other kinds.
   const std::vector<std::string>& labels() const;
-  int max_target_steps() const;   // the largest Limits::max_tgt_steps the model allows
+  int max_target_steps() const;
+  // Which attention maps it records: encoder and decoder self-attention besides the
+  // encoder-decoder (cross) attention (a Transformer; a Bahdanau model has cross alone), and
+  // (layers, heads) of them with named layers and heads (else one map).
+  bool has_self_attention() const;
+  bool layered_attention() const;   // the largest Limits::max_tgt_steps the model allows
                                   // (LM: the context)
   size_t weight_bytes() const;     // of every weight, in place or copied
   size_t copied_weight_bytes() const;  // of the weights copied at load (the rest are used in place)
   // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
   bool is_int8() const;
 
-  // The loaded family (weights, config): read by the drivers (src/drivers), not an API.
+  // What the runtime reads of the loaded family (src/model/model_impl.h): not an API.
   struct Impl;
   const Impl& impl() const { return *impl_; }
 

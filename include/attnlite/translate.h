@@ -39,13 +39,10 @@
 #include <string_view>
 
 #include "attnlite/arena.h"
+#include "attnlite/device.h"
 #include "attnlite/model.h"
 
 namespace attnlite {
-
-// Where the model runs (its op set, ops/ops.h). CUDA needs a build with -DATTNLITE_CUDA=ON
-// and a device; tokenizing, the search bookkeeping and the results stay on the host.
-enum class Device { CPU, CUDA };
 
 struct Limits {
   int max_batch = 1;
@@ -55,11 +52,6 @@ struct Limits {
   size_t max_input_bytes = 4096;  // longer input is an error, not a truncation
   Device device = Device::CPU;    // CUDA: weights and every activation live on the GPU
 };
-
-// True in a CUDA build when cudaGetDeviceCount reports at least one device; false in a
-// CPU build. cuda_device_name() names device 0, or says why there is none.
-bool cuda_available();
-std::string cuda_device_name();
 
 struct DecodeOptions {
   // The book feeds the Transformer decoder one token at a time, so every step adds the

@@ -43,7 +43,7 @@ AL_ERR_INTERNAL = 3
 # al_device
 DEVICES = {"cpu": 0, "cuda": 1}
 
-KINDS = {0: "transformer", 1: "bahdanau", 2: "lm", 3: "vit"}
+TASKS = {0: "translate", 1: "generate", 2: "classify"}  # al_task
 
 
 class _Limits(ctypes.Structure):
@@ -116,6 +116,8 @@ _PROTOTYPES = {
     "al_model_free": (None, [_p]),
     "al_model_kind": (_int, [_p]),
     "al_model_kind_name": (_str, [_p]),
+    "al_model_task": (_int, [_p]),
+    "al_model_description": (_str, [_p]),
     "al_model_num_layers": (_int, [_p]),
     "al_model_num_heads": (_int, [_p]),
     "al_model_num_steps": (_int, [_p]),

@@ -142,7 +142,7 @@ class Classifier(_capi.Handle):
         L = _capi.lib()
         with model._lock:
             mh = model._handle()
-            if model.kind != "vit":
+            if model.task != "classify":
                 raise Error(f"a Classifier needs a Vision Transformer (kind vit), not {model.kind}")
             self._h = _capi.construct(L.al_classifier_new, mh, dev)
         h = self._h

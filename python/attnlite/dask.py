@@ -100,7 +100,7 @@ class ModelPlugin(WorkerPlugin):
             m = Model.from_bytes(self.source)
         else:
             m = Model.load(self.source)
-        if m.kind not in ("transformer", "bahdanau"):
+        if m.task != "translate":
             m.close()
             raise Error(f"{self._what()} is a {m.kind} model, not a translator")
         self.model = m
@@ -323,7 +323,7 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
     # Check the model here first when this machine has it: a clear error before any task.
     if isinstance(source, bytes) or os.path.isfile(source):
         with (Model.from_bytes(source) if isinstance(source, bytes) else Model.load(source)) as m:
-            if m.kind not in ("transformer", "bahdanau"):
+            if m.task != "translate":
                 raise Error(f"{m.source} is a {m.kind} model, not a translator")
     opts = {"beam": beam, "alpha": float(alpha), "max_batch": max_batch,
             "d2l_compat": bool(d2l_compat), "max_steps": max_steps}

@@ -95,7 +95,7 @@ class Generator(_capi.Handle):
         L = _capi.lib()
         with model._lock:
             mh = model._handle()
-            if model.kind != "lm":
+            if model.task != "generate":
                 raise Error(f"a Generator needs a language model (kind lm), not {model.kind}")
             self._vocab = model._vocab("tgt")
             self._h = _capi.construct(L.al_generator_new, mh, dev)

@@ -120,6 +120,7 @@ class Model(_capi.Handle):
         with self._lock:
             L = _capi.lib()
             self._kind = decode(L.al_model_kind_name(self._h))
+            self._task = _capi.TASKS[L.al_model_task(self._h)]
 
     # ---- construction ---------------------------------------------------------------------
     @classmethod
@@ -161,6 +162,12 @@ class Model(_capi.Handle):
     def kind(self) -> str:
         """``"transformer"``, ``"bahdanau"``, ``"lm"`` or ``"vit"`` (kept after close)."""
         return self._kind
+
+    @property
+    def task(self) -> str:
+        """What it does: ``"translate"`` (a :class:`Translator`), ``"generate"`` (a
+        :class:`Generator`) or ``"classify"`` (a :class:`Classifier`) (kept after close)."""
+        return self._task
 
     @property
     def config(self) -> Dict[str, Any]:

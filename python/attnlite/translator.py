@@ -142,7 +142,7 @@ class Translator(_capi.Handle):
         self.device = device
         with model._lock:
             mh = model._handle()
-            if model.kind not in ("transformer", "bahdanau"):
+            if model.task != "translate":
                 raise Error(f"a Translator needs a translation model (transformer or bahdanau), "
                             f"not {model.kind}")
             # The vocabularies, copied once: the results name their tokens with them, also

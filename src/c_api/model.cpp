@@ -1,10 +1,13 @@
 // attnlite — the C API: errors, models and the tokenizer.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "c_api/handles.h"
+#include "families/families.h"
+#include "model/model_impl.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/vocab.h"
 
@@ -70,9 +73,15 @@ al_model* al_model_adopt_bytes(uint8_t* bytes, size_t size, al_error** err) {
 void al_model_free(al_model* model) { delete model; }
 
 int al_model_kind(const al_model* m) {
-  return m ? (int)m->model->kind() : -1;  // al_kind follows ModelKind
+  if (!m) return -1;
+  const auto& all = families::all();
+  return (int)(std::find(all.begin(), all.end(), m->model->impl().family) - all.begin());
 }
 const char* al_model_kind_name(const al_model* m) { return m ? m->model->kind_name() : ""; }
+int al_model_task(const al_model* m) { return m ? (int)m->model->task() : -1; }
+const char* al_model_description(const al_model* m) { return m ? m->model->description().c_str() : ""; }
+int al_model_self_attention(const al_model* m) { return m && m->model->has_self_attention(); }
+int al_model_layered_attention(const al_model* m) { return m && m->model->layered_attention(); }
 int al_model_num_layers(const al_model* m) { return m ? m->model->num_layers() : 0; }
 int al_model_num_heads(const al_model* m) { return m ? m->model->num_heads() : 0; }
 int al_model_num_steps(const al_model* m) { return m ? m->model->num_steps() : 0; }

@@ -9,7 +9,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/ops.h"
-#include "attnlite/translate.h"
+#include "attnlite/device.h"
 #include "attnlite/weights.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"

@@ -82,9 +82,9 @@ Headings headings(MapKind kind) {
 Figure alignment_view(const std::shared_ptr<const Model>& model, const std::string& sentence,
                       const AlignmentOptions& o) {
   const Model& md = *model;
-  const bool tr = md.kind() == ModelKind::Transformer;
-  if (!tr && o.kind != MapKind::Cross)
-    throw Error("the Bahdanau model has only encoder-decoder (cross) attention");
+  if (!md.has_self_attention() && o.kind != MapKind::Cross)
+    throw Error("this model (" + md.description() + ") has only encoder-decoder (cross) attention");
+  const bool tr = md.layered_attention();
   const int NL = tr ? md.num_layers() : 1, NH = tr ? md.num_heads() : 1;
   if (o.layer < -1 || o.layer >= NL)
     throw Error("layer " + std::to_string(o.layer + 1) + " is out of range: the model has " + std::to_string(NL));
@@ -126,7 +126,7 @@ Figure alignment_view(const std::shared_ptr<const Model>& model, const std::stri
 
   const std::string heads = !tr ? "" : o.head >= 0 ? ", head " + std::to_string(o.head + 1) : ", heads averaged";
   const std::string title =
-      translation_title(o.model_name.empty() ? std::string(model_kind_name(md.kind())) : o.model_name,
+      translation_title(o.model_name.empty() ? std::string(md.kind_name()) : o.model_name,
                         what + (tr ? ", layer " + std::to_string(layer + 1) : "") + heads, sentence, std::string(r.text));
   const Headings hd = headings(o.kind);
   const Layout L = layout(keys, queries, hd, title, o.dpi);
@@ -134,7 +134,7 @@ Figure alignment_view(const std::shared_ptr<const Model>& model, const std::stri
 
   Figure f;
   f.name = "alignment";
-  f.caption = std::string(model_kind_name(md.kind())) + " " + what + (tr ? ", layer " + std::to_string(layer + 1) : "") +
+  f.caption = std::string(md.kind_name()) + " " + what + (tr ? ", layer " + std::to_string(layer + 1) : "") +
               heads + " for '" + sentence + "' => '" + std::string(r.text) +
               "': keys on the left, queries on the right, each line's opacity its weight";
   f.rows = f.cols = 1;

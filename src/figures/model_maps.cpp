@@ -49,9 +49,9 @@ MapKind map_kind_from_name(const std::string& n) {
 Figure translation_map(const std::shared_ptr<const Model>& model, const std::string& sentence,
                        const MapOptions& o) {
   const Model& m = *model;
-  const bool tr = m.kind() == ModelKind::Transformer;
-  if (!tr && o.kind != MapKind::Cross)
-    throw Error("the Bahdanau model has only encoder-decoder (cross) attention");
+  if (!m.has_self_attention() && o.kind != MapKind::Cross)
+    throw Error("this model (" + m.description() + ") has only encoder-decoder (cross) attention");
+  const bool tr = m.layered_attention();
   const int L = tr ? m.num_layers() : 1, NH = tr ? m.num_heads() : 1;
   if (o.layer < -1 || o.layer >= L)
     throw Error("layer " + std::to_string(o.layer + 1) + " is out of range: the model has " + std::to_string(L));
@@ -75,7 +75,7 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   render::TranslationFigure tf;
   tf.kind = o.kind;
   tf.transformer = tr;
-  tf.model_name = o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name;
+  tf.model_name = o.model_name.empty() ? std::string(m.kind_name()) : o.model_name;
   tf.sentence = sentence;
   tf.translation = std::string(r.text);
   tf.layers = layers;
@@ -109,7 +109,7 @@ Figure translation_map(const std::shared_ptr<const Model>& model, const std::str
   tf.dpi = o.dpi;
   const render::HeatmapOptions ho = render::translation_figure_options(tf);
   const char* what = render::translation_attention_name(o.kind);
-  const std::string caption = std::string(model_kind_name(m.kind())) + " " + what + " for '" + sentence +
+  const std::string caption = std::string(m.kind_name()) + " " + what + " for '" + sentence +
                               "' => '" + std::string(r.text) + "'";
   Figure f = heatmap("translation", caption, std::move(data), rows, cols, Q, K, ho);
   f.xticks = std::move(xt);
@@ -139,7 +139,7 @@ std::string decoding_text(const GenerateOptions& g) {
 Figure generation_map(const std::shared_ptr<const Model>& model, const std::string& prompt,
                       const GenerationMapOptions& o) {
   if (!model) throw Error("generation_map needs a model");
-  if (model->kind() != ModelKind::LM)
+  if (model->task() != Task::Generate)
     throw Error(std::string("this is a ") + model->kind_name() +
                 " model: generation maps need a language model (kind lm, e.g. lm-fra); a "
                 "translation's maps are translation_map (`attnlite heatmap translate`)");

@@ -15,13 +15,14 @@ using namespace attnlite::render;  // figures are drawn with the renderer
 namespace {
 
 void need_transformer(const Model& m, const char* what) {
-  if (m.kind() != ModelKind::Transformer)
-    throw Error(std::string(what) + " needs a Transformer (the Bahdanau model has only encoder-decoder attention)");
+  if (!m.has_self_attention())
+    throw Error(std::string(what) + " needs a Transformer (this model, " + m.description() +
+                ", has only encoder-decoder attention)");
 }
 
 std::string title_of(const Model& m, const TranslationViewOptions& o, const std::string& what,
                      const std::string& sentence, const std::string& translation) {
-  return translation_title(o.model_name.empty() ? std::string(model_kind_name(m.kind())) : o.model_name, what,
+  return translation_title(o.model_name.empty() ? std::string(m.kind_name()) : o.model_name, what,
                            sentence, translation);
 }
 
@@ -53,7 +54,7 @@ Figure encoder_rollout(const std::shared_ptr<const Model>& model, const std::str
   ho.fig_width_in = std::max(render::detail::title_width_in(ho.title, o.dpi), 1.4f + L * (0.4f + S * 0.22f));
   ho.fig_height_in = std::max(2.6f, 1.6f + S * 0.22f);
   Figure f = detail::heatmap("encoder-rollout",
-                             std::string(model_kind_name(m.kind())) + " encoder attention rollout for '" + sentence +
+                             std::string(m.kind_name()) + " encoder attention rollout for '" + sentence +
                                  "' => '" + std::string(r.text) +
                                  "': per layer the heads' mean plus the identity, rows normalised, multiplied "
                                  "through the layers (column l: layers 1..l)",
@@ -119,7 +120,7 @@ Figure overview(const std::shared_ptr<const Model>& model, const std::string& se
   f.layout.width = width;
   f.layout.height = height;
   f.layout.title_text = title;
-  f.caption = std::string(model_kind_name(m.kind())) + " attention for '" + sentence + "' => '" + translation +
+  f.caption = std::string(m.kind_name()) + " attention for '" + sentence + "' => '" + translation +
               "': every layer (rows) and head (columns) of the encoder's self-attention, the decoder's "
               "self-attention and the encoder-decoder attention, each on the scale 0 to 1";
   f.text = translation;

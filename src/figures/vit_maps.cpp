@@ -18,7 +18,7 @@ using detail::heatmap;
 
 Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOptions& o) {
   const Model& m = cls.model();
-  if (m.kind() != ModelKind::ViT)
+  if (m.task() != Task::Classify)
     throw Error(std::string("this is a ") + m.kind_name() + " model: image attention needs a vision transformer (kind vit)");
   if (!input) throw Error("vit_map needs the input image");
   const Classification& r = cls.result(i);

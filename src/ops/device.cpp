@@ -5,7 +5,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/ops.h"
-#include "attnlite/translate.h"
+#include "attnlite/device.h"
 
 namespace attnlite {
 

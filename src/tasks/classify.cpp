@@ -8,9 +8,8 @@
 #include <vector>
 
 #include "attnlite/error.h"
-#include "drivers/vit_driver.h"
+#include "drivers/image_driver.h"
 #include "tasks/session.h"
-#include "model/model_impl.h"
 
 namespace attnlite {
 
@@ -18,9 +17,7 @@ namespace {
 
 const Model& vit_of(const std::shared_ptr<const Model>& m) {
   if (!m) throw Error("Classifier needs a model");
-  if (m->kind() != ModelKind::ViT)
-    throw Error(std::string("this is a ") + m->kind_name() +
-                " model: classifying images needs a vision transformer (kind vit)");
+  require_task(*m, Task::Classify);
   return *m;
 }
 
@@ -29,7 +26,8 @@ const Model& vit_of(const std::shared_ptr<const Model>& m) {
 struct Classifier::Impl {
   const Model& m;
   const ops::Ops& op;
-  drivers::VisionTransformerDriver driver;
+  std::unique_ptr<drivers::ImageDriver> driver_;
+  drivers::ImageDriver& driver;
   int B = 1, K = 0, T = 0, L = 0, NH = 1;
 
   // host
@@ -47,7 +45,7 @@ struct Classifier::Impl {
   Arena scratch;
 
   Impl(const Model& model, const ClassifyLimits& lim)
-      : m(model), op(ops_for(lim.device)), driver(model, op, check_batch(lim.max_batch)) {
+      : m(model), op(ops_for(lim.device)), driver_(family_model(model).image_driver(op, check_batch(lim.max_batch))), driver(*driver_) {
     B = lim.max_batch;
     K = (int)m.labels().size();
     T = m.num_steps();
@@ -185,7 +183,7 @@ struct Classifier::Impl {
 };
 
 size_t Classifier::required_bytes(const Model& model, const ClassifyLimits& limits) {
-  if (model.kind() != ModelKind::ViT) throw Error("required_bytes: not a vision transformer");
+  if (model.task() != Task::Classify) throw Error("required_bytes: not a vision transformer");
   Impl impl(model, limits);
   return impl.memory.need;
 }
@@ -207,8 +205,8 @@ const Classification& Classifier::result(int i) const {
   return impl_->results[(size_t)i];
 }
 void Classifier::rollout(int i, float* out) const { impl_->rollout(i, out); }
-int Classifier::image_size() const { return model_->impl().vit.image_size; }
-int Classifier::channels() const { return model_->impl().vit.in_channels; }
+int Classifier::image_size() const { return impl_->driver.image_size(); }
+int Classifier::channels() const { return impl_->driver.channels(); }
 int Classifier::num_classes() const { return impl_->K; }
 int Classifier::tokens() const { return impl_->T; }
 size_t Classifier::workspace_bytes() const { return impl_->memory.need; }

@@ -9,7 +9,7 @@
 #include <new>
 
 #include "attnlite/error.h"
-#include "drivers/lm_driver.h"
+#include "drivers/text_driver.h"
 #include "search/sample.h"
 #include "tasks/session.h"
 
@@ -30,13 +30,7 @@ namespace {
 
 const Model& lm_of(const std::shared_ptr<const Model>& m) {
   if (!m) throw Error("Generator needs a model");
-  if (m->kind() == ModelKind::ViT)
-    throw Error("this is a vision transformer (kind vit): it classifies images (Classifier, "
-                "`attnlite classify`); generating text needs a language model (kind lm)");
-  if (m->kind() != ModelKind::LM)
-    throw Error(std::string("this is a ") + m->kind_name() +
-                " model: it translates (Translator, `attnlite translate`); generating text "
-                "needs a language model (kind lm)");
+  require_task(*m, Task::Generate);
   return *m;
 }
 
@@ -46,7 +40,8 @@ struct Generator::Impl {
   const Model& m;
   const Vocab& vocab;
   const ops::Ops& op;
-  drivers::LanguageModelDriver driver;
+  std::unique_ptr<drivers::TextDriver> driver_;
+  drivers::TextDriver& driver;
   search::Sampler sampler;
   int T = 0, V = 0;
   size_t input_cap = 0, text_cap = 0;
@@ -74,7 +69,7 @@ struct Generator::Impl {
   size_t prompt_text = 0;  // bytes of text taken by the prompt words
 
   Impl(const Model& model, const GenerateLimits& lim)
-      : m(model), vocab(model.tgt_vocab()), op(ops_for(lim.device)), driver(model, op) {
+      : m(model), vocab(model.tgt_vocab()), op(ops_for(lim.device)), driver_(family_model(model).text_driver(op)), driver(*driver_) {
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))
       throw Error("limits: max_input_bytes must be in [1, 1048576]");
     T = driver.context();

@@ -8,11 +8,35 @@
 #include <string>
 
 #include "attnlite/arena.h"
+#include "attnlite/device.h"
 #include "attnlite/error.h"
-#include "attnlite/translate.h"  // Device
 #include "drivers/op_memory.h"
+#include "families/families.h"
+#include "model/model_impl.h"
 
 namespace attnlite {
+
+// The loaded family of a model: its config, weights and drivers (src/families).
+inline const families::FamilyModel& family_model(const Model& m) { return *m.impl().model; }
+
+// Throws unless the model does `task`, saying what it does instead and which families do the
+// task, e.g. "this is a language model (kind lm): it generates text (Generator, `attnlite
+// generate`), it does not translate".
+inline void require_task(const Model& m, Task task) {
+  const families::Family& f = *m.impl().family;
+  if (f.task == task) return;
+  static const char* const does[] = {"it translates (Translator, `attnlite translate`)",
+                                     "it generates text (Generator, `attnlite generate`)",
+                                     "it classifies images (Classifier, `attnlite classify`)"};
+  std::string kinds;
+  for (const families::Family* g : families::all())
+    if (g->task == task) kinds += std::string(kinds.empty() ? "" : " or ") + g->name;
+  const std::string needs =
+      task == Task::Translate ? ", it does not translate"
+      : task == Task::Generate ? "; generating text needs a language model (kind " + kinds + ")"
+                               : "; classifying images needs a vision transformer (kind " + kinds + ")";
+  throw Error(std::string("this is a ") + f.what + ": " + does[(int)f.task] + needs);
+}
 
 inline const ops::Ops& ops_for(Device d) {
   if (d == Device::CPU) return ops::cpu();

@@ -12,7 +12,6 @@
 #include "attnlite/bpe.h"
 #include "attnlite/error.h"
 #include "attnlite/normalize.h"
-#include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "search/search.h"
 #include "tasks/session.h"
@@ -68,12 +67,7 @@ struct Translator::Impl {
   Arena scratch;
 
   Impl(const Model& model, const Limits& lim) : m(model), op(ops_for(lim.device)) {
-    if (m.kind() == ModelKind::LM)
-      throw Error("this is a language model (kind lm): it generates text (Generator, `attnlite "
-                  "generate`), it does not translate");
-    if (m.kind() == ModelKind::ViT)
-      throw Error("this is a vision transformer (kind vit): it classifies images (Classifier, "
-                  "`attnlite classify`), it does not translate");
+    require_task(m, Task::Translate);
     if (lim.max_batch < 1 || lim.max_batch > 4096)
       throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(lim.max_batch));
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))
@@ -97,8 +91,7 @@ struct Translator::Impl {
     size_t maxtok = 1;
     for (int i = 0; i < V; ++i) maxtok = std::max(maxtok, m.tgt_vocab().token(i).size());
     text_cap = (size_t)T * (maxtok + 1) + 1;
-    driver = m.kind() == ModelKind::Transformer ? drivers::make_transformer_driver(m, op, setup.lim)
-                                                : drivers::make_bahdanau_driver(m, op, setup.lim);
+    driver = family_model(m).seq2seq_driver(op, setup.lim);
     scratch_bytes = measure_scratch();
     memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
@@ -222,7 +215,7 @@ struct Translator::Impl {
     r.S = S;
     r.ld = T;
     r.heads = m.num_heads();
-    r.layers = m.kind() == ModelKind::Transformer ? m.num_layers() : 0;
+    r.layers = family_model(m).maps().layered ? m.num_layers() : 0;
     r.enc_self = r.dec_self = r.cross = nullptr;
     if (!o.attention) return;
     drivers::AttentionSlot a = driver->attention(b);

@@ -99,8 +99,8 @@ void run_vit(const std::shared_ptr<const Model>& m) {
 
 void run_model(const std::shared_ptr<const Model>& m) {
   FUZZ_CHECK(m->num_steps() >= 1 && m->num_layers() >= 1 && m->num_heads() >= 1);
-  if (m->kind() == ModelKind::LM) return run_lm(m);
-  if (m->kind() == ModelKind::ViT) return run_vit(m);
+  if (m->task() == Task::Generate) return run_lm(m);
+  if (m->task() == Task::Classify) return run_vit(m);
   Translator tr(m);
   for (bool compat : {false, true}) {
     DecodeOptions o;

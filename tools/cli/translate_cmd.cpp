@@ -215,7 +215,7 @@ int cmd_translate(int argc, char** argv) {
         j["truncated"] = r.truncated;
         j["steps"] = r.steps;
         j["eos"] = r.eos;
-        j["model"] = model_kind_name(model->kind());
+        j["model"] = model->kind_name();
         j["positions"] = opts.d2l_compat ? "d2l" : "step";
         j["beam"] = opts.beam_size;
         j["length_penalty"] = opts.length_penalty;
@@ -319,7 +319,7 @@ int cmd_info(int argc, char** argv) {
   auto m = Model::load(path);
   json j;
   j["path"] = path;
-  j["kind"] = model_kind_name(m->kind());
+  j["kind"] = m->kind_name();
   auto it = m->metadata().find("attnlite.config");
   j["config"] = json::parse(it->second);
   j["src_vocab_size"] = m->src_vocab().size();

@@ -9,11 +9,17 @@ export class Model {
     this.al = al;
     this.h = handle;
     const m = al.mod;
-    // al_model_kind: 0 transformer, 1 bahdanau, 2 lm (a language model: no translator, see
-    // Generator below), 3 vit (a Vision Transformer: no translator, see Classifier below).
-    this.kind = ['transformer', 'bahdanau', 'lm', 'vit'][m._al_model_kind(handle)] ?? 'transformer';
+    // The family (its name: 'transformer', 'bahdanau', 'lm', 'vit'), what it does ('translate';
+    // 'generate': no translator, see Generator below; 'classify': see Classifier below), one
+    // line about it, and its attention maps: selfAttention (encoder and decoder self-attention
+    // besides cross), layered (maps per layer and head with their numbers).
+    this.kind = m.UTF8ToString(m._al_model_kind_name(handle));
+    this.task = ['translate', 'generate', 'classify'][m._al_model_task(handle)];
+    this.description = m.UTF8ToString(m._al_model_description(handle));
+    this.selfAttention = !!m._al_model_self_attention(handle);
+    this.layered = !!m._al_model_layered_attention(handle);
     this.numLayers = m._al_model_num_layers(handle);
-    this.layers = this.kind === 'transformer' ? this.numLayers : 0;  // 0 for Bahdanau
+    this.layers = this.layered ? this.numLayers : 0;  // 0: one map (Bahdanau)
     this.heads = this.numHeads = m._al_model_num_heads(handle);
     this.numSteps = m._al_model_num_steps(handle);
     this.numHiddens = m._al_model_num_hiddens(handle);
@@ -27,7 +33,7 @@ export class Model {
     // detokenized French; false: the book's lowercased words.
     this.subword = !!m._al_model_is_subword(handle);
     this.tr = this.opts = 0;
-    if (this.kind === 'lm' || this.kind === 'vit') {  // model.newGenerator(), model.newClassifier()
+    if (this.task !== 'translate') {  // model.newGenerator(), model.newClassifier()
       this.maxSteps = 0;
       this.maxBeam = 0;
       this.workspaceBytes = 0;
@@ -116,7 +122,7 @@ export class Model {
     text(this.al, sentence, 'translate');
     options = optionsOf(options, 'translate');
     if (!this.tr)
-      throw new AttnliteError(this.kind === 'vit'
+      throw new AttnliteError(this.task === 'classify'
         ? 'this is a Vision Transformer: it classifies images (model.newClassifier()), it does not translate'
         : 'this is a language model: it continues French text (model.newGenerator()), it does not translate');
     const withAttention = options.attention !== false;

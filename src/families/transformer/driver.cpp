@@ -6,22 +6,22 @@
 // T target steps, H num_hiddens, NH heads, L layers, V target vocabulary.
 #include <algorithm>
 
-#include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "drivers/row_ops.h"
 #include "attnlite/attention/positional_encoding.h"
-#include "model/model_impl.h"
+#include "families/transformer/transformer.h"
 
-namespace attnlite::drivers {
+namespace attnlite::families {
 
-using namespace attnlite::models;  // the model families' blocks
+using namespace attnlite::models;  // the blocks
+using namespace attnlite::drivers;  // the driver interface and its helpers
 
 namespace {
 
 class TransformerDriver final : public Seq2SeqRows {
  public:
-  TransformerDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.impl().transformer), w_(m.impl().transformer_weights) {
+  TransformerDriver(const TransformerModel& m, const ops::Ops& op, const Limits& lim)
+      : Seq2SeqRows(op, lim), c_(m.config), w_(m.weights) {
     L_ = c_.num_layers;
     NH_ = c_.num_heads;
     H_ = c_.num_hiddens;
@@ -195,9 +195,9 @@ class TransformerDriver final : public Seq2SeqRows {
 
 }  // namespace
 
-std::unique_ptr<Seq2SeqDriver> make_transformer_driver(const Model& m, const ops::Ops& op,
-                                                       const Limits& lim) {
-  return std::make_unique<TransformerDriver>(m, op, lim);
+std::unique_ptr<Seq2SeqDriver> TransformerModel::seq2seq_driver(const ops::Ops& op,
+                                                     const Limits& lim) const {
+  return std::make_unique<TransformerDriver>(*this, op, lim);
 }
 
-}  // namespace attnlite::drivers
+}  // namespace attnlite::families

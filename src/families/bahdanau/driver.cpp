@@ -6,21 +6,21 @@
 // T target steps, Hh hidden size, L layers, V target vocabulary.
 #include <algorithm>
 
-#include "drivers/drivers.h"
 #include "drivers/op_memory.h"
 #include "drivers/row_ops.h"
-#include "model/model_impl.h"
+#include "families/bahdanau/bahdanau.h"
 
-namespace attnlite::drivers {
+namespace attnlite::families {
 
-using namespace attnlite::models;  // the model families' blocks
+using namespace attnlite::models;  // the blocks
+using namespace attnlite::drivers;  // the driver interface and its helpers
 
 namespace {
 
 class BahdanauDriver final : public Seq2SeqRows {
  public:
-  BahdanauDriver(const Model& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.impl().bahdanau), w_(m.impl().bahdanau_weights) {
+  BahdanauDriver(const BahdanauModel& m, const ops::Ops& op, const Limits& lim)
+      : Seq2SeqRows(op, lim), c_(m.config), w_(m.weights) {
     L_ = c_.num_layers;
     H_ = c_.num_hiddens;
     V_ = c_.tgt_vocab_size;
@@ -130,9 +130,9 @@ class BahdanauDriver final : public Seq2SeqRows {
 
 }  // namespace
 
-std::unique_ptr<Seq2SeqDriver> make_bahdanau_driver(const Model& m, const ops::Ops& op,
-                                                    const Limits& lim) {
-  return std::make_unique<BahdanauDriver>(m, op, lim);
+std::unique_ptr<Seq2SeqDriver> BahdanauModel::seq2seq_driver(const ops::Ops& op,
+                                                     const Limits& lim) const {
+  return std::make_unique<BahdanauDriver>(*this, op, lim);
 }
 
-}  // namespace attnlite::drivers
+}  // namespace attnlite::families

@@ -1,0 +1,91 @@
+// The Vision Transformer as a driver: one forward pass over a batch of images, its logits and
+// attention weights in op memory.
+//
+// Legend: B images, C channels, S side, T tokens, NH heads, L layers, K classes.
+#include "drivers/op_memory.h"
+#include "families/vit/vit.h"
+
+namespace attnlite::families {
+
+using namespace attnlite::models;  // the blocks
+using drivers::OpBlock;
+using drivers::WeightMirror;
+
+namespace {
+
+class VisionTransformerDriver final : public drivers::ImageDriver {
+ public:
+  VisionTransformerDriver(const VisionTransformerModel& m, const ops::Ops& op, int max_batch)
+      : op_(op), c_(m.config), w_(m.weights) {
+    B_ = max_batch;
+    L_ = c_.depth;
+    NH_ = c_.layer.num_heads;
+    T_ = c_.tokens();
+    K_ = c_.num_classes;
+  }
+  void carve(Arena& mem) override;
+  const float* forward(const float* images, int n, bool attention, const ops::Ctx& cx) override;
+  const float* attention() const override { return attn_; }
+  long attention_len() const override { return (long)L_ * B_ * NH_ * T_ * T_; }
+  long image_floats() const override { return (long)c_.in_channels * c_.image_size * c_.image_size; }
+  int image_size() const override { return c_.image_size; }
+  int channels() const override { return c_.in_channels; }
+
+ private:
+  void mirror(const ops::Ops& op);
+  const ops::Ops& op_;
+  const models::VisionTransformerConfig& c_;
+  models::VisionTransformerWeights w_;  // the model's, or their copy in op memory
+  OpBlock weights_;
+  int B_ = 1, L_ = 0, NH_ = 1, T_ = 0, K_ = 0;
+  float* images_ = nullptr;  // (B, C, S, S)
+  float* logits_ = nullptr;  // (B, K)
+  float* attn_ = nullptr;    // (L, B, NH, T, T)
+  static constexpr int kMaxLayers = 64;
+  ops::AttnOut attn_out_[kMaxLayers];
+};
+
+void VisionTransformerDriver::carve(Arena& mem) {
+  if constexpr (drivers::kDeviceOpSets)
+    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+  images_ = mem.floats((size_t)B_ * image_floats());
+  logits_ = mem.floats((size_t)B_ * K_);
+  attn_ = mem.floats((size_t)attention_len());
+  for (int l = 0; l < L_; ++l)
+    attn_out_[l] = {attn_ + (long)l * B_ * NH_ * T_ * T_, (long)NH_ * T_ * T_, (long)T_ * T_, T_};
+}
+
+const float* VisionTransformerDriver::forward(const float* images, int n, bool attention,
+                                              const ops::Ctx& cx) {
+  cx.op.upload(images_, images, sizeof(float) * (size_t)n * image_floats());
+  vision_transformer_forward(logits_, attention ? attn_out_ : nullptr, w_, c_, images_, n, cx);
+  return logits_;
+}
+
+void VisionTransformerDriver::mirror(const ops::Ops& op) {
+  WeightMirror m;
+  const int D = c_.layer.d_model;
+  m.add(w_.patch);
+  m.add(w_.cls_token, (size_t)D);
+  m.add(w_.pos_embedding, (size_t)T_ * D);
+  for (auto& e : w_.layers) {
+    for (Linear* l : {&e.W_q, &e.W_k, &e.W_v, &e.out_proj, &e.linear1, &e.linear2}) m.add(*l);
+    for (LayerNormWeights* n : {&e.norm1, &e.norm2}) {
+      m.add(n->gamma, (size_t)n->n);
+      m.add(n->beta, (size_t)n->n);
+    }
+  }
+  m.add(w_.head_norm.gamma, (size_t)D);
+  m.add(w_.head_norm.beta, (size_t)D);
+  m.add(w_.head);
+  weights_ = m.upload(op);
+}
+
+}  // namespace
+
+std::unique_ptr<drivers::ImageDriver> VisionTransformerModel::image_driver(const ops::Ops& op,
+                                                                           int max_batch) const {
+  return std::make_unique<VisionTransformerDriver>(*this, op, max_batch);
+}
+
+}  // namespace attnlite::families
