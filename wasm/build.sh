@@ -85,7 +85,7 @@ cxxflags=(-msimd128 -std=c++17 -Iinclude -Isrc -I"$inc" -I"$inc/stb" -DNDEBUG -D
 # float reassociation at any level).
 opt_for() {
   case $1 in
-    src/render/* | src/model/* | wasm/bindings.cpp | wasm/figures_bindings.cpp | src/text/* | \
+    src/render/* | src/model/* | src/file/* | src/families/* | wasm/bindings.cpp | wasm/figures_bindings.cpp | src/text/* | \
       src/ops/* | src/cpu/thread_pool.cpp | src/cpu/dispatch.cpp | \
       src/attention/positional_encoding.cpp | src/attention/nadaraya_watson.cpp | \
       src/tasks/* | src/search/* | src/drivers/* | src/c_api/* | src/image/* | \

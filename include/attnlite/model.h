@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlite/task.h"
 #include "attnlite/vocab.h"
 
 namespace attnlite {
@@ -20,10 +21,6 @@ namespace attnlite {
 class SafeTensors;
 class Bpe;
 
-// What a model does, and the session that does it: Translate (Translator, translate.h: the
-// Transformer and Bahdanau families), Generate (Generator, generate.h: the language model),
-// Classify (Classifier, classify.h: the Vision Transformer).
-enum class Task { Translate, Generate, Classify };
 
 class Model {
  public:

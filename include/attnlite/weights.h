@@ -24,15 +24,32 @@ namespace attnlite {
 
 class WeightStore {
  public:
+  // A tensor as a store hands it out: its name, shape, dtype and where its values lie.
+  struct Tensor {
+    std::string name;
+    std::vector<int64_t> shape;
+    DType dtype;
+    const void* data;
+  };
+
   WeightStore() = default;
   explicit WeightStore(const SafeTensors& st);
+  // A store of fp32 tensors that lie where the host may not read them (a device's copy of a
+  // model's weights, drivers/op_memory.h): lookups check the name and shape and hand out the
+  // pointers; nothing is read, and binding derives no layout from the values (readable()).
+  static WeightStore placed(const std::vector<Tensor>& tensors);
+  bool readable() const { return placed_.empty(); }
 
   const float* get(const std::string& name, std::initializer_list<int64_t> shape);
   const float* get(const std::string& name, const std::vector<int64_t>& shape);
   const int8_t* get_i8(const std::string& name, const std::vector<int64_t>& shape);
   // The stored dtype of a tensor (throws when it is missing); while the source is bound.
   DType dtype(const std::string& name) const;
-  bool has(const std::string& name) const { return index_.count(name) != 0; }
+  bool has(const std::string& name) const {
+    return readable() ? index_.count(name) != 0 : placed_.count(name) != 0;
+  }
+  // Every tensor bound so far, in binding order (kept after release_source()).
+  const std::vector<Tensor>& bound_tensors() const { return bound_list_; }
   std::vector<std::string> unused() const;
   // Bytes of the weights bound so far (in place or copied), and of the copies alone (with
   // the derived layouts below).
@@ -65,6 +82,8 @@ class WeightStore {
   std::vector<std::vector<float>> derived_;
   size_t derived_bytes_ = 0;
   std::map<std::string, Entry> index_;
+  std::vector<Tensor> bound_list_;
+  std::map<std::string, Tensor> placed_;  // a placed store's tensors
 };
 
 // y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w) or int8 (q, scale).
@@ -100,8 +119,8 @@ Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int
 // out (n, dim) = table[ids[i]] * mult.
 void embedding_rows(float* out, const Embedding& table, const int* ids, int n, float mult = 1.f);
 
-// fp32 copies of an int8 matrix (for backends without int8 kernels).
-std::vector<float> dequantize(const Linear& l);
-std::vector<float> dequantize(const Embedding& e);
+// The fp32 values of an int8 matrix q (rows, cols) with per-row scales (for op sets without
+// int8 kernels): scale[r] * q[r][c].
+std::vector<float> dequantize(const int8_t* q, const float* scale, int rows, int cols);
 
 }  // namespace attnlite

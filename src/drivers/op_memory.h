@@ -1,8 +1,10 @@
 // attnlite — op memory owned by a session (internal): one block from Ops::alloc, and a copy
-// of a model's weights in op memory for op sets that cannot read host memory (CUDA). Int8
-// weights are copied dequantized there (the device kernels are fp32).
+// of a model's weights in op memory for op sets that cannot read host memory (CUDA).
 #pragma once
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlite/ops/ops.h"
@@ -40,58 +42,76 @@ class OpBlock {
   size_t n_ = 0;
 };
 
-// Collects the fp32 tensors a weight struct points at, then moves them to op memory in one
-// block and repoints the struct: add every tensor, then upload().
-class WeightMirror {
+// A model's weights in op memory, for op sets that cannot read host memory (CUDA): every
+// tensor the model's store bound, copied into one block (int8 matrices dequantized with their
+// "<name>_scale" rows: the device kernels are fp32), plus host arrays a driver computed
+// (positional tables, the zeros of bias-free norms). store() hands the copies out by name, so
+// a family binds its weights for the device with the same code that bound them from the file:
+// the list of a family's weights is written once.
+class DeviceWeights {
  public:
-  void add(const float*& p, size_t n) {
-    if (p) jobs_.push_back({&p, p, n});
-  }
-  void add(Linear& l) {
-    if (l.int8()) {
-      owned_.push_back(dequantize(l));
-      l.w = owned_.back().data();
-      l.q = nullptr;
-      l.scale = nullptr;
+  DeviceWeights() = default;
+  DeviceWeights(const WeightStore& host, const ops::Ops& op,
+                const std::vector<std::pair<const float*, size_t>>& extra = {}) {
+    std::map<std::string, const WeightStore::Tensor*> by_name;
+    for (const auto& t : host.bound_tensors()) by_name[t.name] = &t;
+    struct Copy {
+      WeightStore::Tensor t;
+      std::vector<float> values;  // int8 dequantized; else empty (t.data is fp32)
+    };
+    std::vector<Copy> copies;
+    for (const auto& t : host.bound_tensors()) {
+      const size_t suffix = sizeof("_scale") - 1;
+      if (t.name.size() > suffix && t.name.compare(t.name.size() - suffix, suffix, "_scale") == 0) {
+        auto q = by_name.find(t.name.substr(0, t.name.size() - suffix));
+        if (q != by_name.end() && q->second->dtype == DType::I8) continue;  // folded into it
+      }
+      Copy c{t, {}};
+      if (t.dtype == DType::I8) {
+        c.values = dequantize(static_cast<const int8_t*>(t.data),
+                              static_cast<const float*>(by_name.at(t.name + "_scale")->data),
+                              (int)t.shape[0], (int)t.shape[1]);
+        c.t.dtype = DType::F32;
+        c.t.data = c.values.data();
+      }
+      copies.push_back(std::move(c));
     }
-    add(l.w, (size_t)l.out * l.in);
-    add(l.b, (size_t)l.out);
-  }
-  void add(Embedding& e) {
-    if (e.int8()) {
-      owned_.push_back(dequantize(e));
-      e.w = owned_.back().data();
-      e.q = nullptr;
-      e.scale = nullptr;
-    }
-    add(e.w, (size_t)e.rows * e.dim);
-  }
-  // Copies everything into one block of op memory, pointing every added field at its copy.
-  OpBlock upload(const ops::Ops& op) {
     size_t total = 0;
-    for (const Job& j : jobs_) total += round(j.n);
-    OpBlock block(op, total);
-    char* at = static_cast<char*>(block.data());
-    for (const Job& j : jobs_) {
-      op.upload(at, j.src, j.n * sizeof(float));
-      *j.field = reinterpret_cast<const float*>(at);
-      at += round(j.n);
+    for (const Copy& c : copies) total += round(numel(c.t));
+    for (const auto& e : extra) total += round(e.second);
+    block_ = OpBlock(op, total);
+    char* at = static_cast<char*>(block_.data());
+    std::vector<WeightStore::Tensor> placed;
+    for (Copy& c : copies) {
+      op.upload(at, c.t.data, numel(c.t) * sizeof(float));
+      c.t.data = at;
+      placed.push_back(std::move(c.t));
+      at += round(numel(placed.back()));
+    }
+    for (const auto& e : extra) {
+      op.upload(at, e.first, e.second * sizeof(float));
+      extra_.push_back(reinterpret_cast<const float*>(at));
+      at += round(e.second);
     }
     op.sync();
-    jobs_.clear();
-    owned_.clear();
-    return block;
+    store_ = WeightStore::placed(placed);
   }
+  // The copies by name, to bind against.
+  WeightStore& store() { return store_; }
+  // The copy of extra array i.
+  const float* extra(size_t i) const { return extra_[i]; }
+  bool empty() const { return !block_.data(); }
 
  private:
-  struct Job {
-    const float** field;
-    const float* src;
-    size_t n;
-  };
+  static size_t numel(const WeightStore::Tensor& t) {
+    size_t n = 1;
+    for (int64_t d : t.shape) n *= (size_t)d;
+    return n;
+  }
   static size_t round(size_t n) { return (n * sizeof(float) + 255) / 256 * 256; }
-  std::vector<Job> jobs_;
-  std::vector<std::vector<float>> owned_;
+  OpBlock block_;
+  WeightStore store_;
+  std::vector<const float*> extra_;
 };
 
 }  // namespace attnlite::drivers

@@ -1,6 +1,10 @@
 // The model families, one registration line each (family.h says what a family is).
 #include "families/families.h"
 
+#include <string>
+
+#include "attnlite/error.h"
+
 namespace attnlite::families {
 
 extern const Family transformer;  // src/families/transformer/: d2l 10.7, the book's translator

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlite/model.h"
 #include "attnlite/safetensors.h"
+#include "attnlite/task.h"
 #include "attnlite/vocab.h"
 #include "attnlite/weights.h"
 #include "drivers/driver.h"
@@ -30,6 +30,9 @@ struct AttentionMaps {
 class FamilyModel {
  public:
   virtual ~FamilyModel() = default;
+  // The Model's store its weights were bound from; a driver on a device binds them again
+  // against a copy of its tensors (drivers::DeviceWeights).
+  const WeightStore* store = nullptr;
   // The config as Model's accessors report it (model.h).
   virtual int num_steps() const = 0;
   virtual int num_layers() const = 0;

@@ -32,6 +32,12 @@ WeightStore::WeightStore(const SafeTensors& st) : st_(&st) {
   block_ = AlignedBuffer(total);
 }
 
+WeightStore WeightStore::placed(const std::vector<Tensor>& tensors) {
+  WeightStore s;
+  for (const Tensor& t : tensors) s.placed_[t.name] = t;
+  return s;
+}
+
 void WeightStore::release_source() {
   for (const auto& [name, e] : index_)
     if (e.used && e.in_place && e.info->numel) {
@@ -73,6 +79,14 @@ WeightStore::Entry& WeightStore::checked(const std::string& name,
 }
 
 const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
+  if (!readable()) {
+    auto it = placed_.find(name);
+    if (it == placed_.end()) throw Error("missing tensor '" + name + "'");
+    if (it->second.shape != shape)
+      throw Error("tensor '" + name + "' has shape " + shape_str(it->second.shape) + ", expected " +
+                  shape_str(shape));
+    return static_cast<const float*>(it->second.data);
+  }
   Entry& e = checked(name, shape, DType::F32);
   const TensorInfo& t = *e.info;
   float* copy = e.in_place ? nullptr
@@ -85,17 +99,27 @@ const float* WeightStore::get(const std::string& name, const std::vector<int64_t
         throw Error("tensor '" + name + "' contains " + (std::isnan(w[i]) ? "NaN" : "Inf") +
                     " at index " + std::to_string(i));
     bind(e);
+    bound_list_.push_back({name, shape, DType::F32, w});
   }
   return w;
 }
 
 const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
+  if (!readable()) throw Error("tensor '" + name + "': a placed store holds fp32 tensors only");
   Entry& e = checked(name, shape, DType::I8);  // always in place
+  const int8_t* q = reinterpret_cast<const int8_t*>(st_->data(*e.info));
+  if (!e.used) bound_list_.push_back({name, shape, DType::I8, q});
   bind(e);
-  return reinterpret_cast<const int8_t*>(st_->data(*e.info));
+  return q;
 }
 
-DType WeightStore::dtype(const std::string& name) const { return entry(index_, name).info->dtype; }
+DType WeightStore::dtype(const std::string& name) const {
+  if (!readable()) {
+    if (!placed_.count(name)) throw Error("missing tensor '" + name + "'");
+    return DType::F32;
+  }
+  return entry(index_, name).info->dtype;
+}
 
 std::vector<std::string> WeightStore::unused() const {
   std::vector<std::string> r;
@@ -160,23 +184,11 @@ void embedding_rows(float* out, const Embedding& t, const int* ids, int n, float
   }
 }
 
-namespace {
-std::vector<float> dequantize_rows(const int8_t* q, const float* scale, int rows, int cols) {
+std::vector<float> dequantize(const int8_t* q, const float* scale, int rows, int cols) {
   std::vector<float> w((size_t)rows * cols);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) w[(size_t)r * cols + c] = scale[r] * (float)q[(size_t)r * cols + c];
   return w;
-}
-}  // namespace
-
-std::vector<float> dequantize(const Linear& l) {
-  if (!l.q) return std::vector<float>(l.w, l.w + (size_t)l.out * l.in);
-  return dequantize_rows(l.q, l.scale, l.out, l.in);
-}
-
-std::vector<float> dequantize(const Embedding& e) {
-  if (!e.q) return std::vector<float>(e.w, e.w + (size_t)e.rows * e.dim);
-  return dequantize_rows(e.q, e.scale, e.rows, e.dim);
 }
 
 namespace {

@@ -18,7 +18,7 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
     lw.in = l == 0 ? input_size : hidden;
     lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
     lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
-    if (cell == ops::Cell::GRU) {  // the fused step's layout, built once here
+    if (cell == ops::Cell::GRU && ws.readable()) {  // the fused step's layout, built once here (host)
       float* p = ws.derived((size_t)ops::gru_packed_floats(lw.in, hidden));
       ops::gru_pack(p, lw.ih.w, lw.ih.b, lw.hh.w, lw.hh.b, lw.in, hidden);
       lw.packed = p;

@@ -2,7 +2,7 @@
 // temperature, top-k and top-p from a seeded SplitMix64, exactly the rule generate.h states.
 #pragma once
 #include "attnlite/arena.h"
-#include "attnlite/generate.h"
+#include "attnlite/sampling.h"
 
 namespace attnlite::search {
 

@@ -4,7 +4,7 @@
 // sentence; nothing in them depends on the model family or the device.
 #pragma once
 #include "attnlite/arena.h"
-#include "attnlite/translate.h"
+#include "attnlite/decoding.h"
 #include "drivers/driver.h"
 
 namespace attnlite::search {

@@ -13,6 +13,8 @@ struct BahdanauModel final : FamilyModel {
   static constexpr int kMaxTargetSteps = 1000;
   models::BahdanauConfig config;
   models::BahdanauWeights weights;
+  // Every weight, by its state_dict() name: the one list of them, for the file and a device.
+  models::BahdanauWeights bind(WeightStore& ws) const { return models::bind_bahdanau(ws, config); }
 
   int num_steps() const override { return config.num_steps; }
   int num_layers() const override { return config.num_layers; }

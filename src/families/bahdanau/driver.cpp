@@ -20,7 +20,7 @@ namespace {
 class BahdanauDriver final : public Seq2SeqRows {
  public:
   BahdanauDriver(const BahdanauModel& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.config), w_(m.weights) {
+      : Seq2SeqRows(op, lim), m_(m), c_(m.config), w_(m.weights) {
     L_ = c_.num_layers;
     H_ = c_.num_hiddens;
     V_ = c_.tgt_vocab_size;
@@ -28,7 +28,7 @@ class BahdanauDriver final : public Seq2SeqRows {
 
   void carve(Arena& host, Arena& mem) override {
     if constexpr (kDeviceOpSets)
-      if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+      if (!mem.counting() && !op_.host_memory() && device_.empty()) mirror(op_);
     const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
     carve_rows(host, mem);
     st_.enc_out = mem.floats(R * S * H);
@@ -100,24 +100,14 @@ class BahdanauDriver final : public Seq2SeqRows {
   long cross_len() const { return (long)T_ * S_; }
 
   void mirror(const ops::Ops& op) {
-    WeightMirror m;
-    m.add(w_.encoder.embedding);
-    for (RNNWeights* r : {&w_.encoder.rnn, &w_.dec_rnn})
-      for (models::RNNLayerWeights& l : r->layer_weights) {
-        m.add(l.ih);
-        m.add(l.hh);
-      }
-    m.add(w_.attention.W_k);
-    m.add(w_.attention.W_q);
-    m.add(w_.attention.w_v);
-    m.add(w_.dec_embedding);
-    m.add(w_.dense);
-    weights_ = m.upload(op);
+    device_ = DeviceWeights(*m_.store, op);
+    w_ = m_.bind(device_.store());
   }
 
+  const BahdanauModel& m_;
   const BahdanauConfig& c_;
   BahdanauWeights w_;  // the model's, or their copy in op memory
-  OpBlock weights_;
+  DeviceWeights device_;  // on a device: the weights' copy
   int L_ = 0, H_ = 0, V_ = 0;
 
   BahdanauState st_;               // enc_out, enc_kp (R, S, Hh); h, c (L, R, Hh)

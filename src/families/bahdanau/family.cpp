@@ -24,7 +24,8 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
     else if (r == "lstm") b.cell = ops::Cell::LSTM;
     else throw Error("model config 'rnn' = '" + r + "' (expected gru or lstm)");
   }
-  m->weights = models::bind_bahdanau(store, b);
+  m->store = &store;
+  m->weights = m->bind(store);
   Loaded out;
   out.src_vocab = config::vocabulary(st, "attnlite.src_vocab", b.src_vocab_size);
   out.tgt_vocab = config::vocabulary(st, "attnlite.tgt_vocab", b.tgt_vocab_size);

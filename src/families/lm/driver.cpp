@@ -11,15 +11,14 @@
 namespace attnlite::families {
 
 using namespace attnlite::models;  // the blocks
-using drivers::OpBlock;
-using drivers::WeightMirror;
+using drivers::DeviceWeights;
 
 namespace {
 
 class LanguageModelDriver final : public drivers::TextDriver {
  public:
-  LanguageModelDriver(const LanguageModelModel& m, const ops::Ops& op)
-      : op_(op), c_(m.config), w_(m.weights) {
+  LanguageModelDriver(const LmModel& m, const ops::Ops& op)
+      : op_(op), m_(m), c_(m.config), w_(m.weights) {
     L_ = c_.num_layers;
     NH_ = c_.layer.num_heads;
     D_ = c_.layer.d_model;
@@ -42,11 +41,12 @@ class LanguageModelDriver final : public drivers::TextDriver {
  private:
   void mirror(const ops::Ops& op);
   const ops::Ops& op_;
+  const LmModel& m_;
   const models::LanguageModelConfig& c_;
   models::LanguageModelWeights w_;  // the model's, or their copy in op memory
   std::vector<float> P_table_;  // (T, D)
   const float* P_;              // P_table_, or its copy in op memory
-  OpBlock weights_;
+  DeviceWeights device_;  // on a device: the weights' copy
   int L_ = 0, NH_ = 1, D_ = 0, V_ = 0, T_ = 0;
   int* tokens_ = nullptr;                            // (T)
   float *cache_k_ = nullptr, *cache_v_ = nullptr;    // (L, T, D)
@@ -59,7 +59,7 @@ class LanguageModelDriver final : public drivers::TextDriver {
 
 void LanguageModelDriver::carve(Arena& mem) {
   if constexpr (drivers::kDeviceOpSets)
-    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+    if (!mem.counting() && !op_.host_memory() && device_.empty()) mirror(op_);
   const size_t L = L_, T = T_, D = D_;
   tokens_ = mem.take<int>(T);
   cache_k_ = mem.floats(L * T * D);
@@ -87,23 +87,14 @@ void LanguageModelDriver::clear_attention(const ops::Ops& op) {
 }
 
 void LanguageModelDriver::mirror(const ops::Ops& op) {
-  WeightMirror m;
-  m.add(w_.embedding);
-  for (auto& e : w_.layers) {
-    for (Linear* l : {&e.W_q, &e.W_k, &e.W_v, &e.out_proj, &e.linear1, &e.linear2}) m.add(*l);
-    for (LayerNormWeights* n : {&e.norm1, &e.norm2}) {
-      m.add(n->gamma, (size_t)n->n);
-      m.add(n->beta, (size_t)n->n);
-    }
-  }
-  m.add(w_.head);
-  m.add(P_, (size_t)T_ * D_);
-  weights_ = m.upload(op);
+  device_ = DeviceWeights(*m_.store, op, {{P_, (size_t)T_ * D_}, {m_.zeros.data(), m_.zeros.size()}});
+  P_ = device_.extra(0);
+  w_ = m_.bind(device_.store(), device_.extra(1));
 }
 
 }  // namespace
 
-std::unique_ptr<drivers::TextDriver> LanguageModelModel::text_driver(const ops::Ops& op) const {
+std::unique_ptr<drivers::TextDriver> LmModel::text_driver(const ops::Ops& op) const {
   return std::make_unique<LanguageModelDriver>(*this, op);
 }
 

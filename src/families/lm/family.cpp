@@ -9,7 +9,7 @@ namespace attnlite::families {
 namespace {
 
 Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
-  auto m = std::make_unique<LanguageModelModel>();
+  auto m = std::make_unique<LmModel>();
   models::LanguageModelConfig& l = m->config;
   models::EncoderLayerConfig& e = l.layer;
   l.vocab_size = config::integer(c, "vocab_size", 4, 1 << 20);
@@ -29,7 +29,8 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   if (l.max_len > l.pos_max_len) throw Error("model config: max_len exceeds pos_max_len");
   l.head_bias = store.has("head.bias");
   m->zeros.assign((size_t)e.d_model, 0.f);
-  m->weights = models::bind_language_model(store, l, m->zeros.data());
+  m->store = &store;
+  m->weights = m->bind(store, m->zeros.data());
   Loaded out;
   out.tgt_vocab = config::vocabulary(st, "attnlite.vocab", l.vocab_size);
   out.src_vocab = out.tgt_vocab;  // one vocabulary

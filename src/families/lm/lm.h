@@ -9,10 +9,15 @@
 
 namespace attnlite::families {
 
-struct LanguageModelModel final : FamilyModel {
+struct LmModel final : FamilyModel {
   models::LanguageModelConfig config;
   models::LanguageModelWeights weights;
   std::vector<float> zeros;  // (D) the bias of bias-free LayerNorms
+  // Every weight, by its state_dict() name: the one list of them, for the file and a device
+  // (no_bias: D zeros where the op set reads them).
+  models::LanguageModelWeights bind(WeightStore& ws, const float* no_bias) const {
+    return models::bind_language_model(ws, config, no_bias);
+  }
 
   int num_steps() const override { return config.max_len; }
   int num_layers() const override { return config.num_layers; }

@@ -21,7 +21,7 @@ namespace {
 class TransformerDriver final : public Seq2SeqRows {
  public:
   TransformerDriver(const TransformerModel& m, const ops::Ops& op, const Limits& lim)
-      : Seq2SeqRows(op, lim), c_(m.config), w_(m.weights) {
+      : Seq2SeqRows(op, lim), m_(m), c_(m.config), w_(m.weights) {
     L_ = c_.num_layers;
     NH_ = c_.num_heads;
     H_ = c_.num_hiddens;
@@ -34,7 +34,7 @@ class TransformerDriver final : public Seq2SeqRows {
 
   void carve(Arena& host, Arena& mem) override {
     if constexpr (kDeviceOpSets)
-      if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+      if (!mem.counting() && !op_.host_memory() && device_.empty()) mirror(op_);
     const size_t R = R_, B = B_, S = S_, T = T_, L = L_, H = H_;
     carve_rows(host, mem);
     enc_out_ = mem.floats(B * S * H);
@@ -143,36 +143,17 @@ class TransformerDriver final : public Seq2SeqRows {
 
   // Weights and the positional rows the limits reach, copied to op memory.
   void mirror(const ops::Ops& op) {
-    WeightMirror m;
-    m.add(w_.enc_embedding);
-    for (auto& e : w_.enc) {
-      for (Linear* l : {&e.attention.W_q, &e.attention.W_k, &e.attention.W_v, &e.attention.W_o,
-                        &e.ffn.dense1, &e.ffn.dense2})
-        m.add(*l);
-      for (AddNormWeights* a : {&e.addnorm1, &e.addnorm2}) add_norm(m, *a);
-    }
-    m.add(w_.dec_embedding);
-    for (auto& d : w_.dec) {
-      for (Linear* l : {&d.attention1.W_q, &d.attention1.W_k, &d.attention1.W_v, &d.attention1.W_o,
-                        &d.attention2.W_q, &d.attention2.W_k, &d.attention2.W_v, &d.attention2.W_o,
-                        &d.ffn.dense1, &d.ffn.dense2})
-        m.add(*l);
-      for (AddNormWeights* a : {&d.addnorm1, &d.addnorm2, &d.addnorm3}) add_norm(m, *a);
-    }
-    m.add(w_.dense);
-    m.add(P_, (size_t)std::max(S_, T_) * H_);
-    weights_ = m.upload(op);
-  }
-  static void add_norm(WeightMirror& m, AddNormWeights& a) {
-    m.add(a.gamma, (size_t)a.n);
-    m.add(a.beta, (size_t)a.n);
+    device_ = DeviceWeights(*m_.store, op, {{P_, (size_t)std::max(S_, T_) * H_}});
+    w_ = m_.bind(device_.store());
+    P_ = device_.extra(0);
   }
 
+  const TransformerModel& m_;
   const TransformerConfig& c_;
   TransformerWeights w_;  // the model's, or their copy in op memory
   std::vector<float> P_table_;  // (max(S, T), H)
   const float* P_;              // P_table_, or its copy in op memory
-  OpBlock weights_;
+  DeviceWeights device_;  // on a device: the weights' copy
   int L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
 
   float* enc_out_ = nullptr;       // (B, S, H)

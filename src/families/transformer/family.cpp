@@ -26,7 +26,8 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   t.shared_embeddings = config::boolean(c, "shared_embeddings", false);
   if (t.shared_embeddings && t.src_vocab_size != t.tgt_vocab_size)
     throw Error("model config: shared_embeddings needs src_vocab_size == tgt_vocab_size");
-  m->weights = models::bind_transformer(store, t);
+  m->store = &store;
+  m->weights = m->bind(store);
   Loaded out;
   out.src_vocab = config::vocabulary(st, "attnlite.src_vocab", t.src_vocab_size);
   out.tgt_vocab = config::vocabulary(st, "attnlite.tgt_vocab", t.tgt_vocab_size);

@@ -10,6 +10,8 @@ namespace attnlite::families {
 struct TransformerModel final : FamilyModel {
   models::TransformerConfig config;
   models::TransformerWeights weights;
+  // Every weight, by its state_dict() name: the one list of them, for the file and a device.
+  models::TransformerWeights bind(WeightStore& ws) const { return models::bind_transformer(ws, config); }
 
   int num_steps() const override { return config.num_steps; }
   int num_layers() const override { return config.num_layers; }

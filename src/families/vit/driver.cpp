@@ -8,15 +8,14 @@
 namespace attnlite::families {
 
 using namespace attnlite::models;  // the blocks
-using drivers::OpBlock;
-using drivers::WeightMirror;
+using drivers::DeviceWeights;
 
 namespace {
 
 class VisionTransformerDriver final : public drivers::ImageDriver {
  public:
   VisionTransformerDriver(const VisionTransformerModel& m, const ops::Ops& op, int max_batch)
-      : op_(op), c_(m.config), w_(m.weights) {
+      : op_(op), m_(m), c_(m.config), w_(m.weights) {
     B_ = max_batch;
     L_ = c_.depth;
     NH_ = c_.layer.num_heads;
@@ -34,9 +33,10 @@ class VisionTransformerDriver final : public drivers::ImageDriver {
  private:
   void mirror(const ops::Ops& op);
   const ops::Ops& op_;
+  const VisionTransformerModel& m_;
   const models::VisionTransformerConfig& c_;
   models::VisionTransformerWeights w_;  // the model's, or their copy in op memory
-  OpBlock weights_;
+  DeviceWeights device_;  // on a device: the weights' copy
   int B_ = 1, L_ = 0, NH_ = 1, T_ = 0, K_ = 0;
   float* images_ = nullptr;  // (B, C, S, S)
   float* logits_ = nullptr;  // (B, K)
@@ -47,7 +47,7 @@ class VisionTransformerDriver final : public drivers::ImageDriver {
 
 void VisionTransformerDriver::carve(Arena& mem) {
   if constexpr (drivers::kDeviceOpSets)
-    if (!mem.counting() && !op_.host_memory() && !weights_.data()) mirror(op_);
+    if (!mem.counting() && !op_.host_memory() && device_.empty()) mirror(op_);
   images_ = mem.floats((size_t)B_ * image_floats());
   logits_ = mem.floats((size_t)B_ * K_);
   attn_ = mem.floats((size_t)attention_len());
@@ -63,22 +63,8 @@ const float* VisionTransformerDriver::forward(const float* images, int n, bool a
 }
 
 void VisionTransformerDriver::mirror(const ops::Ops& op) {
-  WeightMirror m;
-  const int D = c_.layer.d_model;
-  m.add(w_.patch);
-  m.add(w_.cls_token, (size_t)D);
-  m.add(w_.pos_embedding, (size_t)T_ * D);
-  for (auto& e : w_.layers) {
-    for (Linear* l : {&e.W_q, &e.W_k, &e.W_v, &e.out_proj, &e.linear1, &e.linear2}) m.add(*l);
-    for (LayerNormWeights* n : {&e.norm1, &e.norm2}) {
-      m.add(n->gamma, (size_t)n->n);
-      m.add(n->beta, (size_t)n->n);
-    }
-  }
-  m.add(w_.head_norm.gamma, (size_t)D);
-  m.add(w_.head_norm.beta, (size_t)D);
-  m.add(w_.head);
-  weights_ = m.upload(op);
+  device_ = DeviceWeights(*m_.store, op, {{m_.zeros.data(), m_.zeros.size()}});
+  w_ = m_.bind(device_.store(), device_.extra(0));
 }
 
 }  // namespace

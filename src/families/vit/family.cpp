@@ -39,7 +39,8 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   if (v.num_patches() + 1 > 4097) throw Error("model config: more than 4096 patches");
   if (e.d_model % e.num_heads) throw Error("model config: embed_dim is not a multiple of num_heads");
   m->zeros.assign((size_t)e.d_model, 0.f);
-  m->weights = models::bind_vision_transformer(store, v, m->zeros.data());
+  m->store = &store;
+  m->weights = m->bind(store, m->zeros.data());
   Loaded out;
   out.labels = config::strings(st, "attnlite.labels", "label");
   if ((int)out.labels.size() != v.num_classes)

@@ -13,6 +13,11 @@ struct VisionTransformerModel final : FamilyModel {
   models::VisionTransformerConfig config;
   models::VisionTransformerWeights weights;
   std::vector<float> zeros;  // (D) the bias of bias-free LayerNorms
+  // Every weight, by its state_dict() name: the one list of them, for the file and a device
+  // (no_bias: D zeros where the op set reads them).
+  models::VisionTransformerWeights bind(WeightStore& ws, const float* no_bias) const {
+    return models::bind_vision_transformer(ws, config, no_bias);
+  }
 
   int num_steps() const override { return config.tokens(); }
   int num_layers() const override { return config.depth; }
