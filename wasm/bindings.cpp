@@ -1,5 +1,5 @@
 // attnlite for the web: the C API of include/attnlite/c_api.h, exported from the WASM
-// module as it is (wasm/build.sh lists its functions in EXPORTED_FUNCTIONS: translators,
+// module as it is (wasm/CMakeLists.txt lists its functions in EXPORTED_FUNCTIONS: translators,
 // results and the language model's al_generator_* / al_generation_*), plus what only
 // the web page needs, here: the allocator's usage, the kernel switch and Nadaraya-Watson.
 // The figures (al_render_heatmap, al_render_plot, al_colormap_rgb, al_image_*) are a second
