@@ -2,7 +2,7 @@
 // built by wasm/CMakeLists.txt from src/render/ (the renderer, colormaps, text, PNG encoding)
 // and this file alone, so that the runtime module (wasm/bindings.cpp) stays within its size
 // budget and the translation worker, which never draws, does not load the renderer.
-// wasm/api/figures.mjs wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here
+// web/api/figures.mjs wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here
 // is meant to be called by hand.
 //
 // Conventions are the C API's (include/attnlite/c_api.h) and the same names as when these

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '865a5e390ec12709';
+const VERSION = 'ea849807abab5ace';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
