@@ -35,14 +35,12 @@ case ${SIMD:-off} in
   *) echo "wasm/build.sh: SIMD is auto, on or off (got '$SIMD')" >&2; exit 2 ;;
 esac
 
-build() {  # build DIR [CMAKE OPTIONS...] -- [TARGET]: configure DIR and build it
-  local dir=$1 opts=() target=()
-  shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
-  [ $# -gt 1 ] && target=(--target "$2")
+build() {  # build DIR TARGET [CMAKE OPTIONS...]: configure DIR and build TARGET (all: the modules)
+  local dir=$1 target=$2
+  shift 2
   emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DATTNLITE_SIMD=$simd \
-    -DATTNLITE_WASM_LINK_FLAGS="${LINK_FLAGS:-}" "${opts[@]}" >/dev/null
-  cmake --build "$dir" -j "${JOBS:-2}" "${target[@]}"
+    -DATTNLITE_WASM_LINK_FLAGS="${LINK_FLAGS:-}" "$@" >/dev/null
+  cmake --build "$dir" -j "${JOBS:-2}" --target "$target"
 }
 sizes() {  # sizes DIR: the two modules' sizes
   local m
@@ -54,7 +52,7 @@ sizes() {  # sizes DIR: the two modules' sizes
 for t in "${targets[@]}"; do
   case $t in
     web)
-      build build/wasm-web -DATTNLITE_WASM_ENVIRONMENT=web -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+      build build/wasm-web all -DATTNLITE_WASM_ENVIRONMENT=web -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
       out=${WEB_OUT:-web}
       if [ "$(realpath -m "$out")" != "$(realpath build/wasm-web)" ]; then
         mkdir -p "$out"
@@ -62,13 +60,13 @@ for t in "${targets[@]}"; do
       fi
       sizes "$out" ;;
     node | kernel-test)
-      out=${NODE_OUT:-build/wasm-node} target=()
-      [ "$t" = kernel-test ] && target=(-- attnlite_kernel_parity)
-      build "$out" -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}" "${target[@]}"
+      out=${NODE_OUT:-build/wasm-node} target=all
+      [ "$t" = kernel-test ] && target=attnlite_kernel_parity
+      build "$out" $target -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
       if [ "$t" = node ]; then sizes "$out"; else echo "wasm/build.sh: node $out/kernel_parity.mjs"; fi ;;
     node-asan)
       out=${ASAN_OUT:-build/wasm-node-asan}
-      build "$out" -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS=js -DATTNLITE_SANITIZE=ON
+      build "$out" all -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS=js -DATTNLITE_SANITIZE=ON
       sizes "$out" ;;
     *) echo "wasm/build.sh: unknown target '$t' (web, node, node-asan, kernel-test)" >&2; exit 2 ;;
   esac
