@@ -117,20 +117,18 @@ stage_web() {
   compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=OFF
   cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SIMD=$simd >/dev/null
   cmake --build build/native --target attnlite_cli -j"$jobs"
-  # One compile, two links: the node build for the tests, the web build into build/wasm-web
-  # to compare with the committed web/ files.
-  JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node web
-  # The SIMD128 kernels against the scalar ones at every tail size (tests/web/kernels.test.mjs
-  # runs it; required here, so a missing program fails instead of skipping).
-  JOBS=$jobs bash wasm/build.sh kernel-test
+  # The node build for the tests (build/wasm-node), the kernel test in it (the SIMD128 kernels
+  # against the scalar ones at every tail size: tests/web/kernels.test.mjs runs it; required
+  # here, so a missing program fails instead of skipping), and the web build, left in its
+  # build folder (build/wasm-web) to compare with the committed web/ files.
+  JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node kernel-test web
   local f stale=0
-  for f in attnlite.mjs attnlite.wasm attnlite-figures.mjs attnlite-figures.wasm attnlite-api.mjs; do
+  for f in attnlite.mjs attnlite.wasm attnlite-figures.mjs attnlite-figures.wasm; do
     cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
   done
-  diff -qr build/wasm-web/api web/api || { echo "web/api/ differs from a fresh build"; stale=1; }
   node tools/web_version.mjs --check || stale=1  # the service worker's files and version
   if [ $stale = 1 ]; then
-    echo "the committed web build is out of date: run wasm/build.sh web and commit web/attnlite.*, web/attnlite-figures.* and web/api/" >&2
+    echo "the committed web build is out of date: run wasm/build.sh web and node tools/web_version.mjs, and commit web/attnlite.*, web/attnlite-figures.* and web/sw.js" >&2
     return 1
   fi
   # npm ci only when package-lock.json changed since the last install.

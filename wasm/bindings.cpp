@@ -1,10 +1,10 @@
 // attnlite for the web: the C API of include/attnlite/c_api.h, exported from the WASM
-// module as it is (wasm/build.sh lists its functions in EXPORTED_FUNCTIONS: translators,
+// module as it is (wasm/CMakeLists.txt lists its functions in EXPORTED_FUNCTIONS: translators,
 // results and the language model's al_generator_* / al_generation_*), plus what only
 // the web page needs, here: the allocator's usage, the kernel switch and Nadaraya-Watson.
 // The figures (al_render_heatmap, al_render_plot, al_colormap_rgb, al_image_*) are a second
 // module, attnlite-figures.wasm (wasm/figures_bindings.cpp), which the translation worker
-// never loads. wasm/attnlite-api.mjs wraps both in JavaScript classes; nothing here is
+// never loads. web/attnlite-api.mjs wraps both in JavaScript classes; nothing here is
 // meant to be called by hand.
 //
 // Conventions are the C API's: functions that can fail return 0 or a null pointer and, when
@@ -30,7 +30,7 @@
 
 using namespace attnlite;
 
-// wasm/attnlite-api.mjs writes these structs into WASM memory field by field (5 x 4 bytes).
+// web/attnlite-api.mjs writes these structs into WASM memory field by field (5 x 4 bytes).
 static_assert(sizeof(al_limits) == 20 && offsetof(al_limits, max_input_bytes) == 12 &&
                   offsetof(al_limits, device) == 16,
               "the al_limits layout that attnlite-api.mjs writes");

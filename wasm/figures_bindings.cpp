@@ -1,9 +1,9 @@
 // attnlite's figure renderer for the web: the second WASM module, attnlite-figures.wasm,
-// built by wasm/build.sh from src/render/ (the renderer, colormaps, text, PNG encoding) and this
-// file alone, so that the runtime module (wasm/bindings.cpp) stays within its size budget and
-// the translation worker, which never draws, does not load the renderer. wasm/api/figures.mjs
-// wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here is meant to be
-// called by hand.
+// built by wasm/CMakeLists.txt from src/render/ (the renderer, colormaps, text, PNG encoding)
+// and this file alone, so that the runtime module (wasm/bindings.cpp) stays within its size
+// budget and the translation worker, which never draws, does not load the renderer.
+// web/api/figures.mjs wraps it (Attnlite's renderHeatmap, renderPlot, colormap); nothing here
+// is meant to be called by hand.
 //
 // Conventions are the C API's (include/attnlite/c_api.h) and the same names as when these
 // functions lived in the runtime module: functions that can fail return 0, -1 or a null

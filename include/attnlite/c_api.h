@@ -1,7 +1,7 @@
 /* attnlite — the C API: a plain C interface over the C++ runtime, for C programs and for
  * bindings from other languages (wasm/bindings.cpp exports it to JavaScript as is, but for
  * the figures section at the end, which is native only; the JavaScript API in
- * wasm/attnlite-api.mjs uses the same names, docs/web.md lists them).
+ * web/attnlite-api.mjs uses the same names, docs/web.md lists them).
  *
  *   al_error* err = NULL;
  *   al_model* m = al_model_load("models/transformer-d2l.safetensors", &err);

@@ -3,9 +3,9 @@
 // 17, 31, 32, 33, 63, 64, 65, 128, 129}, row strides wider than the rows (and the padding left
 // untouched), add with its output aliasing an input, special values (±0, large |x|, ±inf,
 // NaN, masked -inf softmax entries).
-// Built by `wasm/build.sh kernel-test`, run by tests/web/kernels.test.mjs:
-// `node build/wasm-kernel-test/kernel_parity.mjs` prints the largest error of each kernel and
-// exits with status 1 when one is over its bound.
+// Built by `wasm/build.sh kernel-test` (target attnlite_kernel_parity of wasm/CMakeLists.txt),
+// run by tests/web/kernels.test.mjs: `node build/wasm-node/kernel_parity.mjs` prints the
+// largest error of each kernel and exits with status 1 when one is over its bound.
 //
 // Error measure: |simd − scalar| / magnitude, the magnitude being what the rounding errors
 // scale with (Σ|x_k·w_k| + |b| for the products, the largest input of the row for softmax,

@@ -1,8 +1,9 @@
 // The SIMD128 kernel table of the WebAssembly build against the scalar reference, kernel by
 // kernel at every tail size (tests/wasm/kernel_parity.cpp). The program is built by
-// `wasm/build.sh kernel-test`, never here: without it this file skips, unless
-// ATTNLITE_REQUIRE_KERNEL_TEST=1 (tools/test.sh) makes that a failure. It does not load the
-// build under ATTNLITE_WASM_DIR (the sanitized run of tools/test.sh runs it all the same).
+// `wasm/build.sh kernel-test` into the node build's folder (build/wasm-node/kernel_parity.mjs),
+// never here: without it this file skips, unless ATTNLITE_REQUIRE_KERNEL_TEST=1 (tools/test.sh)
+// makes that a failure. It does not load the build under ATTNLITE_WASM_DIR (the sanitized run
+// of tools/test.sh runs it all the same).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { test } from 'node:test';
 
 import { root } from './common.mjs';
 
-const program = join(root, 'build', 'wasm-kernel-test', 'kernel_parity.mjs');
+const program = join(root, 'build', 'wasm-node', 'kernel_parity.mjs');
 const required = process.env.ATTNLITE_REQUIRE_KERNEL_TEST === '1';
 const missing = !existsSync(program);
 

@@ -143,7 +143,7 @@ export class Attnlite {
     }
   }
 
-  // ---- figures (the renderer module, wasm/api/figures.mjs) ----
+  // ---- figures (the renderer module, api/figures.mjs) ----
   // renderHeatmap(matrices, options): matrices Float32Array (rows, cols, queries, keys); returns
   // {width, height, data, layout} (data: Uint8ClampedArray RGBA, ready for new
   // ImageData(data, width, height); layout: a HeatmapLayout).
