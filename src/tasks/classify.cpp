@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "attnlite/attention/rollout.h"
 #include "attnlite/error.h"
 #include "drivers/image_driver.h"
 #include "tasks/session.h"
@@ -60,15 +61,10 @@ struct Classifier::Impl {
     return b;
   }
 
+  // The scratch of a whole batch.
   size_t measure_scratch() {
-    size_t peak = 0;
-    for (bool att : {false, true}) {
-      Arena none, count;
-      driver.carve(none);
-      driver.forward(nullptr, B, att, ops::Ctx{ops::counting(), count});
-      peak = std::max(peak, count.peak());
-    }
-    return peak;
+    return attnlite::measure_scratch([this](Arena& none) { driver.carve(none); },
+                                     [this](const ops::Ctx& cx, bool att) { driver.forward(nullptr, B, att, cx); });
   }
 
   void carve(Arena& host, Arena& mem) {
@@ -153,31 +149,9 @@ struct Classifier::Impl {
     if (i < 0 || i >= n) throw Error("rollout: image index out of range");
     if (!attention) throw Error("rollout: the last call did not record attention");
     const Classification& r = results[(size_t)i];
-    double* R = roll;            // the product so far
-    double* next = roll + (long)T * T;
-    for (int q = 0; q < T; ++q)
-      for (int k = 0; k < T; ++k) R[q * T + k] = q == k;
-    for (int l = 0; l < L; ++l) {
-      // Â = (mean over heads + I), rows normalised
-      for (int q = 0; q < T; ++q) {
-        double sum = 0;
-        for (int k = 0; k < T; ++k) {
-          double v = q == k ? 1.0 : 0.0;
-          for (int h = 0; h < NH; ++h) v += (double)r.attn_at(l, h, q, k) / NH;
-          layer[q * T + k] = v;
-          sum += v;
-        }
-        for (int k = 0; k < T; ++k) layer[q * T + k] /= sum;
-      }
-      // R = Â_l · R
-      for (int q = 0; q < T; ++q)
-        for (int k = 0; k < T; ++k) {
-          double v = 0;
-          for (int j = 0; j < T; ++j) v += layer[q * T + j] * R[j * T + k];
-          next[q * T + k] = v;
-        }
-      std::swap(R, next);
-    }
+    const double* R = attention::rollout(
+        roll, roll + (long)T * T, layer, L, NH, T,
+        [&](int l, int h, int q, int k) { return r.attn_at(l, h, q, k); }, [](int, const double*) {});
     for (long j = 0; j < (long)T * T; ++j) out[j] = (float)R[j];
   }
 };

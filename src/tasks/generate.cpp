@@ -85,16 +85,11 @@ struct Generator::Impl {
   // The scratch of the largest calls, measured with the dry-run op set: the whole context in
   // one pass (prompt, perplexity) and the last single step, with and without attention.
   size_t measure_scratch() {
-    size_t peak = 0;
-    for (bool attention : {false, true}) {
-      Arena none, count;
-      driver.carve(none);
-      const ops::Ctx cx{ops::counting(), count};
-      driver.forward(nullptr, T, 0, true, attention, cx);
-      driver.forward(nullptr, 1, T - 1, false, attention, cx);
-      peak = std::max(peak, count.peak());
-    }
-    return peak;
+    return attnlite::measure_scratch([this](Arena& none) { driver.carve(none); },
+                                     [this](const ops::Ctx& cx, bool attention) {
+                                       driver.forward(nullptr, T, 0, true, attention, cx);
+                                       driver.forward(nullptr, 1, T - 1, false, attention, cx);
+                                     });
   }
 
   void carve(Arena& host, Arena& mem) {

@@ -3,6 +3,7 @@
 // them, and the blocks themselves: the host block (the caller's, checked, or its own) and, on a
 // device, one block of op memory.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <string>
@@ -42,6 +43,22 @@ inline const ops::Ops& ops_for(Device d) {
   if (d == Device::CPU) return ops::cpu();
   if (d == Device::CUDA) return ops::cuda();
   throw Error("limits: unknown device");
+}
+
+// The scratch of a session's largest calls, measured rather than written down: carve(none)
+// gives the driver placeholder buffers, then run(cx, attention) makes those calls with the
+// dry-run op set (every op does nothing) on a counting arena, with and without attention (the
+// CPU attention takes scratch for the scores it does not record); the peak.
+template <class Carve, class Run>
+size_t measure_scratch(Carve&& carve, Run&& run) {
+  size_t peak = 0;
+  for (bool attention : {false, true}) {
+    Arena none, count;
+    carve(none);
+    run(ops::Ctx{ops::counting(), count}, attention);
+    peak = std::max(peak, count.peak());
+  }
+  return peak;
 }
 
 struct SessionMemory {

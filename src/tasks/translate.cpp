@@ -96,24 +96,17 @@ struct Translator::Impl {
     memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
 
-  // The scratch one search takes at the limits: encode() and the last step() run with the
-  // dry-run op set on counting arenas (placeholder buffers; the ops do nothing), with and
-  // without attention (the CPU attention takes scratch for the scores it does not record).
+  // The scratch one search takes at the limits: encode(), the last step() and the choice.
   size_t measure_scratch() {
-    size_t peak = 0;
-    for (bool attention : {false, true}) {
-      Arena none, count;
-      driver->carve(none, none);
-      const ops::Ctx cx{ops::counting(), count};
-      driver->encode(nullptr, nullptr, B, KM, attention, cx);
-      driver->step(nullptr, B * KM, T - 1, 0, attention, cx);
-      int ids = 0;
-      float probs = 0;
-      double logp = 0;
-      cx.op.argmax_rows(&ids, &probs, &logp, nullptr, B * KM, 0, count);
-      peak = std::max(peak, count.peak());
-    }
-    return peak;
+    return attnlite::measure_scratch([this](Arena& none) { driver->carve(none, none); },
+                                     [this](const ops::Ctx& cx, bool attention) {
+                                       driver->encode(nullptr, nullptr, B, KM, attention, cx);
+                                       driver->step(nullptr, B * KM, T - 1, 0, attention, cx);
+                                       int ids = 0;
+                                       float probs = 0;
+                                       double logp = 0;
+                                       cx.op.argmax_rows(&ids, &probs, &logp, nullptr, B * KM, 0, cx.scratch);
+                                     });
   }
 
   // Every buffer: host ones from `host`, op-memory ones from `mem` (the same arena when the
