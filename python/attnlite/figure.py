@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING, Optional, Union
+from typing import Optional, Union
 
 from . import _capi
 from ._capi import decode, encode
 from .model import Model
-
-if TYPE_CHECKING:
-    from .translator import Translator
 
 __all__ = ["Figure", "heatmap"]
 
@@ -116,7 +113,7 @@ def _index(name: str, v: object) -> int:
     return v
 
 
-def heatmap(model: Union[Model, "Translator", str, "os.PathLike[str]"], sentence: str, *,
+def heatmap(model: Union[Model, "attnlite.Translator", str, "os.PathLike[str]"], sentence: str, *,
             kind: str = "cross", layer: Union[int, str, None] = None,
             head: Union[int, str, None] = None, cmap: str = "Reds", dpi: int = 100,
             format: str = "png", annotate: bool = False, positions: bool = False,
@@ -158,9 +155,7 @@ def heatmap(model: Union[Model, "Translator", str, "os.PathLike[str]"], sentence
             model lacks), a sentence it refuses, a model that is no translator, a closed one.
         TypeError, ValueError: arguments of the wrong type, a layer or head below 1.
     """
-    from .translator import Translator  # noqa: F811 (imported here: translator imports this module)
-
-    if isinstance(model, Translator):
+    if isinstance(getattr(model, "model", None), Model):  # a Translator: its model
         model = model.model
     elif not isinstance(model, Model):
         model = Model.load(model)
