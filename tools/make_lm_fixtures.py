@@ -3,12 +3,12 @@ attention, and generations and perplexity of the shipped models/lm-fra.safetenso
 
     /usr/bin/python3 tools/make_lm_fixtures.py [--out tests/fixtures] [--random-only]
 
-Code: tools/attnlite_tools/fixtures_lm.py, main().
+Code: tools/attnlite_tools/fixtures_lm.py (make()) and fixtures_lm_readme.py (main()).
 """
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from attnlite_tools.fixtures_lm import main  # noqa: E402
+from attnlite_tools.fixtures_lm_readme import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

@@ -4,12 +4,12 @@ models/vit-digits.safetensors on its test split (JSON and PNG digits).
 
     /usr/bin/python3 tools/make_vit_fixtures.py [--out tests/fixtures] [--random-only]
 
-Code: tools/attnlite_tools/fixtures_vit.py, main().
+Code: tools/attnlite_tools/fixtures_vit.py (make()) and fixtures_vit_readme.py (main()).
 """
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from attnlite_tools.fixtures_vit import main  # noqa: E402
+from attnlite_tools.fixtures_vit_readme import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

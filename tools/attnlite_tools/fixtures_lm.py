@@ -50,7 +50,7 @@ import torch.nn.functional as F
 from . import export
 from . import lm
 from . import safetensors as st
-from .fixtures_layers import assert_close, write_readme_section
+from .fixtures_layers import assert_close
 from .paths import DEFAULT_CORPUS, FIXTURES_DIR, MODELS_DIR, ROOT
 from .sample import LanguageModel
 
@@ -412,8 +412,10 @@ def dump_json(path, doc):
         f.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
 
-def main():
-    from .fixtures_lm_readme import readme_section  # it reads this module's cases
+def make():
+    """Writes the fixtures (the command line of tools/make_lm_fixtures.py); returns the output
+    folder, the random cases' results, and the shipped model's samples and perplexity (None
+    with --random-only). fixtures_lm_readme.main() writes the README section from them."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=FIXTURES_DIR)
@@ -435,7 +437,4 @@ def main():
         with open(os.path.join(args.out, "lm_fra_ppl.txt"), "w") as f:
             f.write("\n".join(lines) + "\n")
         dump_json(os.path.join(args.out, "lm_fra_ppl.json"), ppl)
-    else:
-        return
-    write_readme_section(os.path.join(args.out, "README.md"), LM_MARKER,
-                         readme_section(results, samples, ppl))
+    return args.out, results, samples, ppl

@@ -1,7 +1,10 @@
 """The lm section of tests/fixtures/README.md: what each language-model fixture holds and how
-it was checked (written by fixtures_lm.main)."""
-from .fixtures_layers import DTYPE_NAMES
-from .fixtures_lm import LM_MARKER, NEAR_TIE, PPL_EXTRA, PPL_SENTENCES
+it was checked (written by main() below, after fixtures_lm.make())."""
+import os
+
+from .fixtures_layers import DTYPE_NAMES, write_readme_section
+from .fixtures_lm import LM_MARKER, NEAR_TIE, PPL_EXTRA, PPL_SENTENCES, make
+
 
 def readme_section(results, samples=None, ppl=None):
     L = [LM_MARKER, "",
@@ -159,3 +162,12 @@ def readme_section(results, samples=None, ppl=None):
               f"split: {t['sentences']} sentences, {t['tokens']} tokens, perplexity "
               f"{t['perplexity']:.4f} (lm_ref {t['lm_ref_perplexity']:.4f})."]
     return "\n".join(L) + "\n"
+
+
+def main():
+    """tools/make_lm_fixtures.py: the fixtures (fixtures_lm.make), then their README section
+    (left as it is with --random-only)."""
+    out, results, samples, ppl = make()
+    if samples is None:
+        return
+    write_readme_section(os.path.join(out, "README.md"), LM_MARKER, readme_section(results, samples, ppl))

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from . import quantize
 from . import safetensors as st
 from . import vit
-from .fixtures_layers import assert_close, write_readme_section
+from .fixtures_layers import assert_close
 from .paths import FIXTURES_DIR, MODELS_DIR
 
 VIT_MARKER = "<!-- vit fixtures -->"
@@ -389,7 +389,10 @@ def write_case(out_dir, name, case):
                 n_model=n_model, n_expect=n_expect, stats=stats)
 
 
-def main():
+def make():
+    """Writes the patch and random-model fixtures (the command line of
+    tools/make_vit_fixtures.py); returns the arguments, the patch case and the random cases'
+    results. fixtures_vit_readme.main() adds the shipped model's fixtures and the README."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=FIXTURES_DIR)
@@ -402,10 +405,4 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     patch = write_patch(args.out)
     results = [write_case(args.out, name, case) for name, case in VIT_CASES.items()]
-    if args.random_only:
-        return
-    from .fixtures_vit_digits import digits_fixture  # they use this module's cases
-    from .fixtures_vit_readme import readme_section
-    digits = digits_fixture(args.model, args.out)
-    write_readme_section(os.path.join(args.out, "README.md"), VIT_MARKER,
-                         readme_section(patch, results, digits, args.out))
+    return args, patch, results

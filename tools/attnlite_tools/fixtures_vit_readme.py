@@ -2,8 +2,9 @@
 checked (written by fixtures_vit.main)."""
 import os
 
-from .fixtures_layers import DTYPE_NAMES
-from .fixtures_vit import CLS_STD, IN_PROJ_GAIN, PATCH_FORMULA, POS_STD, VIT_MARKER
+from .fixtures_layers import DTYPE_NAMES, write_readme_section
+from .fixtures_vit import CLS_STD, IN_PROJ_GAIN, PATCH_FORMULA, POS_STD, VIT_MARKER, make
+from .fixtures_vit_digits import digits_fixture
 
 def size_of(path):
     return os.path.getsize(path)
@@ -171,3 +172,14 @@ def readme_section(patch, results, digits, out_dir):
             L.append(f"| `{p['file_8x8']}` | {p['index']} | {p['label']} | "
                      f"{p['probability']:.4f} |")
     return "\n".join(L) + "\n"
+
+
+def main():
+    """tools/make_vit_fixtures.py: the patch and random-model fixtures (fixtures_vit.make), then
+    the shipped model's (fixtures_vit_digits) and the README section (not with --random-only)."""
+    args, patch, results = make()
+    if args.random_only:
+        return
+    digits = digits_fixture(args.model, args.out)
+    write_readme_section(os.path.join(args.out, "README.md"), VIT_MARKER,
+                         readme_section(patch, results, digits, args.out))

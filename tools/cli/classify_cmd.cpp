@@ -156,21 +156,9 @@ int cmd_classify(int argc, char** argv) {
               {"input", input},
               {"attention_shape", {r.layers, r.heads, r.tokens, r.tokens}}};
     if (weights) {
-      json a = json::array();
-      for (int l = 0; l < r.layers; ++l) {
-        json hl = json::array();
-        for (int h = 0; h < r.heads; ++h) {
-          json m = json::array();
-          for (int q = 0; q < r.tokens; ++q) {
-            json row = json::array();
-            for (int k = 0; k < r.tokens; ++k) row.push_back(r.attn_at(l, h, q, k));
-            m.push_back(row);
-          }
-          hl.push_back(m);
-        }
-        a.push_back(hl);
-      }
-      j["attention"] = a;
+      j["attention"] = nested_array({r.layers, r.heads, r.tokens, r.tokens}, [&](const std::vector<int>& i) {
+        return r.attn_at(i[0], i[1], i[2], i[3]);
+      });
       cls.rollout(0, rollout.data());
       json ro = json::array();
       for (int q = 0; q < r.tokens; ++q)

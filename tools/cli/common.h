@@ -1,6 +1,8 @@
 // attnlite command line — shared helpers.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnlite::figures {
@@ -15,6 +17,20 @@ constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 struct UsageError {
   std::string what;
 };
+
+// Weights as nested JSON arrays of `shape`, outermost first: element [i][j]... = at(i, j, ...)
+// (attention weights of every layer and head, in the layout each command documents).
+template <class At>
+nlohmann::json nested_array(const std::vector<int>& shape, At&& at) {
+  std::vector<int> idx(shape.size());
+  auto level = [&](auto&& self, size_t d) -> nlohmann::json {
+    nlohmann::json a = nlohmann::json::array();
+    for (idx[d] = 0; idx[d] < shape[d]; ++idx[d])
+      a.push_back(d + 1 == shape.size() ? nlohmann::json(at(idx)) : self(self, d + 1));
+    return a;
+  };
+  return level(level, 0);
+}
 
 // The shipped model named `name` (e.g. "transformer-d2l"): next to an installed binary
 // (../share/attnlite/models), in the source tree it was built from, or ./models.

@@ -134,21 +134,9 @@ int cmd_generate(int argc, char** argv) {
                          {"top_p", o.top_p}, {"seed", o.seed}, {"max_tokens", o.max_tokens}}},
             {"attention_shape", {g.layers, g.heads, g.positions, g.positions}}};
   if (weights) {
-    json a = json::array();
-    for (int l = 0; l < g.layers; ++l) {
-      json hl = json::array();
-      for (int h = 0; h < g.heads; ++h) {
-        json m = json::array();
-        for (int q = 0; q < g.positions; ++q) {
-          json row = json::array();
-          for (int kk = 0; kk < g.positions; ++kk) row.push_back(g.attn_at(l, h, q, kk));
-          m.push_back(row);
-        }
-        hl.push_back(m);
-      }
-      a.push_back(hl);
-    }
-    j["attention"] = a;
+    j["attention"] = nested_array({g.layers, g.heads, g.positions, g.positions}, [&](const std::vector<int>& i) {
+      return g.attn_at(i[0], i[1], i[2], i[3]);
+    });
   }
   std::printf("%s\n", j.dump().c_str());
   return kOk;

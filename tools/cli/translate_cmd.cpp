@@ -68,45 +68,15 @@ json attention_json(const Translation& r, bool weights) {
   }
   if (!weights || !r.cross) return a;
   if (r.layers) {
-    json enc = json::array(), dec = json::array(), cr = json::array();
-    for (int l = 0; l < r.layers; ++l) {
-      json el = json::array(), dl = json::array(), cl = json::array();
-      for (int h = 0; h < r.heads; ++h) {
-        json m = json::array();
-        for (int q = 0; q < r.S; ++q) {
-          json row = json::array();
-          for (int k = 0; k < r.S; ++k) row.push_back(r.enc_self_at(l, h, q, k));
-          m.push_back(row);
-        }
-        el.push_back(m);
-      }
-      for (int t = 0; t < steps; ++t) {
-        json ds = json::array(), cs = json::array();
-        for (int h = 0; h < r.heads; ++h) {
-          json drow = json::array(), crow = json::array();
-          for (int k = 0; k < steps; ++k) drow.push_back(r.dec_self_at(l, t, h, k));
-          for (int s = 0; s < r.S; ++s) crow.push_back(r.cross_at(l, t, h, s));
-          ds.push_back(drow);
-          cs.push_back(crow);
-        }
-        dl.push_back(ds);
-        cl.push_back(cs);
-      }
-      enc.push_back(el);
-      dec.push_back(dl);
-      cr.push_back(cl);
-    }
-    a["encoder_self"] = enc;
-    a["decoder_self"] = dec;
-    a["cross"] = cr;
+    using I = const std::vector<int>&;
+    a["encoder_self"] = nested_array({r.layers, r.heads, r.S, r.S},
+                                     [&](I i) { return r.enc_self_at(i[0], i[1], i[2], i[3]); });
+    a["decoder_self"] = nested_array({r.layers, steps, r.heads, steps},
+                                     [&](I i) { return r.dec_self_at(i[0], i[1], i[2], i[3]); });
+    a["cross"] = nested_array({r.layers, steps, r.heads, r.S},
+                              [&](I i) { return r.cross_at(i[0], i[1], i[2], i[3]); });
   } else {
-    json cr = json::array();
-    for (int t = 0; t < steps; ++t) {
-      json row = json::array();
-      for (int s = 0; s < r.S; ++s) row.push_back(r.cross_at(0, t, 0, s));
-      cr.push_back(row);
-    }
-    a["cross"] = cr;
+    a["cross"] = nested_array({steps, r.S}, [&](const std::vector<int>& i) { return r.cross_at(0, i[0], 0, i[1]); });
   }
   return a;
 }
