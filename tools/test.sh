@@ -210,7 +210,7 @@ stage_arm() {
   [ "$size" -le 1000000 ] || { echo "arm: over its budget of 1,000,000 bytes" >&2; return 1; }
   # Big-endian: the loader alone, for s390x.
   s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude tests/arm/endian_check.cpp \
-    src/model/safetensors.cpp -o build/endian_check_s390x
+    src/file/safetensors.cpp -o build/endian_check_s390x
   qemu-s390x -L /usr/s390x-linux-gnu build/endian_check_s390x models/transformer-d2l.safetensors
   echo "arm: builds in $((SECONDS - t0))s"
   arm_run aarch64 qemu-aarch64 /usr/aarch64-linux-gnu neon >build/aarch64/arm-run.log 2>&1 &

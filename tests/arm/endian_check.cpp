@@ -1,5 +1,5 @@
 // A model file on a big-endian machine: the loader refuses it with a message, before reading
-// a weight. tools/test.sh's arm stage builds this with src/model/safetensors.cpp for s390x (Debian's
+// a weight. tools/test.sh's arm stage builds this with src/file/safetensors.cpp for s390x (Debian's
 // g++-s390x-linux-gnu) and runs it under qemu-s390x; built for a little-endian machine it
 // checks the opposite (the same file loads).
 //   endian_check MODEL.safetensors
