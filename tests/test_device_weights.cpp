@@ -3,8 +3,9 @@
 // is written once. Checked here without a GPU on every shipped family: the copies hold the
 // file's values (int8 matrices dequantized), the placed store hands them out by name and
 // shape, and the drivers, run on an op set that is the CPU's but says its memory is not the
-// host's (so that they upload and bind their weights as on a GPU where the build has a device
-// op set), give the same logits as on the CPU.
+// host's (so that they upload and bind their weights as on a GPU), give the same logits as on
+// the CPU. The drivers copy their weights only in a build with a device op set
+// (-DATTNLITE_CUDA=ON; no GPU needed): the cuda stage of tools/test.sh runs that case.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,15 +1,27 @@
 #include "file/config.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "attnlite/error.h"
 
 namespace attnlite::config {
+
+namespace {
+// "model config '<key>' <what>", thrown.
+[[noreturn]] void bad(const char* key, const std::string& what) {
+  throw Error(std::string("model config '") + key + "' " + what);
+}
+}  // namespace
 
 json metadata_json(const SafeTensors& st, const std::string& key) {
   const auto& md = st.metadata();
   auto it = md.find(key);
   if (it == md.end()) throw Error("model metadata lacks '" + key + "'");
   try {
-    return json::parse(it->second);
+    // Bytes, as the safetensors header is parsed: one instantiation of the JSON parser in a binary.
+    const auto* p = reinterpret_cast<const uint8_t*>(it->second.data());
+    return json::parse(p, p + it->second.size());
   } catch (const json::exception& e) {
     throw Error("model metadata '" + key + "' is not valid JSON: " + e.what());
   }
@@ -18,18 +30,44 @@ json metadata_json(const SafeTensors& st, const std::string& key) {
 int integer(const json& c, const char* key, int lo, int hi) {
   auto it = c.find(key);
   if (it == c.end()) throw Error(std::string("model config lacks '") + key + "'");
-  if (!it->is_number_integer()) throw Error(std::string("model config '") + key + "' is not an integer");
+  if (!it->is_number_integer()) bad(key, "is not an integer");
   const int64_t v = it->get<int64_t>();
   if (v < lo || v > hi)
-    throw Error(std::string("model config '") + key + "' = " + std::to_string(v) + " is outside [" +
-                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    bad(key, "= " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return (int)v;
+}
+
+int integer(const json& c, const char* key, int lo, int hi, int def) {
+  return c.contains(key) ? integer(c, key, lo, hi) : def;
+}
+
+float positive(const json& c, const char* key, float def) {
+  auto it = c.find(key);
+  if (it == c.end()) return def;
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || !(it->get<double>() > 0))
+    bad(key, "must be a number > 0");
+  return (float)it->get<double>();
+}
+
+int choice(const json& c, const char* key, std::initializer_list<const char*> names, int def) {
+  auto it = c.find(key);
+  if (it == c.end()) return def;
+  if (!it->is_string()) bad(key, "is not a string");
+  const std::string v = it->get<std::string>();
+  std::string expected;
+  int i = 0;
+  for (const char* n : names) {
+    if (v == n) return i;
+    expected += std::string(i ? (i + 1 == (int)names.size() ? " or " : ", ") : "") + n;
+    ++i;
+  }
+  bad(key, "= '" + v + "' (expected " + expected + ")");
 }
 
 bool boolean(const json& c, const char* key, bool def) {
   auto it = c.find(key);
   if (it == c.end()) return def;
-  if (!it->is_boolean()) throw Error(std::string("model config '") + key + "' is not a boolean");
+  if (!it->is_boolean()) bad(key, "is not a boolean");
   return it->get<bool>();
 }
 

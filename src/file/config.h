@@ -2,6 +2,7 @@
 // `__metadata__` (attnlite.config, vocabularies, labels), each checked with an error that
 // names the key. What the model families' loaders share.
 #pragma once
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,9 +17,14 @@ using json = nlohmann::json;
 
 // The JSON value of metadata `key` (throws when it is missing or not JSON).
 json metadata_json(const SafeTensors& st, const std::string& key);
-// Config value `key`: an integer in [lo, hi]; a boolean (def when absent).
+// Config value `key`: an integer in [lo, hi] (def when absent, in the second form); a boolean
+// (def when absent); a finite number > 0 (def when absent); one of `names` (def when absent),
+// returned as its index.
 int integer(const json& c, const char* key, int lo, int hi);
+int integer(const json& c, const char* key, int lo, int hi, int def);
 bool boolean(const json& c, const char* key, bool def);
+float positive(const json& c, const char* key, float def);
+int choice(const json& c, const char* key, std::initializer_list<const char*> names, int def);
 // "activation": "relu" (the default) or "gelu"; "layer_norm_eps" in (0, 1), default 1e-5.
 ops::Act activation(const json& c, ops::Act def = ops::Act::Relu);
 float layer_norm_eps(const json& c);

@@ -3,6 +3,7 @@
 #include "attnlite/bpe.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -43,7 +44,9 @@ bool is_space(uint32_t cp) {
 Bpe::Bpe(std::string_view text, const Vocab& vocab) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(std::string(text));  // the loader's instantiation: one parser in the wasm
+    // Bytes, as the safetensors header is parsed: one instantiation of the JSON parser in a binary.
+    const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+    j = nlohmann::json::parse(p, p + text.size());
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("attnlite.bpe is not valid JSON: ") + e.what());
   }

@@ -17,13 +17,7 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   b.num_hiddens = config::integer(c, "num_hiddens", 1, 8192);
   b.num_layers = config::integer(c, "num_layers", 1, 64);
   b.num_steps = config::integer(c, "num_steps", 1, 1000);
-  if (c.contains("rnn")) {
-    if (!c["rnn"].is_string()) throw Error("model config 'rnn' is not a string");
-    const std::string r = c["rnn"].get<std::string>();
-    if (r == "gru") b.cell = ops::Cell::GRU;
-    else if (r == "lstm") b.cell = ops::Cell::LSTM;
-    else throw Error("model config 'rnn' = '" + r + "' (expected gru or lstm)");
-  }
+  b.cell = config::choice(c, "rnn", {"gru", "lstm"}, 0) == 0 ? ops::Cell::GRU : ops::Cell::LSTM;
   m->store = &store;
   m->weights = m->bind(store);
   Loaded out;

@@ -19,7 +19,7 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   e.dim_feedforward = config::integer(c, "dim_feedforward", 1, 65536);
   // The context holds <bos> and at least one word (a prompt is never empty).
   l.max_len = config::integer(c, "max_len", 2, 4096);
-  l.pos_max_len = c.contains("pos_max_len") ? config::integer(c, "pos_max_len", 1, 100000) : 5000;
+  l.pos_max_len = config::integer(c, "pos_max_len", 1, 100000, 5000);
   e.activation = config::activation(c);
   e.norm_first = config::boolean(c, "norm_first", false);
   e.bias = config::boolean(c, "bias", true);

@@ -18,7 +18,7 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   t.num_heads = config::integer(c, "num_heads", 1, 256);
   t.ffn_num_hiddens = config::integer(c, "ffn_num_hiddens", 1, 65536);
   t.num_steps = config::integer(c, "num_steps", 1, 1000);
-  t.max_len = c.contains("max_len") ? config::integer(c, "max_len", 1, 100000) : 1000;
+  t.max_len = config::integer(c, "max_len", 1, 100000, 1000);
   t.use_bias = config::boolean(c, "use_bias", t.use_bias);
   if (t.num_hiddens % t.num_heads) throw Error("model config: num_hiddens is not a multiple of num_heads");
   if (t.num_hiddens % 2) throw Error("model config: num_hiddens must be even for the positional encoding");

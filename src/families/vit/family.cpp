@@ -1,7 +1,5 @@
 // The Vision Transformer family: its config (attnlite.config), weights and class names
 // (attnlite.labels), checked at load.
-#include <cmath>
-
 #include "attnlite/error.h"
 #include "families/vit/vit.h"
 #include "file/config.h"
@@ -26,12 +24,7 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
   e.norm_first = config::boolean(c, "norm_first", false);
   e.bias = config::boolean(c, "bias", true);
   e.layer_norm_eps = config::layer_norm_eps(c);
-  if (c.contains("input_scale")) {
-    const nlohmann::json& s = c["input_scale"];
-    if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0))
-      throw Error("model config 'input_scale' must be a number > 0");
-    v.input_scale = (float)s.get<double>();
-  }
+  v.input_scale = config::positive(c, "input_scale", v.input_scale);
   if (config::boolean(c, "invert", false))
     throw Error("model config 'invert' = true is not supported (attnlite's ViT reads pixel values "
                 "times input_scale)");
