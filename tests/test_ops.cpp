@@ -13,7 +13,7 @@
 #include "attnlite/translate.h"
 #include "fixture.h"
 
-using attnlite::attention::ValidLens;
+using attnlite::ops::ValidLens;
 
 using namespace attnlite;
 

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "attnlite/attention/masked_softmax.h"
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
@@ -87,7 +88,7 @@ class CpuOps final : public Ops {
         const float* vb = v + (long)b * kv_stride * H + h * D;
         K.gemm_nt(s, ld, qb, H, kb, H, Tq, Tk, D, scale);
         // One (b, h) block: its valid lengths are batch b's (repeat_interleave by heads).
-        masked_softmax(s, 1, Tq, Tk, vl.for_batch(b, Tq), 1, ld);
+        attention::masked_softmax(s, 1, Tq, Tk, vl.for_batch(b, Tq), 1, ld);
         K.gemm_nn(ctx + (long)b * Tq * H + h * D, H, s, ld, vb, H, Tq, D, Tk);
       }
   }
@@ -106,7 +107,7 @@ class CpuOps final : public Ops {
         K.tanh(feat, Hh);
         linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
       }
-    masked_softmax(attn, B, 1, Tk, vl);
+    attention::masked_softmax(attn, B, 1, Tk, vl);
     for (int b = 0; b < B; ++b)
       K.gemm_nn(ctx + (long)b * ldc, Dv, attn + (long)b * Tk, Tk, v + (long)b * Tk * Dv, Dv, 1,
                 Dv, Tk);

@@ -16,7 +16,7 @@
 
 namespace attnlite::cuda {
 
-using attention::ValidLens;
+using ops::ValidLens;
 
 namespace {
 

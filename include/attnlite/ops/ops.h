@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "attnlite/arena.h"
-#include "attnlite/attention/masked_softmax.h"
+#include "attnlite/ops/valid_lens.h"
 
 namespace attnlite {
 struct Linear;
@@ -26,8 +26,6 @@ struct Embedding;
 }  // namespace attnlite
 
 namespace attnlite::ops {
-
-using attention::ValidLens;  // the book's valid_lens (attention/masked_softmax.h)
 
 // Where attention weights go: element (b, h, q, k) at
 // data[b * b_stride + h * h_stride + q * ld + k]. Empty (data == nullptr) = not wanted.
