@@ -11,6 +11,7 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
+#include "cpu/linear.h"
 
 namespace attnlite::ops {
 
@@ -22,7 +23,7 @@ class CpuOps final : public Ops {
   bool host_memory() const override { return true; }
 
   void linear(float* y, const float* x, const Linear& w, int M, Act act) const override {
-    attnlite::linear(y, w, x, M);
+    ops::linear(y, w, x, M);
     if (act == Act::Relu) kernels().relu(y, M * w.out);
     if (act == Act::Gelu) kernels().gelu(y, M * w.out);
   }
@@ -105,7 +106,7 @@ class CpuOps final : public Ops {
       for (int j = 0; j < Tk; ++j) {
         K.add(feat, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
         K.tanh(feat, Hh);
-        linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
+        ops::linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
       }
     attention::masked_softmax(attn, B, 1, Tk, vl);
     for (int b = 0; b < B; ++b)
