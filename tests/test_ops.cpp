@@ -302,3 +302,28 @@ TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every 
     return std::vector<Floats>{mem.get(a, 64), mem.get(b, 64)};
   });
 }
+
+TEST_CASE("ops: the ops on host arrays on every op set", "[ops]") {
+  // Host arrays whatever the set: a device set runs the CPU set's (src/ops/ops.cpp).
+  const int B = 2, Tq = 3, Tk = 5, D = 4, ld = 7, NH = 2;
+  const Floats a = rnd((size_t)Tq * D, 40), bt = rnd((size_t)Tk * D, 41), bn = rnd((size_t)Tk * D, 42);
+  const Floats scores = rnd((size_t)B * NH * Tq * ld, 43, 2.f);
+  const std::vector<int> lens = {2, Tk};
+  const int in = 5, Hh = 11, G = 3 * Hh;
+  const Floats wih = rnd((size_t)G * in, 44), bih = rnd(G, 45), whh = rnd((size_t)G * Hh, 46),
+               bhh = rnd(G, 47);
+  each_set([&](const ops::Ops& op, Mem&, bool) {
+    Floats nt((size_t)Tq * ld, 0.f), nn((size_t)Tq * D, 0.f);
+    op.gemm_nt(nt.data(), ld, a.data(), D, bt.data(), D, Tq, Tk, D, 0.5f);
+    op.gemm_nn(nn.data(), D, nt.data(), ld, bn.data(), D, Tq, D, Tk);
+    Floats masked = scores, plain = scores;
+    op.masked_softmax(masked.data(), B * NH, Tq, Tk, ValidLens::per_batch(lens.data()), NH, ld);
+    op.softmax_rows(plain.data(), ld, B * NH * Tq, Tk);
+    float mx = 0.f;
+    double sum = 0.0;
+    op.exp_sum(scores.data(), (int)scores.size(), &mx, &sum);
+    Floats packed(op.gru_packed_floats(in, Hh));
+    op.gru_pack(packed.data(), Linear{wih.data(), bih.data(), G, in}, Linear{whh.data(), bhh.data(), G, Hh});
+    return std::vector<Floats>{nt, nn, masked, plain, {mx, (float)sum}, packed};
+  });
+}

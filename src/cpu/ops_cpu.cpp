@@ -6,7 +6,6 @@
 #include <new>
 #include <string>
 
-#include "attnlite/attention/masked_softmax.h"
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
@@ -89,7 +88,7 @@ class CpuOps final : public Ops {
         const float* vb = v + (long)b * kv_stride * H + h * D;
         K.gemm_nt(s, ld, qb, H, kb, H, Tq, Tk, D, scale);
         // One (b, h) block: its valid lengths are batch b's (repeat_interleave by heads).
-        attention::masked_softmax(s, 1, Tq, Tk, vl.for_batch(b, Tq), 1, ld);
+        masked_softmax(s, 1, Tq, Tk, vl.for_batch(b, Tq), 1, ld);
         K.gemm_nn(ctx + (long)b * Tq * H + h * D, H, s, ld, vb, H, Tq, D, Tk);
       }
   }
@@ -108,7 +107,7 @@ class CpuOps final : public Ops {
         K.tanh(feat, Hh);
         ops::linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
       }
-    attention::masked_softmax(attn, B, 1, Tk, vl);
+    masked_softmax(attn, B, 1, Tk, vl, 1, Tk);
     for (int b = 0; b < B; ++b)
       K.gemm_nn(ctx + (long)b * ldc, Dv, attn + (long)b * Tk, Tk, v + (long)b * Tk * Dv, Dv, 1,
                 Dv, Tk);
@@ -170,6 +169,39 @@ class CpuOps final : public Ops {
     }
   }
 
+  void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+               int K, float alpha) const override {
+    kernels().gemm_nt(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+  }
+  void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+               int K) const override {
+    kernels().gemm_nn(c, ldc, a, lda, b, ldb, M, N, K);
+  }
+  void masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int heads,
+                      int ld) const override {
+    if (vl.kind != ValidLens::None) {
+      for (int bh = 0; bh < BH; ++bh)
+        for (int q = 0; q < Tq; ++q) {
+          int len = vl.get(bh / heads, q, Tq);
+          float* row = x + ((long)bh * Tq + q) * ld;
+          for (int k = len < 0 ? 0 : len; k < Tk; ++k) row[k] = kMaskValue;
+        }
+    }
+    kernels().softmax_rows(x, ld, BH * Tq, Tk);
+  }
+  void softmax_rows(float* x, int ld, int rows, int n) const override {
+    kernels().softmax_rows(x, ld, rows, n);
+  }
+  void exp_sum(const float* x, int n, float* max, double* sum) const override {
+    kernels().exp_sum(x, n, max, sum);
+  }
+  size_t gru_packed_floats(int in, int Hh) const override {
+    return (size_t)ops::gru_packed_floats(in, Hh);
+  }
+  void gru_pack(float* packed, const Linear& ih, const Linear& hh) const override {
+    ops::gru_pack(packed, ih.w, ih.b, hh.w, hh.b, ih.in, hh.in);
+  }
+
   void copy(void* dst, const void* src, size_t bytes) const override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
@@ -228,6 +260,14 @@ class CountingOps final : public Ops {
     scratch.floats(R);
     scratch.take<double>(R);
   }
+  void gemm_nt(float*, int, const float*, int, const float*, int, int, int, int,
+               float) const override {}
+  void gemm_nn(float*, int, const float*, int, const float*, int, int, int, int) const override {}
+  void masked_softmax(float*, int, int, int, const ValidLens&, int, int) const override {}
+  void softmax_rows(float*, int, int, int) const override {}
+  void exp_sum(const float*, int, float*, double*) const override {}
+  size_t gru_packed_floats(int, int) const override { return 0; }
+  void gru_pack(float*, const Linear&, const Linear&) const override {}
   void copy(void*, const void*, size_t) const override {}
   void copy_2d(void*, size_t, const void*, size_t, size_t, int) const override {}
   void zero(void*, size_t) const override {}
