@@ -1,5 +1,5 @@
 // The CPU op set: every op over the active kernel table (ops::kernels(): the scalar reference
-// or the SIMD kernels), in host memory. Also the dry-run set, whose ops do nothing.
+// or the SIMD kernels), in host memory. The scratch each op takes: ops/scratch.h.
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 #include "cpu/linear.h"
+#include "ops/scratch.h"
 
 namespace attnlite::ops {
 
@@ -32,7 +33,7 @@ class CpuOps final : public Ops {
     ArenaScope scope(scratch);
     const auto& K = kernels();
     if (!y) return K.layer_norm(out, x, gamma, beta, R, n, eps);
-    float* sum = scratch.floats((size_t)R * n);
+    float* sum = add_layer_norm_scratch(scratch, R, n);
     K.add(sum, y, x, R * n);  // dropout(Y) + X, dropout being identity at inference
     K.layer_norm(out, sum, gamma, beta, R, n, eps);
   }
@@ -78,7 +79,7 @@ class CpuOps final : public Ops {
     const auto& K = kernels();
     const int D = H / NH;
     const float scale = 1.f / std::sqrt((float)D);
-    float* tmp = attn.data ? nullptr : scratch.floats((size_t)Tq * Tk);
+    float* tmp = attend_scratch(scratch, attn, Tq, Tk);
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         float* s = attn.data ? attn.data + b * attn.b_stride + h * attn.h_stride : tmp;
@@ -98,7 +99,7 @@ class CpuOps final : public Ops {
                        const ValidLens& vl, Arena& scratch) const override {
     ArenaScope scope(scratch);
     const auto& K = kernels();
-    float* feat = scratch.floats(Hh);
+    float* feat = additive_attend_scratch(scratch, Hh);
     // scores[b, j] = w_v · tanh(qp[b] + kp[b, j]); the book's (B, 1, Tk, Hh) features tensor
     // is never materialised.
     for (int b = 0; b < B; ++b)
@@ -118,7 +119,7 @@ class CpuOps final : public Ops {
     const auto& K = kernels();
     if (!packed || !K.gru_step) return Ops::gru_step(h, x, gi, ih, hh, packed, B, scratch);
     ArenaScope scope(scratch);
-    K.gru_step(h, scratch.floats((size_t)hh.in), x, gi, packed, B, ih.in, hh.in);
+    K.gru_step(h, gru_step_fused_scratch(scratch, hh.in), x, gi, packed, B, ih.in, hh.in);
   }
 
   void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
@@ -226,66 +227,10 @@ class CpuOps final : public Ops {
   void release(void* p) const override { ::operator delete(p, std::align_val_t(256)); }
 };
 
-// Does nothing: run a forward pass on a counting Arena to measure its scratch.
-class CountingOps final : public Ops {
- public:
-  const char* name() const override { return "counting"; }
-  bool host_memory() const override { return true; }
-  bool counting() const override { return true; }
-  void linear(float*, const float*, const Linear&, int, Act) const override {}
-  void add_layer_norm(float*, const float*, const float*, const float*, const float*, int R,
-                      int n, float, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.floats((size_t)R * n);  // what the CPU set takes (at most)
-  }
-  void add(float*, const float*, const float*, long) const override {}
-  void embed(float*, int, const Embedding&, const int*, int, float) const override {}
-  void patches(float*, const float*, int, int, int, int, int, float) const override {}
-  void add_positions(float*, const float*, int, int, int, const int*) const override {}
-  void attend(float*, const AttnOut& attn, const float*, const float*, const float*, int, int,
-              int Tq, int Tk, int, int, const ValidLens&, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    if (!attn.data) scratch.floats((size_t)Tq * Tk);
-  }
-  void additive_attend(float*, int, float*, const float*, const float*, const float*,
-                       const Linear&, int, int, int Hh, int, const ValidLens&,
-                       Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.floats(Hh);
-  }
-  void rnn_cell(float*, float*, float*, float*, Cell, int, int) const override {}
-  void argmax_rows(int*, float*, double*, const float*, int R, int, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.take<int>(R);  // what a device set takes for its results
-    scratch.floats(R);
-    scratch.take<double>(R);
-  }
-  void gemm_nt(float*, int, const float*, int, const float*, int, int, int, int,
-               float) const override {}
-  void gemm_nn(float*, int, const float*, int, const float*, int, int, int, int) const override {}
-  void masked_softmax(float*, int, int, int, const ValidLens&, int, int) const override {}
-  void softmax_rows(float*, int, int, int) const override {}
-  void exp_sum(const float*, int, float*, double*) const override {}
-  size_t gru_packed_floats(int, int) const override { return 0; }
-  void gru_pack(float*, const Linear&, const Linear&) const override {}
-  void copy(void*, const void*, size_t) const override {}
-  void copy_2d(void*, size_t, const void*, size_t, size_t, int) const override {}
-  void zero(void*, size_t) const override {}
-  void upload(void*, const void*, size_t) const override {}
-  void download(void*, const void*, size_t) const override {}
-  void* alloc(size_t) const override { return nullptr; }
-  void release(void*) const override {}
-};
-
 }  // namespace
 
 const Ops& cpu() {
   static const CpuOps ops;
-  return ops;
-}
-
-const Ops& counting() {
-  static const CountingOps ops;
   return ops;
 }
 
