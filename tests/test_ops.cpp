@@ -73,7 +73,7 @@ std::vector<OpSet> op_sets() {
 
 // Runs f(op, mem) -> outputs on the scalar CPU set and on every other set; compares.
 void each_set(const std::function<std::vector<Floats>(const ops::Ops&, Mem&, bool simd)>& f) {
-  ops::set_backend(ops::Backend::Scalar);
+  ops::use_kernels(ops::KernelTable::Scalar);
   std::vector<Floats> ref;
   {
     Mem mem(ops::cpu());
@@ -81,14 +81,14 @@ void each_set(const std::function<std::vector<Floats>(const ops::Ops&, Mem&, boo
   }
   for (const OpSet& s : op_sets()) {
     INFO("op set " << s.name);
-    if (s.name == "cpu-simd") ops::set_backend(ops::Backend::Simd);
+    if (s.name == "cpu-simd") ops::use_kernels(ops::KernelTable::Simd);
     std::vector<Floats> got;
     {
       Mem mem(*s.op);
       got = f(*s.op, mem, s.name == "cpu-simd");
       s.op->sync();
     }
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     REQUIRE(got.size() == ref.size());
     for (size_t i = 0; i < ref.size(); ++i) {
       INFO("output " << i);
@@ -120,13 +120,13 @@ TEST_CASE("ops: linear (bias, ReLU, int8 on the CPU) on every op set", "[ops]") 
   std::vector<int8_t> q((size_t)N * K);
   for (size_t i = 0; i < q.size(); ++i) q[i] = (int8_t)((int)(i * 37 % 255) - 127);
   const Floats x = rnd((size_t)M * K, 4), scale = rnd(N, 5, 0.01f), b = rnd(N, 6);
-  ops::set_backend(ops::Backend::Scalar);
+  ops::use_kernels(ops::KernelTable::Scalar);
   Floats ref((size_t)M * N), got(ref.size());
   ops::cpu().linear(ref.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
   if (ops::simd_kernels()) {
-    ops::set_backend(ops::Backend::Simd);
+    ops::use_kernels(ops::KernelTable::Simd);
     ops::cpu().linear(got.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     REQUIRE_CLOSE(got, ref, 1e-4);
   }
 }
@@ -172,7 +172,7 @@ TEST_CASE("ops: GELU linear, plain LayerNorm and add on every op set", "[ops][lm
   const Floats x = rnd((size_t)M * K, 31), w = rnd((size_t)N * K, 32), b = rnd(N, 33);
   // the formulas themselves, in float64: gelu(z) = z (1 + erf(z / sqrt 2)) / 2
   {
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     Floats y((size_t)M * N), ref((size_t)M * N);
     ops::cpu().linear(y.data(), x.data(), Linear{w.data(), b.data(), N, K}, M, ops::Act::Gelu);
     for (int m = 0; m < M; ++m)

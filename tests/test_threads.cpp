@@ -17,7 +17,7 @@ struct Threads {  // restores one thread whatever happens
 }  // namespace
 
 TEST_CASE("threaded linear equals the serial one", "[threads]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   std::mt19937 g(7);
   std::normal_distribution<float> nd;
   const int N = GENERATE(1, 17, 256, 1000), K = 300;

@@ -152,12 +152,21 @@ struct Ctx {
   Arena& scratch;
 };
 
-// The CPU op set (kernels(): SIMD when available, else scalar).
+// The CPU op set, over the kernel table in use (below).
 const Ops& cpu();
 // The dry-run op set: every op does nothing (scratch sizing with a counting Arena).
 const Ops& counting();
 // The CUDA op set. Throws attnlite::Error naming why when attnlite was built without CUDA
 // or no device is available.
 const Ops& cuda();
+
+// The CPU op set's kernel table: the SIMD one when it is built and the CPU has its
+// instructions, else the scalar reference. A process-wide setting for tests and tools, not
+// to be changed while sessions run.
+enum class KernelTable { Scalar, Simd };
+void use_kernels(KernelTable);  // throws attnlite::Error when the SIMD table is not available
+KernelTable kernel_table();     // the table in use
+// Its name: "scalar", or the SIMD table's ("avx2-fma", "neon", "simd128", ...).
+const char* kernels_name();
 
 }  // namespace attnlite::ops
