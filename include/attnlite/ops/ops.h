@@ -4,11 +4,13 @@
 // buffers it is given, so the same block code runs wherever the buffers live.
 //
 // Every pointer an op takes lives in the op set's memory (host memory for the CPU, device
-// memory for CUDA), except where a parameter says "host". Ops write their output first,
-// take const inputs and int sizes, never allocate (scratch comes from the caller's arena)
-// and never throw on the hot path.
+// memory for CUDA), except where a parameter says "host" and for the ops on host arrays
+// (below). Ops write their output first, take const inputs and int sizes, never allocate
+// (scratch comes from the caller's arena) and never throw on the hot path. This header
+// depends on nothing above the op tier.
 //
-// Ops::counting() is the dry run: a set whose ops do nothing, used with a counting Arena to
+// ops::counting() is the dry run: a set whose ops do nothing but take the scratch the other
+// sets take (each op's declared once, src/ops/scratch.h), used with a counting Arena to
 // measure the scratch a forward pass takes (drivers size their workspace with it).
 //
 // Legend: R rows, M/N/K matrix sizes, H hidden size, NH heads, B batch, Tq queries, Tk keys,
