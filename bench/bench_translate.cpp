@@ -28,7 +28,7 @@
 #include "attnlite/arena.h"
 #include "attnlite/attention/positional_encoding.h"
 #include "attnlite/model.h"
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
 #include "families/transformer/transformer.h"  // the bound weights, for the block-level benchmarks
@@ -194,7 +194,7 @@ void BM_base_translate(benchmark::State& state) {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("attnlite.kernels", ops::kernels().name);
+  benchmark::AddCustomContext("attnlite.kernels", ops::kernels_name());
 
   const struct { const char* name; const char* file; } d2l[] = {
       {"transformer", "transformer-d2l"}, {"bahdanau", "bahdanau-d2l"}};

@@ -92,7 +92,7 @@ endif()
 # loaders, the tokenizers, the tasks, searches and drivers, the C API, the image decoder, the
 # renderer, the bindings, the thread pool and the kernel dispatch), and the scalar kernels
 # (src/cpu/kernels_scalar.cpp): in WebAssembly they are the reference that
-# set_backend(Scalar) selects, the SIMD128 ones translate (-Os gives the same results: no
+# use_kernels(Scalar) selects, the SIMD128 ones translate (-Os gives the same results: no
 # float reassociation at any level).
 function(attnlite_wasm_optimize target)
   get_target_property(sources ${target} SOURCES)

@@ -75,9 +75,9 @@ inline Diff max_abs_diff(const float* a, const float* b, size_t n) {
     REQUIRE(d_.max <= (tol));                                                                   \
   } while (0)
 
-// Runs the enclosing test once per available kernel backend (scalar always, SIMD if built).
-#define FOR_EACH_BACKEND()                                                                      \
-  auto backend_ = GENERATE(attnlite::ops::Backend::Scalar, attnlite::ops::Backend::Simd);       \
-  if (backend_ == attnlite::ops::Backend::Simd && !attnlite::ops::simd_kernels()) return;      \
-  attnlite::ops::set_backend(backend_);                                                         \
-  INFO("backend " << attnlite::ops::kernels().name)
+// Runs the enclosing test once per available CPU kernel table (scalar always, SIMD if built).
+#define FOR_EACH_KERNEL_TABLE()                                                                 \
+  auto kernels_ = GENERATE(attnlite::ops::KernelTable::Scalar, attnlite::ops::KernelTable::Simd); \
+  if (kernels_ == attnlite::ops::KernelTable::Simd && !attnlite::ops::simd_kernels()) return;   \
+  attnlite::ops::use_kernels(kernels_);                                                         \
+  INFO("kernels " << attnlite::ops::kernels_name())

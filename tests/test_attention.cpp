@@ -32,7 +32,7 @@ TEST_CASE("sequence_mask matches the book", "[attention]") {
 }
 
 TEST_CASE("masked_softmax with 1-D, 2-D and no valid_lens", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("masked_softmax");
   auto v1 = fx.ids("in.valid_lens_1d");
   auto v2 = fx.ids("in.valid_lens_2d");
@@ -52,7 +52,7 @@ TEST_CASE("masked_softmax with 1-D, 2-D and no valid_lens", "[attention]") {
 }
 
 TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("additive_attention");
   Scratch s;
   auto w = bind_additive_attention(fx.ws, "", 2, 20, 8);
@@ -80,7 +80,7 @@ TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
 }
 
 TEST_CASE("DotProductAttention: book example and 2-D valid lengths", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("dot_product_attention");
   auto q = fx.f("in.queries"), k = fx.f("in.keys"), v = fx.f("in.values");
   auto vl = fx.ids("in.valid_lens");
@@ -100,7 +100,7 @@ TEST_CASE("DotProductAttention: book example and 2-D valid lengths", "[attention
 }
 
 TEST_CASE("MultiHeadAttention(100, 100, 100, 100, 5) on (2, 4, 100)", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("multi_head_attention");
   Scratch s;
   auto w = bind_multi_head_attention(fx.ws, "", 100, 100, 100, 100, 5, false);
@@ -119,7 +119,7 @@ TEST_CASE("MultiHeadAttention(100, 100, 100, 100, 5) on (2, 4, 100)", "[attentio
 }
 
 TEST_CASE("MultiHeadAttention with biases and distinct sizes", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("multi_head_attention_bias");
   Scratch s;
   auto w = bind_multi_head_attention(fx.ws, "", 24, 20, 16, 40, 4, true);
@@ -161,7 +161,7 @@ TEST_CASE("Learnable positional embedding", "[attention]") {
 }
 
 TEST_CASE("Nadaraya-Watson: non-parametric and parametric pooling", "[attention]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("nadaraya_watson");
   auto xt = fx.f("in.x_train"), yt = fx.f("in.y_train"), xs = fx.f("in.x_test");
   std::vector<float> y(50), a(50 * 50);

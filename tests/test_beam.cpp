@@ -26,7 +26,7 @@ void check_nbest_order(const NBest& nb) {
 }
 
 void check_model(const std::string& name) {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("beam_" + name);
   auto model = Model::load(test::model_path(name + "-d2l"));
   Limits lim;

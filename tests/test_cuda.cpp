@@ -159,7 +159,7 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         std::vector<float> ctx_ref((size_t)B * Tq * H), att_ref((size_t)B * NH * Tq * Tk);
         std::vector<float> ctx_got(ctx_ref.size()), att_got(att_ref.size());
         attnlite::test::Scratch s;
-        ops::set_backend(ops::Backend::Scalar);
+        ops::use_kernels(ops::KernelTable::Scalar);
         attend_heads(ctx_ref.data(), AttnOut::dense(att_ref.data(), NH, Tq, Tk), q.data(), k.data(),
                      v.data(), Tk, B, Tq, Tk, H, NH, vl, s.cx);
         cuda::check::attend(ctx_got.data(), att_got.data(), q.data(), k.data(), v.data(), B, Tq,
@@ -193,7 +193,7 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
       }
     }
   }
-  ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+  ops::use_kernels(ops::simd_kernels() ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
 }
 
 #endif  // ATTNLITE_HAVE_CUDA

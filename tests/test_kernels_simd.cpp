@@ -24,6 +24,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #if defined(ATTNLITE_HAVE_SIMD)
 #include "cpu/simd/kernels_simd.h"
 #endif
@@ -81,18 +82,19 @@ double gemm_tol(int K) { return 1e-5 * (K > 256 ? K / 256.0 : 1.0); }
 
 }  // namespace
 
-TEST_CASE("set_backend(Simd) selects the SIMD table", "[simd]") {
+TEST_CASE("use_kernels(Simd) selects the SIMD table", "[simd]") {
   const Kernels* s = simd_or_skip();
   if (!s) return;
-  const auto before = attnlite::ops::backend();
-  attnlite::ops::set_backend(attnlite::ops::Backend::Simd);
+  const auto before = attnlite::ops::kernel_table();
+  attnlite::ops::use_kernels(attnlite::ops::KernelTable::Simd);
   CHECK(&attnlite::ops::kernels() == s);
-  CHECK(attnlite::ops::backend() == attnlite::ops::Backend::Simd);
+  CHECK(attnlite::ops::kernel_table() == attnlite::ops::KernelTable::Simd);
   // named for the instructions it was compiled to, as CMake expects for this target
   CHECK(std::string(attnlite::ops::kernels().name) == ATTNLITE_EXPECT_KERNELS);
-  attnlite::ops::set_backend(attnlite::ops::Backend::Scalar);
+  CHECK(std::string(attnlite::ops::kernels_name()) == ATTNLITE_EXPECT_KERNELS);
+  attnlite::ops::use_kernels(attnlite::ops::KernelTable::Scalar);
   CHECK(&attnlite::ops::kernels() == &attnlite::ops::scalar_kernels());
-  attnlite::ops::set_backend(before);
+  attnlite::ops::use_kernels(before);
 }
 
 TEST_CASE("simd linear matches scalar for every tail of M, N, K", "[simd][gemm]") {

@@ -15,7 +15,7 @@ using attnlite::test::Scratch;
 constexpr double kTol = 1e-5;
 
 TEST_CASE("PositionWiseFFN(4, 4, 8)", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("ffn");
   Scratch s;
   auto w = bind_ffn(fx.ws, "", 4, 4, 8);
@@ -26,7 +26,7 @@ TEST_CASE("PositionWiseFFN(4, 4, 8)", "[layers]") {
 }
 
 TEST_CASE("AddNorm over [3, 4] and [24]", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Scratch s;
   {
     Fixture fx("addnorm");
@@ -46,7 +46,7 @@ TEST_CASE("AddNorm over [3, 4] and [24]", "[layers]") {
 }
 
 TEST_CASE("GRU and LSTM, 2 layers, PyTorch gate order", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Scratch s;
   {
     Fixture fx("gru");
@@ -74,7 +74,7 @@ TEST_CASE("GRU and LSTM, 2 layers, PyTorch gate order", "[layers]") {
 }
 
 TEST_CASE("EncoderBlock(24, ..., 8 heads) on (2, 100, 24)", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("encoder_block");
   Scratch s;
   auto w = bind_encoder_block(fx.ws, "", 24, 48, 8, false, {24});
@@ -89,7 +89,7 @@ TEST_CASE("EncoderBlock(24, ..., 8 heads) on (2, 100, 24)", "[layers]") {
 }
 
 TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("transformer_encoder");
   Scratch s;
   TransformerConfig c;
@@ -112,7 +112,7 @@ TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
 }
 
 TEST_CASE("DecoderBlock in eval mode (the book's example)", "[layers]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("decoder_block");
   Scratch s;
   auto enc = bind_encoder_block(fx.ws, "enc.", 24, 48, 8, false, {24});

@@ -238,10 +238,10 @@ TEST_CASE("torch.nn.TransformerEncoderLayer stacks: logits and every attention w
     const int L = (int)c.attn_shape[0], NH = (int)c.attn_shape[1];
     REQUIRE(L == m->num_layers());
     REQUIRE(NH == m->num_heads());
-    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
-      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
-      INFO((backend == ops::Backend::Simd ? "simd" : "scalar"));
-      ops::set_backend(backend);
+    for (auto table : {ops::KernelTable::Scalar, ops::KernelTable::Simd}) {
+      if (table == ops::KernelTable::Simd && !ops::simd_kernels()) continue;
+      INFO((table == ops::KernelTable::Simd ? "simd" : "scalar"));
+      ops::use_kernels(table);
       Generator gen(m);
       const float* z = gen.forward(c.ids.data(), T, true);
       REQUIRE_CLOSE(std::vector<float>(z, z + (size_t)T * V), c.logits, 1e-5);
@@ -253,7 +253,7 @@ TEST_CASE("torch.nn.TransformerEncoderLayer stacks: logits and every attention w
             for (int k = 0; k < T; ++k) attn.push_back(g.attn_at(l, h, q, k));
       REQUIRE_CLOSE(attn, c.attn, 1e-5);
     }
-    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+    ops::use_kernels(ops::simd_kernels() ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   }
 }
 

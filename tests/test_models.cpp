@@ -37,7 +37,7 @@ struct TinyTransformer {
 }  // namespace
 
 TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[models]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   TinyTransformer m;
   Scratch s;
   auto src = m.fx.ids("in.src");
@@ -76,7 +76,7 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
 }
 
 TEST_CASE("Transformer step-by-step greedy decoding with the key/value cache", "[models]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   const std::string variant = GENERATE(as<std::string>(), "pos", "d2l");
   INFO("variant " << variant);
   TinyTransformer m;
@@ -123,7 +123,7 @@ TEST_CASE("Transformer step-by-step greedy decoding with the key/value cache", "
 }
 
 TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Scratch s;
   {
     Fixture fx("seq2seq_encoder");
@@ -152,7 +152,7 @@ TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]"
 }
 
 TEST_CASE("Seq2SeqAttentionDecoder (Bahdanau) matches PyTorch", "[models]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   Fixture fx("bahdanau");
   Scratch s;
   BahdanauConfig c;

@@ -13,7 +13,7 @@
 #include "attnlite/translate.h"
 #include "fixture.h"
 
-using attnlite::attention::ValidLens;
+using attnlite::ops::ValidLens;
 
 using namespace attnlite;
 
@@ -73,7 +73,7 @@ std::vector<OpSet> op_sets() {
 
 // Runs f(op, mem) -> outputs on the scalar CPU set and on every other set; compares.
 void each_set(const std::function<std::vector<Floats>(const ops::Ops&, Mem&, bool simd)>& f) {
-  ops::set_backend(ops::Backend::Scalar);
+  ops::use_kernels(ops::KernelTable::Scalar);
   std::vector<Floats> ref;
   {
     Mem mem(ops::cpu());
@@ -81,14 +81,14 @@ void each_set(const std::function<std::vector<Floats>(const ops::Ops&, Mem&, boo
   }
   for (const OpSet& s : op_sets()) {
     INFO("op set " << s.name);
-    if (s.name == "cpu-simd") ops::set_backend(ops::Backend::Simd);
+    if (s.name == "cpu-simd") ops::use_kernels(ops::KernelTable::Simd);
     std::vector<Floats> got;
     {
       Mem mem(*s.op);
       got = f(*s.op, mem, s.name == "cpu-simd");
       s.op->sync();
     }
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     REQUIRE(got.size() == ref.size());
     for (size_t i = 0; i < ref.size(); ++i) {
       INFO("output " << i);
@@ -120,13 +120,13 @@ TEST_CASE("ops: linear (bias, ReLU, int8 on the CPU) on every op set", "[ops]") 
   std::vector<int8_t> q((size_t)N * K);
   for (size_t i = 0; i < q.size(); ++i) q[i] = (int8_t)((int)(i * 37 % 255) - 127);
   const Floats x = rnd((size_t)M * K, 4), scale = rnd(N, 5, 0.01f), b = rnd(N, 6);
-  ops::set_backend(ops::Backend::Scalar);
+  ops::use_kernels(ops::KernelTable::Scalar);
   Floats ref((size_t)M * N), got(ref.size());
   ops::cpu().linear(ref.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
   if (ops::simd_kernels()) {
-    ops::set_backend(ops::Backend::Simd);
+    ops::use_kernels(ops::KernelTable::Simd);
     ops::cpu().linear(got.data(), x.data(), Linear{nullptr, b.data(), N, K, q.data(), scale.data()}, M);
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     REQUIRE_CLOSE(got, ref, 1e-4);
   }
 }
@@ -172,7 +172,7 @@ TEST_CASE("ops: GELU linear, plain LayerNorm and add on every op set", "[ops][lm
   const Floats x = rnd((size_t)M * K, 31), w = rnd((size_t)N * K, 32), b = rnd(N, 33);
   // the formulas themselves, in float64: gelu(z) = z (1 + erf(z / sqrt 2)) / 2
   {
-    ops::set_backend(ops::Backend::Scalar);
+    ops::use_kernels(ops::KernelTable::Scalar);
     Floats y((size_t)M * N), ref((size_t)M * N);
     ops::cpu().linear(y.data(), x.data(), Linear{w.data(), b.data(), N, K}, M, ops::Act::Gelu);
     for (int m = 0; m < M; ++m)
@@ -300,5 +300,30 @@ TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every 
     op.copy_2d(b, sizeof(float) * 8, s, sizeof(float) * 5, sizeof(float) * 3, 6);  // 6 rows of 3
     op.zero(a + 40, sizeof(float) * 10);
     return std::vector<Floats>{mem.get(a, 64), mem.get(b, 64)};
+  });
+}
+
+TEST_CASE("ops: the ops on host arrays on every op set", "[ops]") {
+  // Host arrays whatever the set: a device set runs the CPU set's (src/ops/ops.cpp).
+  const int B = 2, Tq = 3, Tk = 5, D = 4, ld = 7, NH = 2;
+  const Floats a = rnd((size_t)Tq * D, 40), bt = rnd((size_t)Tk * D, 41), bn = rnd((size_t)Tk * D, 42);
+  const Floats scores = rnd((size_t)B * NH * Tq * ld, 43, 2.f);
+  const std::vector<int> lens = {2, Tk};
+  const int in = 5, Hh = 11, G = 3 * Hh;
+  const Floats wih = rnd((size_t)G * in, 44), bih = rnd(G, 45), whh = rnd((size_t)G * Hh, 46),
+               bhh = rnd(G, 47);
+  each_set([&](const ops::Ops& op, Mem&, bool) {
+    Floats nt((size_t)Tq * ld, 0.f), nn((size_t)Tq * D, 0.f);
+    op.gemm_nt(nt.data(), ld, a.data(), D, bt.data(), D, Tq, Tk, D, 0.5f);
+    op.gemm_nn(nn.data(), D, nt.data(), ld, bn.data(), D, Tq, D, Tk);
+    Floats masked = scores, plain = scores;
+    op.masked_softmax(masked.data(), B * NH, Tq, Tk, ValidLens::per_batch(lens.data()), NH, ld);
+    op.softmax_rows(plain.data(), ld, B * NH * Tq, Tk);
+    float mx = 0.f;
+    double sum = 0.0;
+    op.exp_sum(scores.data(), (int)scores.size(), &mx, &sum);
+    Floats packed(op.gru_packed_floats(in, Hh));
+    op.gru_pack(packed.data(), Linear{wih.data(), bih.data(), G, in}, Linear{whh.data(), bhh.data(), G, Hh});
+    return std::vector<Floats>{nt, nn, masked, plain, {mx, (float)sum}, packed};
   });
 }

@@ -4,6 +4,7 @@
 #include "attnlite/model.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
+#include "cpu/linear.h"  // the CPU op set's linear layer
 #include "fixture.h"
 
 using namespace attnlite;
@@ -16,7 +17,7 @@ struct Threads {  // restores one thread whatever happens
 }  // namespace
 
 TEST_CASE("threaded linear equals the serial one", "[threads]") {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   std::mt19937 g(7);
   std::normal_distribution<float> nd;
   const int N = GENERATE(1, 17, 256, 1000), K = 300;
@@ -25,11 +26,11 @@ TEST_CASE("threaded linear equals the serial one", "[threads]") {
   for (auto* v : {&w, &b, &x})
     for (auto& e : *v) e = nd(g);
   Linear l{w.data(), b.data(), N, K};
-  linear(y1.data(), l, x.data(), M);
+  ops::linear(y1.data(), l, x.data(), M);
   {
     Threads t(GENERATE(2, 3));
     REQUIRE(num_threads() >= 2);
-    linear(y2.data(), l, x.data(), M);
+    ops::linear(y2.data(), l, x.data(), M);
   }
   REQUIRE(num_threads() == 1);
   REQUIRE_CLOSE(y2, y1, 1e-6 * K);

@@ -35,10 +35,10 @@ double reference_tolerance(const Fixture& fx) {
 }
 
 void check_model(const std::string& fixture, const std::string& model_file) {
-  FOR_EACH_BACKEND();
+  FOR_EACH_KERNEL_TABLE();
   const Device device = GENERATE(Device::CPU, Device::CUDA);
   if (device == Device::CUDA) {
-    if (backend_ == ops::Backend::Simd) return;  // the CPU kernel table plays no part there
+    if (kernels_ == ops::KernelTable::Simd) return;  // the CPU kernel table plays no part there
     if (!cuda_available()) {
 #if ATTNLITE_HAVE_CUDA
       WARN("no CUDA device: " << fixture << " checked on the CPU only");

@@ -223,15 +223,15 @@ TEST_CASE("patch embedding equals nn.Conv2d(kernel_size=p, stride=p) on every op
               B = c["batch"], N = c["num_patches"];
     const std::vector<float> w = st.f32(n + ".weight"), b = st.f32(n + ".bias"),
                              x = st.f32("in." + n + ".x"), y = st.f32("out." + n + ".y");
-    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
-      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
-      ops::set_backend(backend);
+    for (auto table : {ops::KernelTable::Scalar, ops::KernelTable::Simd}) {
+      if (table == ops::KernelTable::Simd && !ops::simd_kernels()) continue;
+      ops::use_kernels(table);
       std::vector<float> patches((size_t)B * N * C * p * p), out((size_t)B * N * D);
       ops::cpu().patches(patches.data(), x.data(), B, C, S, S, p, 1.f);
       ops::cpu().linear(out.data(), patches.data(), Linear{w.data(), b.data(), D, C * p * p}, B * N);
       REQUIRE_CLOSE(out, y, 1e-5);
     }
-    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+    ops::use_kernels(ops::simd_kernels() ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
     ++cases;
   }
   REQUIRE(cases >= 3);
@@ -252,10 +252,10 @@ TEST_CASE("whole ViTs: logits, every attention weight and the rollout", "[vit][f
     const int B = (int)ishape[0], L = (int)ashape[0], NH = (int)ashape[2], T = (int)ashape[3];
     const std::vector<float> images = ex.f32("in.images"), logits = ex.f32("out.logits"),
                              attn = ex.f32("out.attn"), rollout = ex.f32("out.rollout");
-    for (auto backend : {ops::Backend::Scalar, ops::Backend::Simd}) {
-      if (backend == ops::Backend::Simd && !ops::simd_kernels()) continue;
-      INFO((backend == ops::Backend::Simd ? "simd" : "scalar"));
-      ops::set_backend(backend);
+    for (auto table : {ops::KernelTable::Scalar, ops::KernelTable::Simd}) {
+      if (table == ops::KernelTable::Simd && !ops::simd_kernels()) continue;
+      INFO((table == ops::KernelTable::Simd ? "simd" : "scalar"));
+      ops::use_kernels(table);
       ClassifyLimits lim;
       lim.max_batch = B;
       Classifier cls(m, lim);
@@ -283,7 +283,7 @@ TEST_CASE("whole ViTs: logits, every attention weight and the rollout", "[vit][f
       REQUIRE_CLOSE(got_attn, attn, 1e-5);
       REQUIRE_CLOSE(got_roll, rollout, 1e-5);
     }
-    ops::set_backend(ops::simd_kernels() ? ops::Backend::Simd : ops::Backend::Scalar);
+    ops::use_kernels(ops::simd_kernels() ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   }
 }
 

@@ -10,7 +10,7 @@
 // Conventions are the C API's: functions that can fail return 0 or a null pointer and, when
 // `err` is not null, store an al_error in *err (al_error_message, al_error_free); C++
 // exceptions never cross into JavaScript. No state lives in this file: the one process-wide
-// setting is the kernel table (ops::set_backend), which the library itself keeps.
+// setting is the kernel table (ops::use_kernels), which the library itself keeps.
 // Strings going in are UTF-8, NUL-terminated; lists of strings are joined with '\n'.
 #include <emscripten/emscripten.h>
 #include <malloc.h>
@@ -24,7 +24,7 @@
 #include "attnlite/attention/nadaraya_watson.h"
 #include "attnlite/c_api.h"
 #include "attnlite/error.h"
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 
 #include "module_common.h"
 
@@ -52,10 +52,11 @@ extern "C" {
 // (al_heap_used, al_leak_check: module_common.h)
 
 // The kernel table in use: "scalar" or the SIMD table's name (builds with src/cpu/simd).
-EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels().name; }
+EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels_name(); }
 // 0 scalar, 1 SIMD. Returns 1, or 0 with *err set when SIMD is not built in.
 EMSCRIPTEN_KEEPALIVE int al_set_backend(int simd, al_error** err) {
-  return guard(err, [&] { ops::set_backend(simd ? ops::Backend::Simd : ops::Backend::Scalar); }) ? 1 : 0;
+  const ops::KernelTable t = simd ? ops::KernelTable::Simd : ops::KernelTable::Scalar;
+  return guard(err, [&] { ops::use_kernels(t); }) ? 1 : 0;
 }
 
 // ---- d2l 10.2: Nadaraya-Watson ---------------------------------------------------------

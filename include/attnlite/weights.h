@@ -103,9 +103,6 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
 // Output features [first, first + n) of l: a view of its rows (the Q, K and V blocks of a
 // packed in_proj).
 Linear linear_rows(const Linear& l, int first, int n);
-// Threaded over the pool when it pays (threads.h); linear_serial never is.
-void linear(float* y, const Linear& l, const float* x, int M);
-void linear_serial(float* y, const Linear& l, const float* x, int M);
 
 // An embedding table (rows, dim), fp32 (w) or int8 per row (q, scale).
 struct Embedding {

@@ -1,6 +1,6 @@
 #include "attnlite/attention/nadaraya_watson.h"
 
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 
 namespace attnlite::attention {
 
@@ -16,7 +16,7 @@ void nw_weights(float* weights, const float* queries, int nq, const float* keys,
       a[j] = -(d * d) / 2.f;
     }
   }
-  ops::kernels().softmax_rows(weights, nk, nq, nk);
+  ops::cpu().softmax_rows(weights, nk, nq, nk);
 }
 }  // namespace
 

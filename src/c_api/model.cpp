@@ -8,7 +8,7 @@
 #include "c_api/handles.h"
 #include "families/families.h"
 #include "model/model_impl.h"
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/vocab.h"
 
 using namespace attnlite;
@@ -26,7 +26,7 @@ al_error* al_error_new(const char* message) {
 }
 
 // ---- CPU kernels -------------------------------------------------------------------------
-const char* al_kernels(void) { return ops::kernels().name; }
+const char* al_kernels(void) { return ops::kernels_name(); }
 
 al_status al_use_kernels(const char* which, al_error** err) {
   if (err) *err = nullptr;
@@ -35,7 +35,7 @@ al_status al_use_kernels(const char* which, al_error** err) {
     const std::string w = which ? which : "";
     if (w != "simd" && w != "scalar")
       throw Error("al_use_kernels: expected \"simd\" or \"scalar\", got \"" + w + "\"");
-    ops::set_backend(w == "simd" ? ops::Backend::Simd : ops::Backend::Scalar);
+    ops::use_kernels(w == "simd" ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   });
   if (st != AL_OK) set_error(err, std::move(msg));
   return st;

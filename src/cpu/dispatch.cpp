@@ -1,8 +1,10 @@
-// Backend selection: SIMD when built and supported by this CPU, else the scalar reference.
+// The kernel table in use: SIMD when built and supported by this CPU, else the scalar
+// reference; use_kernels switches it.
 #include <atomic>
 
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 
 #if defined(__wasm_simd128__)
 #include "cpu/wasm/kernels_simd128.h"
@@ -55,14 +57,14 @@ const Kernels& kernels() {
   const Kernels* k = g_active.load(std::memory_order_acquire);
   if (!k) {
     const Kernels* def = simd_kernels() ? simd_kernels() : &scalar_kernels();
-    // the first choice wins; a set_backend in between is kept
+    // the first choice wins; a use_kernels in between is kept
     k = g_active.compare_exchange_strong(k, def, std::memory_order_acq_rel) ? def : k;
   }
   return *k;
 }
 
-void set_backend(Backend b) {
-  if (b == Backend::Simd) {
+void use_kernels(KernelTable t) {
+  if (t == KernelTable::Simd) {
     if (!simd_kernels()) throw Error("SIMD kernels are not available in this build or on this CPU");
     g_active.store(simd_kernels(), std::memory_order_release);
   } else {
@@ -70,6 +72,10 @@ void set_backend(Backend b) {
   }
 }
 
-Backend backend() { return &kernels() == &scalar_kernels() ? Backend::Scalar : Backend::Simd; }
+KernelTable kernel_table() {
+  return &kernels() == &scalar_kernels() ? KernelTable::Scalar : KernelTable::Simd;
+}
+
+const char* kernels_name() { return kernels().name; }
 
 }  // namespace attnlite::ops

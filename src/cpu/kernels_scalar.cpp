@@ -1,5 +1,5 @@
-// Scalar reference kernels: plain loops, always built, the ground truth for every other
-// backend's tests.
+// Scalar reference kernels: plain loops, always built, the ground truth for the tests of every
+// other kernel table and of the device op sets.
 #include <cmath>
 
 #include "attnlite/ops/kernels.h"

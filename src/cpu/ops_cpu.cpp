@@ -1,5 +1,5 @@
 // The CPU op set: every op over the active kernel table (ops::kernels(): the scalar reference
-// or the SIMD kernels), in host memory. Also the dry-run set, whose ops do nothing.
+// or the SIMD kernels), in host memory. The scratch each op takes: ops/scratch.h.
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -10,6 +10,8 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
+#include "cpu/linear.h"
+#include "ops/scratch.h"
 
 namespace attnlite::ops {
 
@@ -21,7 +23,7 @@ class CpuOps final : public Ops {
   bool host_memory() const override { return true; }
 
   void linear(float* y, const float* x, const Linear& w, int M, Act act) const override {
-    attnlite::linear(y, w, x, M);
+    ops::linear(y, w, x, M);
     if (act == Act::Relu) kernels().relu(y, M * w.out);
     if (act == Act::Gelu) kernels().gelu(y, M * w.out);
   }
@@ -31,7 +33,7 @@ class CpuOps final : public Ops {
     ArenaScope scope(scratch);
     const auto& K = kernels();
     if (!y) return K.layer_norm(out, x, gamma, beta, R, n, eps);
-    float* sum = scratch.floats((size_t)R * n);
+    float* sum = add_layer_norm_scratch(scratch, R, n);
     K.add(sum, y, x, R * n);  // dropout(Y) + X, dropout being identity at inference
     K.layer_norm(out, sum, gamma, beta, R, n, eps);
   }
@@ -77,7 +79,7 @@ class CpuOps final : public Ops {
     const auto& K = kernels();
     const int D = H / NH;
     const float scale = 1.f / std::sqrt((float)D);
-    float* tmp = attn.data ? nullptr : scratch.floats((size_t)Tq * Tk);
+    float* tmp = attend_scratch(scratch, attn, Tq, Tk);
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         float* s = attn.data ? attn.data + b * attn.b_stride + h * attn.h_stride : tmp;
@@ -97,16 +99,16 @@ class CpuOps final : public Ops {
                        const ValidLens& vl, Arena& scratch) const override {
     ArenaScope scope(scratch);
     const auto& K = kernels();
-    float* feat = scratch.floats(Hh);
+    float* feat = additive_attend_scratch(scratch, Hh);
     // scores[b, j] = w_v · tanh(qp[b] + kp[b, j]); the book's (B, 1, Tk, Hh) features tensor
     // is never materialised.
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < Tk; ++j) {
         K.add(feat, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
         K.tanh(feat, Hh);
-        linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
+        ops::linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
       }
-    masked_softmax(attn, B, 1, Tk, vl);
+    masked_softmax(attn, B, 1, Tk, vl, 1, Tk);
     for (int b = 0; b < B; ++b)
       K.gemm_nn(ctx + (long)b * ldc, Dv, attn + (long)b * Tk, Tk, v + (long)b * Tk * Dv, Dv, 1,
                 Dv, Tk);
@@ -117,7 +119,7 @@ class CpuOps final : public Ops {
     const auto& K = kernels();
     if (!packed || !K.gru_step) return Ops::gru_step(h, x, gi, ih, hh, packed, B, scratch);
     ArenaScope scope(scratch);
-    K.gru_step(h, scratch.floats((size_t)hh.in), x, gi, packed, B, ih.in, hh.in);
+    K.gru_step(h, gru_step_fused_scratch(scratch, hh.in), x, gi, packed, B, ih.in, hh.in);
   }
 
   void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
@@ -168,6 +170,39 @@ class CpuOps final : public Ops {
     }
   }
 
+  void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+               int K, float alpha) const override {
+    kernels().gemm_nt(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+  }
+  void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
+               int K) const override {
+    kernels().gemm_nn(c, ldc, a, lda, b, ldb, M, N, K);
+  }
+  void masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int heads,
+                      int ld) const override {
+    if (vl.kind != ValidLens::None) {
+      for (int bh = 0; bh < BH; ++bh)
+        for (int q = 0; q < Tq; ++q) {
+          int len = vl.get(bh / heads, q, Tq);
+          float* row = x + ((long)bh * Tq + q) * ld;
+          for (int k = len < 0 ? 0 : len; k < Tk; ++k) row[k] = kMaskValue;
+        }
+    }
+    kernels().softmax_rows(x, ld, BH * Tq, Tk);
+  }
+  void softmax_rows(float* x, int ld, int rows, int n) const override {
+    kernels().softmax_rows(x, ld, rows, n);
+  }
+  void exp_sum(const float* x, int n, float* max, double* sum) const override {
+    kernels().exp_sum(x, n, max, sum);
+  }
+  size_t gru_packed_floats(int in, int Hh) const override {
+    return (size_t)ops::gru_packed_floats(in, Hh);
+  }
+  void gru_pack(float* packed, const Linear& ih, const Linear& hh) const override {
+    ops::gru_pack(packed, ih.w, ih.b, hh.w, hh.b, ih.in, hh.in);
+  }
+
   void copy(void* dst, const void* src, size_t bytes) const override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
@@ -192,58 +227,10 @@ class CpuOps final : public Ops {
   void release(void* p) const override { ::operator delete(p, std::align_val_t(256)); }
 };
 
-// Does nothing: run a forward pass on a counting Arena to measure its scratch.
-class CountingOps final : public Ops {
- public:
-  const char* name() const override { return "counting"; }
-  bool host_memory() const override { return true; }
-  bool counting() const override { return true; }
-  void linear(float*, const float*, const Linear&, int, Act) const override {}
-  void add_layer_norm(float*, const float*, const float*, const float*, const float*, int R,
-                      int n, float, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.floats((size_t)R * n);  // what the CPU set takes (at most)
-  }
-  void add(float*, const float*, const float*, long) const override {}
-  void embed(float*, int, const Embedding&, const int*, int, float) const override {}
-  void patches(float*, const float*, int, int, int, int, int, float) const override {}
-  void add_positions(float*, const float*, int, int, int, const int*) const override {}
-  void attend(float*, const AttnOut& attn, const float*, const float*, const float*, int, int,
-              int Tq, int Tk, int, int, const ValidLens&, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    if (!attn.data) scratch.floats((size_t)Tq * Tk);
-  }
-  void additive_attend(float*, int, float*, const float*, const float*, const float*,
-                       const Linear&, int, int, int Hh, int, const ValidLens&,
-                       Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.floats(Hh);
-  }
-  void rnn_cell(float*, float*, float*, float*, Cell, int, int) const override {}
-  void argmax_rows(int*, float*, double*, const float*, int R, int, Arena& scratch) const override {
-    ArenaScope scope(scratch);
-    scratch.take<int>(R);  // what a device set takes for its results
-    scratch.floats(R);
-    scratch.take<double>(R);
-  }
-  void copy(void*, const void*, size_t) const override {}
-  void copy_2d(void*, size_t, const void*, size_t, size_t, int) const override {}
-  void zero(void*, size_t) const override {}
-  void upload(void*, const void*, size_t) const override {}
-  void download(void*, const void*, size_t) const override {}
-  void* alloc(size_t) const override { return nullptr; }
-  void release(void*) const override {}
-};
-
 }  // namespace
 
 const Ops& cpu() {
   static const CpuOps ops;
-  return ops;
-}
-
-const Ops& counting() {
-  static const CountingOps ops;
   return ops;
 }
 

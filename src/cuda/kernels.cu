@@ -10,7 +10,7 @@
 namespace attnlite::cuda {
 namespace {
 
-constexpr float kMaskValue = -1e6f;  // d2l's masked_softmax value (attention/masked_softmax.h)
+constexpr float kMaskValue = -1e6f;  // d2l's masked_softmax value (ops::kMaskValue, ops/valid_lens.h)
 constexpr int kRowThreads = 256;     // threads per row block (a multiple of 32)
 constexpr int kAttnThreads = 128;
 

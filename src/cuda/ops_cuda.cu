@@ -13,10 +13,11 @@
 #include "attnlite/weights.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"
+#include "ops/scratch.h"
 
 namespace attnlite::cuda {
 
-using attention::ValidLens;
+using ops::ValidLens;
 
 namespace {
 
@@ -183,13 +184,11 @@ class CudaOps final : public ops::Ops {
   void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
                    Arena& scratch) const override {
     ArenaScope scope(scratch);
-    int* di = scratch.take<int>(R);
-    float* dp = scratch.floats(R);
-    double* dl = scratch.take<double>(R);
-    cuda::argmax_rows(di, dp, dl, logits, R, V, kStream);
-    download(ids, di, sizeof(int) * R);
-    download(probs, dp, sizeof(float) * R);
-    download(logp, dl, sizeof(double) * R);
+    const ops::ArgmaxRowsScratch d = ops::argmax_rows_scratch(scratch, R);
+    cuda::argmax_rows(d.ids, d.probs, d.logp, logits, R, V, kStream);
+    download(ids, d.ids, sizeof(int) * R);
+    download(probs, d.probs, sizeof(float) * R);
+    download(logp, d.logp, sizeof(double) * R);
   }
 
   void copy(void* dst, const void* src, size_t bytes) const override {

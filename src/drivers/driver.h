@@ -89,7 +89,7 @@ class Seq2SeqRows : public Seq2SeqDriver {
     op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
     return tokens_;
   }
-  attention::ValidLens row_lens() const { return attention::ValidLens::per_batch(row_valid_); }
+  ops::ValidLens row_lens() const { return ops::ValidLens::per_batch(row_valid_); }
 
   const ops::Ops& op_;
   int B_, KM_, R_, S_, T_;

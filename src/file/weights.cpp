@@ -1,12 +1,9 @@
 #include "attnlite/weights.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "attnlite/error.h"
-#include "attnlite/ops/kernels.h"
-#include "attnlite/threads.h"
 
 namespace attnlite {
 
@@ -189,55 +186,6 @@ std::vector<float> dequantize(const int8_t* q, const float* scale, int rows, int
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) w[(size_t)r * cols + c] = scale[r] * (float)q[(size_t)r * cols + c];
   return w;
-}
-
-namespace {
-// One share of a threaded linear layer: a block of rows of x (M > 1), or a block of output
-// features (M == 1, the GEMV of step-by-step decoding), so every share writes its own part
-// of y contiguously.
-struct LinearJob {
-  float* y;
-  const Linear* l;
-  const float* x;
-  int M, parts;
-};
-void linear_part(void* p, int i) {
-  const LinearJob& j = *static_cast<LinearJob*>(p);
-  const Linear& l = *j.l;
-  const auto& K = ops::kernels();
-  if (j.M > 1) {
-    const int m0 = (int)((long)j.M * i / j.parts), m1 = (int)((long)j.M * (i + 1) / j.parts);
-    linear_serial(j.y + (long)m0 * l.out, l, j.x + (long)m0 * l.in, m1 - m0);
-  } else {
-    // blocks of 16 features keep the SIMD kernels on full vectors
-    const int blocks = (l.out + 15) / 16;
-    const int n0 = (int)((long)blocks * i / j.parts) * 16;
-    const int n1 = std::min(l.out, (int)((long)blocks * (i + 1) / j.parts) * 16);
-    if (n1 > n0 && l.q)
-      K.linear_i8(j.y + n0, j.x, l.q + (long)n0 * l.in, l.scale + n0, l.b ? l.b + n0 : nullptr, 1,
-                  n1 - n0, l.in);
-    else if (n1 > n0)
-      K.linear(j.y + n0, j.x, l.w + (long)n0 * l.in, l.b ? l.b + n0 : nullptr, 1, n1 - n0, l.in);
-  }
-}
-}  // namespace
-
-void linear_serial(float* y, const Linear& l, const float* x, int M) {
-  if (l.q)
-    ops::kernels().linear_i8(y, x, l.q, l.scale, l.b, M, l.out, l.in);
-  else
-    ops::kernels().linear(y, x, l.w, l.b, M, l.out, l.in);
-}
-
-void linear(float* y, const Linear& l, const float* x, int M) {
-  const int threads = num_threads();
-  // Below ~64k multiply-adds the wake-up costs more than it saves.
-  if (threads <= 1 || (long)M * l.out * l.in < 65536) {
-    linear_serial(y, l, x, M);
-    return;
-  }
-  LinearJob job{y, &l, x, M, M > 1 ? std::min(M, threads) : threads};
-  parallel_for(job.parts, linear_part, &job);
 }
 
 }  // namespace attnlite

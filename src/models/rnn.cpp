@@ -1,7 +1,5 @@
 #include "attnlite/models/rnn.h"
 
-#include "attnlite/ops/kernels.h"
-
 namespace attnlite::models {
 
 RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
@@ -18,9 +16,10 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
     lw.in = l == 0 ? input_size : hidden;
     lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
     lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
-    if (cell == ops::Cell::GRU && ws.readable()) {  // the fused step's layout, built once here (host)
-      float* p = ws.derived((size_t)ops::gru_packed_floats(lw.in, hidden));
-      ops::gru_pack(p, lw.ih.w, lw.ih.b, lw.hh.w, lw.hh.b, lw.in, hidden);
+    if (cell == ops::Cell::GRU && ws.readable()) {  // the CPU's fused step's layout (host)
+      const ops::Ops& cpu = ops::cpu();
+      float* p = ws.derived(cpu.gru_packed_floats(lw.in, hidden));
+      cpu.gru_pack(p, lw.ih, lw.hh);
       lw.packed = p;
     }
     w.layer_weights.push_back(lw);

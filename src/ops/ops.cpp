@@ -1,22 +1,44 @@
 // attnlite — the op interface's default implementations: ops an op set may leave to the
-// others it defines.
+// others it defines, and the ops on host arrays, which every set runs as the CPU set does.
 #include "attnlite/ops/ops.h"
 
 #include "attnlite/weights.h"
+#include "ops/scratch.h"
 
 namespace attnlite::ops {
 
 void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
                    const float* /*packed*/, int B, Arena& scratch) const {
   ArenaScope scope(scratch);
-  const int Hh = hh.in, G = 3 * Hh;
-  if (!gi) {
-    gi = scratch.floats((size_t)B * G);
-    linear(gi, x, ih, B);
-  }
-  float* gh = scratch.floats((size_t)B * G);
-  linear(gh, h, hh, B);
-  rnn_cell(h, nullptr, gi, gh, Cell::GRU, B, Hh);
+  const int Hh = hh.in;
+  const GruStepScratch p = gru_step_scratch(scratch, gi, B, Hh);
+  if (!gi) linear(p.gi, x, ih, B);
+  linear(p.gh, h, hh, B);
+  rnn_cell(h, nullptr, p.gi, p.gh, Cell::GRU, B, Hh);
+}
+
+// Ops on host arrays: the CPU set's (which defines every one of them).
+void Ops::gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M,
+                  int N, int K, float alpha) const {
+  cpu().gemm_nt(c, ldc, a, lda, b, ldb, M, N, K, alpha);
+}
+void Ops::gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M,
+                  int N, int K) const {
+  cpu().gemm_nn(c, ldc, a, lda, b, ldb, M, N, K);
+}
+void Ops::masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int heads,
+                         int ld) const {
+  cpu().masked_softmax(x, BH, Tq, Tk, vl, heads, ld);
+}
+void Ops::softmax_rows(float* x, int ld, int rows, int n) const {
+  cpu().softmax_rows(x, ld, rows, n);
+}
+void Ops::exp_sum(const float* x, int n, float* max, double* sum) const {
+  cpu().exp_sum(x, n, max, sum);
+}
+size_t Ops::gru_packed_floats(int in, int Hh) const { return cpu().gru_packed_floats(in, Hh); }
+void Ops::gru_pack(float* packed, const Linear& ih, const Linear& hh) const {
+  cpu().gru_pack(packed, ih, hh);
 }
 
 }  // namespace attnlite::ops

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <utility>
 
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #include "search/search.h"
 
 namespace attnlite::search {
@@ -13,7 +13,8 @@ namespace attnlite::search {
 namespace {
 
 // log_softmax(row) in float64: lp(x) = (x - max) - log(sum exp(x - max)), the max and the
-// sum from the kernel table's exp_sum (SIMD: exp in float, the sum in double by blocks).
+// sum from the CPU set's exp_sum on the host logits (the kernel table's: with SIMD, exp in
+// float and the sum in double by blocks).
 struct LogSoftmax {
   double max = 0, logsum = 0;
   double operator()(float x) const { return ((double)x - max) - logsum; }
@@ -21,7 +22,7 @@ struct LogSoftmax {
 LogSoftmax log_softmax(const float* logits, int V) {
   float mx = 0.f;
   double s = 0.0;
-  ops::kernels().exp_sum(logits, V, &mx, &s);
+  ops::cpu().exp_sum(logits, V, &mx, &s);
   return {mx, std::log(s)};
 }
 

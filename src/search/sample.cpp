@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 
 namespace attnlite::search {
 
@@ -34,7 +34,7 @@ int Sampler::choose(const float* z, const GenerateOptions& o, SplitMix64& rng, f
   if (!o.sample || !finite) {  // greedy (also when logits overflowed: hostile weights)
     // its probability with the SIMD softmax (float; the sampling rule below is float64)
     std::copy(z, z + V, soft_);
-    ops::kernels().softmax_rows(soft_, V, 1, V);
+    ops::cpu().softmax_rows(soft_, V, 1, V);
     *prob = soft_[id];
     return id;
   }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attnlite/error.h"
-#include "attnlite/ops/kernels.h"
+#include "attnlite/ops/ops.h"
 #include "attnlite/translate.h"
 #include "common.h"
 
@@ -124,7 +124,7 @@ int cmd_translate(int argc, char** argv) {
   if (args.value("--kernels", &kernels_arg)) {
     if (kernels_arg != "simd" && kernels_arg != "scalar")
       throw UsageError{"--kernels must be simd or scalar, got '" + kernels_arg + "'"};
-    ops::set_backend(kernels_arg == "simd" ? ops::Backend::Simd : ops::Backend::Scalar);
+    ops::use_kernels(kernels_arg == "simd" ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   }
   std::vector<std::string> sentences = args.positionals();
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
@@ -297,7 +297,7 @@ int cmd_info(int argc, char** argv) {
   j["weight_bytes"] = m->weight_bytes();
   j["int8"] = m->is_int8();
   j["arch"] = build_arch();
-  j["kernels"] = ops::kernels().name;
+  j["kernels"] = ops::kernels_name();
   for (const char* k : {"attnlite.license", "attnlite.training", "attnlite.quantization",
                         "attnlite.evaluation"}) {
     auto f = m->metadata().find(k);

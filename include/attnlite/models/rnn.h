@@ -17,7 +17,7 @@ struct RNNLayerWeights {
   Linear ih;  // weight_ih (G*Hh, in), bias_ih (G*Hh)
   Linear hh;  // weight_hh (G*Hh, Hh), bias_hh (G*Hh)
   int in = 0;
-  const float* packed = nullptr;  // GRU: ih and hh as kernels.h gru_pack lays them out
+  const float* packed = nullptr;  // GRU: ih and hh as the CPU set's gru_pack lays them out
 };
 
 struct RNNWeights {

@@ -1,7 +1,8 @@
-// attnlite — the kernel interface. One table of function pointers per backend: the scalar
-// reference (always built, used by the tests as ground truth) and the SIMD kernels (SIMDe:
-// AVX2/FMA on x86, NEON on Arm, SIMD128 under Emscripten). Kernels write their output
-// first, take const inputs and int sizes, never allocate and never throw.
+// attnlite — the CPU kernel tables, private to the op sets (src/cpu, src/cuda, src/ops) and
+// the tests: everything above them calls ops (ops.h). One table of function pointers per
+// instruction set: the scalar reference (always built, used by the tests as ground truth) and
+// the SIMD kernels (SIMDe: AVX2/FMA on x86, NEON on Arm, SIMD128 under Emscripten). Kernels
+// write their output first, take const inputs and int sizes, never allocate and never throw.
 //
 // Legend: M, N, K matrix sizes; ld* leading dimensions (row strides, in floats).
 #pragma once
@@ -65,10 +66,8 @@ const Kernels& scalar_kernels();
 // The SIMD table, or nullptr when not built or the CPU lacks the instructions.
 const Kernels* simd_kernels();
 
-// The table every module uses: SIMD when available, else scalar. Switchable for tests.
+// The table the CPU op set uses: SIMD when available, else scalar; use_kernels (ops.h)
+// switches it.
 const Kernels& kernels();
-enum class Backend { Scalar, Simd };
-void set_backend(Backend);  // throws attnlite::Error when SIMD is not available
-Backend backend();
 
 }  // namespace attnlite::ops

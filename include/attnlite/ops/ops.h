@@ -4,11 +4,13 @@
 // buffers it is given, so the same block code runs wherever the buffers live.
 //
 // Every pointer an op takes lives in the op set's memory (host memory for the CPU, device
-// memory for CUDA), except where a parameter says "host". Ops write their output first,
-// take const inputs and int sizes, never allocate (scratch comes from the caller's arena)
-// and never throw on the hot path.
+// memory for CUDA), except where a parameter says "host" and for the ops on host arrays
+// (below). Ops write their output first, take const inputs and int sizes, never allocate
+// (scratch comes from the caller's arena) and never throw on the hot path. This header
+// depends on nothing above the op tier.
 //
-// Ops::counting() is the dry run: a set whose ops do nothing, used with a counting Arena to
+// ops::counting() is the dry run: a set whose ops do nothing but take the scratch the other
+// sets take (each op's declared once, src/ops/scratch.h), used with a counting Arena to
 // measure the scratch a forward pass takes (drivers size their workspace with it).
 //
 // Legend: R rows, M/N/K matrix sizes, H hidden size, NH heads, B batch, Tq queries, Tk keys,
@@ -18,7 +20,7 @@
 #include <cstdint>
 
 #include "attnlite/arena.h"
-#include "attnlite/attention/masked_softmax.h"
+#include "attnlite/ops/valid_lens.h"
 
 namespace attnlite {
 struct Linear;
@@ -26,8 +28,6 @@ struct Embedding;
 }  // namespace attnlite
 
 namespace attnlite::ops {
-
-using attention::ValidLens;  // the book's valid_lens (attention/masked_softmax.h)
 
 // Where attention weights go: element (b, h, q, k) at
 // data[b * b_stride + h * h_stride + q * ld + k]. Empty (data == nullptr) = not wanted.
@@ -94,7 +94,7 @@ class Ops {
                         int Hh) const = 0;
   // One GRU step, its input and hidden products fused with the gates: h (B, Hh) in place from
   // x (B, ih.in), or from gi (B, 3Hh) = the input products already taken (then clobbered; x
-  // unused). packed: the layer's kernels.h gru_pack, or nullptr. The default takes the two
+  // unused). packed: the layer's gru_pack (below), or nullptr. The default takes the two
   // products with linear() and updates with rnn_cell(); the CPU set runs the fused kernel on
   // packed weights.
   virtual void gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
@@ -103,6 +103,34 @@ class Ops {
   // logp (its log-probability, summed in float64) into HOST arrays (R). Lowest id on ties.
   virtual void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R,
                            int V, Arena& scratch) const = 0;
+
+  // Ops on HOST arrays, whatever the set: the book's blocks on host arrays (masked softmax,
+  // dot-product attention, Nadaraya-Watson pooling), the searches' rules on logits already
+  // downloaded, and the fused GRU step's weight layout, made when a model is bound. Callers
+  // reach them through ops::cpu(); the defaults (src/ops/ops.cpp) run the CPU set's.
+  //
+  // c (M, N) rows of stride ldc = alpha · a (M, K) · bᵀ, b (N, K); strided rows.
+  virtual void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb,
+                       int M, int N, int K, float alpha) const;
+  // c (M, N) = a (M, K) · b (K, N); strided rows.
+  virtual void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb,
+                       int M, int N, int K) const;
+  // d2l's masked softmax of x (BH, Tq, Tk) in place, rows of stride ld (>= Tk): the scores of
+  // keys at or beyond a valid length become kMaskValue (valid_lens.h), then each row's
+  // softmax. Batch row bh uses the valid lengths of bh / heads (the book's
+  // repeat_interleave(valid_lens, num_heads)); vl data on the host.
+  virtual void masked_softmax(float* x, int BH, int Tq, int Tk, const ValidLens& vl, int heads,
+                              int ld) const;
+  // Softmax of `rows` rows of n values in place, rows of stride ld.
+  virtual void softmax_rows(float* x, int ld, int rows, int n) const;
+  // The constants of a log-softmax over x (n >= 1): *max = max(x), *sum = Σ exp(x − max)
+  // (summed in float64), so that log p(x_i) = x_i − max − log(sum).
+  virtual void exp_sum(const float* x, int n, float* max, double* sum) const;
+  // gru_step's packed weights for a GRU layer of input size in and hidden size Hh:
+  // gru_packed_floats(in, Hh) floats, written by gru_pack from the layer's ih (3Hh, in) and
+  // hh (3Hh, Hh) (fp32 weights).
+  virtual size_t gru_packed_floats(int in, int Hh) const;
+  virtual void gru_pack(float* packed, const Linear& ih, const Linear& hh) const;
 
   // Memory: copies within op memory (regions may not overlap), strided 2-D copies of
   // `rows` rows of `bytes` each, zeroing, and transfers to and from the host.
@@ -126,12 +154,21 @@ struct Ctx {
   Arena& scratch;
 };
 
-// The CPU op set (kernels(): SIMD when available, else scalar).
+// The CPU op set, over the kernel table in use (below).
 const Ops& cpu();
 // The dry-run op set: every op does nothing (scratch sizing with a counting Arena).
 const Ops& counting();
 // The CUDA op set. Throws attnlite::Error naming why when attnlite was built without CUDA
 // or no device is available.
 const Ops& cuda();
+
+// The CPU op set's kernel table: the SIMD one when it is built and the CPU has its
+// instructions, else the scalar reference. A process-wide setting for tests and tools, not
+// to be changed while sessions run.
+enum class KernelTable { Scalar, Simd };
+void use_kernels(KernelTable);  // throws attnlite::Error when the SIMD table is not available
+KernelTable kernel_table();     // the table in use
+// Its name: "scalar", or the SIMD table's ("avx2-fma", "neon", "simd128", ...).
+const char* kernels_name();
 
 }  // namespace attnlite::ops

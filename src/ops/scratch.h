@@ -1,0 +1,57 @@
+// attnlite — the scratch each op takes, declared once (private to the op tier and the op
+// sets: src/ops, src/cpu, src/cuda): X_scratch carves op X's from the caller's arena. The op
+// sets take their scratch with these and the dry-run set (src/ops/counting.cpp) takes the
+// same from a counting arena, so the scratch a forward pass needs is measured by the requests
+// that later hand it out. Where the sets take different scratch for one op, each carve is
+// here and the dry run takes every one of them (the largest counts).
+#pragma once
+#include <cstddef>
+
+#include "attnlite/arena.h"
+#include "attnlite/ops/ops.h"
+
+namespace attnlite::ops {
+
+// add_layer_norm, CPU, when there is a y: the sum x + y (R, n). The dry run takes it whether
+// or not there is a y (at most what the CPU takes).
+inline float* add_layer_norm_scratch(Arena& a, int R, int n) {
+  return a.floats((size_t)R * n);
+}
+
+// attend, CPU: one (b, h) block of scores (Tq, Tk) when the weights go nowhere (else the
+// scores are computed in the weights' place).
+inline float* attend_scratch(Arena& a, const AttnOut& attn, int Tq, int Tk) {
+  return attn.data ? nullptr : a.floats((size_t)Tq * Tk);
+}
+
+// additive_attend, CPU: one row of features (Hh).
+inline float* additive_attend_scratch(Arena& a, int Hh) { return a.floats((size_t)Hh); }
+
+// gru_step, the interface's default (Ops::gru_step): the input products gi (B, 3Hh) unless
+// the caller gives them, and the hidden products gh (B, 3Hh).
+struct GruStepScratch {
+  float* gi;
+  float* gh;
+};
+inline GruStepScratch gru_step_scratch(Arena& a, float* gi, int B, int Hh) {
+  const size_t n = (size_t)B * 3 * Hh;
+  float* in = gi ? gi : a.floats(n);
+  return {in, a.floats(n)};
+}
+// gru_step, the CPU's fused kernel: its row of Hh floats.
+inline float* gru_step_fused_scratch(Arena& a, int Hh) { return a.floats((size_t)Hh); }
+
+// argmax_rows, CUDA: the results of R rows on the device, before their download.
+struct ArgmaxRowsScratch {
+  int* ids;
+  float* probs;
+  double* logp;
+};
+inline ArgmaxRowsScratch argmax_rows_scratch(Arena& a, int R) {
+  int* ids = a.take<int>((size_t)R);
+  float* probs = a.floats((size_t)R);
+  double* logp = a.take<double>((size_t)R);
+  return {ids, probs, logp};
+}
+
+}  // namespace attnlite::ops
