@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attnlite/arena.h"
+#include "attnlite/ops/operands.h"
 #include "attnlite/safetensors.h"
 
 namespace attnlite {
@@ -86,15 +87,7 @@ class WeightStore {
   std::map<std::string, Tensor> placed_;  // a placed store's tensors
 };
 
-// y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w) or int8 (q, scale).
-struct Linear {
-  const float* w = nullptr;      // (out, in), or nullptr when int8
-  const float* b = nullptr;      // (out) or nullptr
-  int out = 0, in = 0;
-  const int8_t* q = nullptr;     // (out, in) int8
-  const float* scale = nullptr;  // (out): W[o][i] = scale[o] * q[o][i]
-  bool int8() const { return q != nullptr; }
-};
+// Linear and Embedding (ops/operands.h) from the store, by their state_dict() names.
 Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, bool bias);
 // The same by full tensor names (PyTorch's packed "in_proj_weight"); bias "" = none. An int8
 // weight's scale is the weight's name + "_scale".
@@ -104,14 +97,6 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
 // packed in_proj).
 Linear linear_rows(const Linear& l, int first, int n);
 
-// An embedding table (rows, dim), fp32 (w) or int8 per row (q, scale).
-struct Embedding {
-  const float* w = nullptr;
-  const int8_t* q = nullptr;
-  const float* scale = nullptr;
-  int rows = 0, dim = 0;
-  bool int8() const { return q != nullptr; }
-};
 Embedding bind_embedding(WeightStore& ws, const std::string& name, int rows, int dim);
 // out (n, dim) = table[ids[i]] * mult.
 void embedding_rows(float* out, const Embedding& table, const int* ids, int n, float mult = 1.f);

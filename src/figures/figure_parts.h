@@ -26,7 +26,7 @@ std::vector<std::string> in_labels(const Model& m, const Translation& r);
 // Attention rollout (Abnar & Zuidema, 2020) through each layer of `layers` self-attention
 // layers of `heads` heads over T tokens, attn(layer, head, query, key): out[l] (T x T) is
 // Â_l · ... · Â_0 with Â the rows of (the heads' mean + I) normalised, in float64 as
-// Classifier::rollout (rollout.cpp).
+// Classifier::rollout (attention/rollout.h; layer_rollouts.cpp).
 std::vector<std::vector<float>> rollouts(int layers, int heads, int T,
                                          const std::function<float(int, int, int, int)>& attn);
 

@@ -32,7 +32,7 @@ Figure vit_map(const Classifier& cls, int i, const float* input, const VitMapOpt
   if (o.head != kVitRollout && (o.head < -1 || o.head >= NH))
     throw Error("head " + std::to_string(o.head + 1) + " is out of range: the model has " + std::to_string(NH));
 
-  // Rollout through each layer (rollout.cpp).
+  // Rollout through each layer (layer_rollouts.cpp).
   const std::vector<std::vector<float>> rollouts =
       detail::rollouts(L, NH, T, [&](int l, int h, int q, int k) { return r.attn_at(l, h, q, k); });
 

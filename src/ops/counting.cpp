@@ -2,7 +2,6 @@
 // take for it (ops/scratch.h), so a forward pass run with it on a counting Arena measures the
 // scratch that pass needs on any set.
 #include "attnlite/ops/ops.h"
-#include "attnlite/weights.h"
 #include "ops/scratch.h"
 
 namespace attnlite::ops {

@@ -2,7 +2,6 @@
 // others it defines, and the ops on host arrays, which every set runs as the CPU set does.
 #include "attnlite/ops/ops.h"
 
-#include "attnlite/weights.h"
 #include "ops/scratch.h"
 
 namespace attnlite::ops {

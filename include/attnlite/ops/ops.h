@@ -20,12 +20,9 @@
 #include <cstdint>
 
 #include "attnlite/arena.h"
+#include "attnlite/ops/operands.h"
 #include "attnlite/ops/valid_lens.h"
 
-namespace attnlite {
-struct Linear;
-struct Embedding;
-}  // namespace attnlite
 
 namespace attnlite::ops {
 

@@ -1,0 +1,28 @@
+// attnlite — the weights an op reads: a linear layer's matrix and bias, an embedding table,
+// each fp32 or int8 with per-row scales, as views of memory someone else owns (a model's
+// WeightStore, weights.h, binds them by name; a device keeps its copies).
+#pragma once
+#include <cstdint>
+
+namespace attnlite {
+
+// y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w) or int8 (q, scale).
+struct Linear {
+  const float* w = nullptr;      // (out, in), or nullptr when int8
+  const float* b = nullptr;      // (out) or nullptr
+  int out = 0, in = 0;
+  const int8_t* q = nullptr;     // (out, in) int8
+  const float* scale = nullptr;  // (out): W[o][i] = scale[o] * q[o][i]
+  bool int8() const { return q != nullptr; }
+};
+
+// An embedding table (rows, dim), fp32 (w) or int8 per row (q, scale).
+struct Embedding {
+  const float* w = nullptr;
+  const int8_t* q = nullptr;
+  const float* scale = nullptr;
+  int rows = 0, dim = 0;
+  bool int8() const { return q != nullptr; }
+};
+
+}  // namespace attnlite
