@@ -43,7 +43,7 @@ static_assert(sizeof(al_generate_options) == 40 && offsetof(al_generate_options,
                   offsetof(al_generate_options, attention) == 32,
               "the al_generate_options layout that attnlite-api.mjs writes");
 
-using wasm::guard;
+using c_api::guard;
 
 extern "C" {
 
@@ -60,7 +60,7 @@ EMSCRIPTEN_KEEPALIVE int al_nadaraya_watson(float* y, float* weights, const floa
     if (nq < 1 || nk < 1) throw Error("nadaraya_watson: needs queries and keys");
     if (!(std::isfinite(w))) throw Error("nadaraya_watson: w must be finite");
     attention::nadaraya_watson(y, weights, queries, nq, keys, values, nk, /*ld=*/0, w);
-  }) ? 1 : 0;
+  }) == AL_OK ? 1 : 0;
 }
 
 }  // extern "C"

@@ -1,4 +1,4 @@
-// attnlite — the C API: errors, models and the tokenizer.
+// attnlite — the C API: models and the tokenizer (errors: errors.cpp).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -15,15 +15,6 @@ using namespace attnlite;
 using namespace attnlite::c_api;
 
 extern "C" {
-
-// ---- errors ------------------------------------------------------------------------------
-const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
-void al_error_free(al_error* err) { delete err; }
-al_error* al_error_new(const char* message) {
-  al_error* err = nullptr;
-  set_error(&err, message ? message : "");
-  return err;
-}
 
 // ---- CPU kernels -------------------------------------------------------------------------
 const char* al_kernels(void) { return ops::kernels().name; }
