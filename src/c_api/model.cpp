@@ -20,16 +20,12 @@ extern "C" {
 const char* al_kernels(void) { return ops::kernels().name; }
 
 al_status al_use_kernels(const char* which, al_error** err) {
-  if (err) *err = nullptr;
-  std::string msg;
-  const al_status st = guard(msg, [&] {
+  return guard(err, [&] {
     const std::string w = which ? which : "";
     if (w != "simd" && w != "scalar")
       throw Error("al_use_kernels: expected \"simd\" or \"scalar\", got \"" + w + "\"");
     ops::set_backend(w == "simd" ? ops::Backend::Simd : ops::Backend::Scalar);
   });
-  if (st != AL_OK) set_error(err, std::move(msg));
-  return st;
 }
 
 // ---- models ------------------------------------------------------------------------------
@@ -109,10 +105,8 @@ namespace {
 template <class F>
 long write_tokens(const char* call, const char* sentence, char* out, size_t cap, al_error** err,
                   F&& tokens) {
-  if (err) *err = nullptr;
   long len = -1;
-  std::string msg;
-  const al_status s = guard(msg, [&] {
+  guard(err, [&] {
     if (!sentence) throw Error(std::string(call) + ": sentence is NULL");
     std::string joined;
     for (const auto& w : tokens(sentence)) {
@@ -126,7 +120,6 @@ long write_tokens(const char* call, const char* sentence, char* out, size_t cap,
     }
     len = (long)joined.size();
   });
-  if (s != AL_OK) set_error(err, std::move(msg));
   return len;
 }
 
