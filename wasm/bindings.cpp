@@ -1,7 +1,7 @@
 // attnlite for the web: the C API of include/attnlite/c_api.h, exported from the WASM
 // module as it is (wasm/CMakeLists.txt lists its functions in EXPORTED_FUNCTIONS: translators,
 // results and the language model's al_generator_* / al_generation_*), plus what only
-// the web page needs, here: the allocator's usage, the kernel switch and Nadaraya-Watson.
+// the web page needs, here: the allocator's usage and Nadaraya-Watson.
 // The figures (al_render_heatmap, al_render_plot, al_colormap_rgb, al_image_*) are a second
 // module, attnlite-figures.wasm (wasm/figures_bindings.cpp), which the translation worker
 // never loads. web/attnlite-api.mjs wraps both in JavaScript classes; nothing here is
@@ -10,7 +10,7 @@
 // Conventions are the C API's: functions that can fail return 0 or a null pointer and, when
 // `err` is not null, store an al_error in *err (al_error_message, al_error_free); C++
 // exceptions never cross into JavaScript. No state lives in this file: the one process-wide
-// setting is the kernel table (ops::use_kernels), which the library itself keeps.
+// setting is the kernel table (the C API's al_use_kernels), which the library itself keeps.
 // Strings going in are UTF-8, NUL-terminated; lists of strings are joined with '\n'.
 #include <emscripten/emscripten.h>
 #include <malloc.h>
@@ -24,7 +24,6 @@
 #include "attnlite/attention/nadaraya_watson.h"
 #include "attnlite/c_api.h"
 #include "attnlite/error.h"
-#include "attnlite/ops/ops.h"
 
 #include "module_common.h"
 
@@ -44,20 +43,12 @@ static_assert(sizeof(al_generate_options) == 40 && offsetof(al_generate_options,
                   offsetof(al_generate_options, attention) == 32,
               "the al_generate_options layout that attnlite-api.mjs writes");
 
-using wasm::guard;
+using c_api::guard;
 
 extern "C" {
 
-// ---- kernels ---------------------------------------------------------------------------
-// (al_heap_used, al_leak_check: module_common.h)
-
-// The kernel table in use: "scalar" or the SIMD table's name (builds with src/cpu/simd).
-EMSCRIPTEN_KEEPALIVE const char* al_backend() { return ops::kernels_name(); }
-// 0 scalar, 1 SIMD. Returns 1, or 0 with *err set when SIMD is not built in.
-EMSCRIPTEN_KEEPALIVE int al_set_backend(int simd, al_error** err) {
-  const ops::KernelTable t = simd ? ops::KernelTable::Simd : ops::KernelTable::Scalar;
-  return guard(err, [&] { ops::use_kernels(t); }) ? 1 : 0;
-}
+// (al_heap_used, al_leak_check: module_common.h; the kernel table: the C API's al_kernels
+// and al_use_kernels)
 
 // ---- d2l 10.2: Nadaraya-Watson ---------------------------------------------------------
 // y (nq) and weights (nq, nk) for queries (nq) against one shared set of keys/values (nk),
@@ -69,7 +60,7 @@ EMSCRIPTEN_KEEPALIVE int al_nadaraya_watson(float* y, float* weights, const floa
     if (nq < 1 || nk < 1) throw Error("nadaraya_watson: needs queries and keys");
     if (!(std::isfinite(w))) throw Error("nadaraya_watson: w must be finite");
     attention::nadaraya_watson(y, weights, queries, nq, keys, values, nk, /*ld=*/0, w);
-  }) ? 1 : 0;
+  }) == AL_OK ? 1 : 0;
 }
 
 }  // extern "C"

@@ -8,7 +8,8 @@
 // Conventions are the C API's (include/attnlite/c_api.h) and the same names as when these
 // functions lived in the runtime module: functions that can fail return 0, -1 or a null
 // pointer and, when `err` is not null, store an al_error in *err (al_error_message,
-// al_error_free, exported from this module too); C++ exceptions never cross into JavaScript.
+// al_error_free: the C API's src/c_api/errors.cpp, exported from this module too); C++
+// exceptions never cross into JavaScript.
 // Rendered figures are al_image handles that the caller frees. No state lives here.
 // Strings going in are UTF-8, NUL-terminated; lists of strings are joined with '\n'.
 #include <emscripten/emscripten.h>
@@ -32,12 +33,6 @@
 
 using namespace attnlite;
 
-// This module's errors: the C API's al_error (src/c_api/handles.h has the runtime's), a
-// message the caller frees.
-struct al_error {
-  std::string message;
-};
-
 // A rendered figure: its pixels and, for heatmaps, where the panels are.
 struct al_image {
   render::Image image;
@@ -45,21 +40,9 @@ struct al_image {
   float vmin = 0.f, vmax = 1.f;
 };
 
-extern "C" {
-EMSCRIPTEN_KEEPALIVE const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
-EMSCRIPTEN_KEEPALIVE void al_error_free(al_error* err) { delete err; }
-al_error* al_error_new(const char* message) {
-  try {
-    return new al_error{message ? message : ""};
-  } catch (...) {
-    return nullptr;  // out of memory: the caller sees a failure without a message
-  }
-}
-}  // extern "C"
-
 namespace {
 
-using wasm::guard;
+using c_api::guard;
 
 // A new image filled by fill(img), or null with *err set.
 template <class F>
@@ -68,7 +51,7 @@ al_image* make_image(al_error** err, F&& fill) {
   const bool ok = guard(err, [&] {
     img = std::make_unique<al_image>();
     fill(*img);
-  });
+  }) == AL_OK;
   return ok ? img.release() : nullptr;
 }
 

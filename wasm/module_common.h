@@ -1,14 +1,15 @@
 // What the bindings of both WebAssembly modules share (wasm/bindings.cpp: the runtime;
-// wasm/figures_bindings.cpp: the figure renderer): the sanitized build's detection, guard(),
-// and the allocator's usage exported from each module. Included by one source file of each.
+// wasm/figures_bindings.cpp: the figure renderer): the sanitized build's detection, the C
+// API's al_error and guard() (src/c_api/errors.h), and the allocator's usage exported from
+// each module. Included by one source file of each.
 #pragma once
 #include <emscripten/emscripten.h>
 #include <malloc.h>
 
 #include <cstddef>
-#include <exception>
 
 #include "attnlite/c_api.h"
+#include "c_api/errors.h"  // al_error and guard(), the C API's
 
 // The sanitized node build (wasm/build.sh node-asan): ASan's allocator replaces dlmalloc, whose
 // mallinfo() it answers with zeros, so the bytes in use come from the sanitizer instead.
@@ -19,25 +20,6 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 #endif
-
-namespace attnlite::wasm {
-
-// Calls f(), turning any exception into an al_error in *err (al_error_new of the module).
-template <class F>
-bool guard(al_error** err, F&& f) {
-  if (err) *err = nullptr;
-  try {
-    f();
-    return true;
-  } catch (const std::exception& e) {
-    if (err) *err = al_error_new(e.what());
-  } catch (...) {
-    if (err) *err = al_error_new("unknown error");
-  }
-  return false;
-}
-
-}  // namespace attnlite::wasm
 
 extern "C" {
 // Bytes in use by this module's allocator (dlmalloc's mallinfo), for the tests that check that

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '85ceac34b4740df3';
+const VERSION = '515cbb515f6e19bf';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -13,17 +13,13 @@ extern "C" {
 al_status al_digit_from_file_bytes(const uint8_t* bytes, size_t size, float* out, al_error** err) {
   if (err) *err = nullptr;
   if (!out) return AL_ERR_ARGUMENT;
-  std::string msg;
-  const al_status st = guard(msg, [&] { digit_8x8(decode_image(bytes, size), out); });
-  if (st != AL_OK) set_error(err, msg);
-  return st;
+  return guard(err, [&] { digit_8x8(decode_image(bytes, size), out); });
 }
 
 al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* out, al_error** err) {
   if (err) *err = nullptr;
   if (!out) return AL_ERR_ARGUMENT;
-  std::string msg;
-  const al_status st = guard(msg, [&] {
+  return guard(err, [&] {
     if (!rgba || width <= 0 || height <= 0 || width > kMaxImageSide || height > kMaxImageSide)
       throw Error("al_digit_from_rgba: no pixels, or more than " + std::to_string(kMaxImageSide) + " per side");
     GreyImage g;
@@ -37,8 +33,6 @@ al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* 
     }
     digit_8x8(g, out);
   });
-  if (st != AL_OK) set_error(err, msg);
-  return st;
 }
 
 al_classifier* al_classifier_new(const al_model* model, int device, al_error** err) {

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,12 +17,9 @@
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
 #include "attnlite/vocab.h"
+#include "c_api/errors.h"
 
-// Handles: what each opaque pointer of the C API points at.
-struct al_error {
-  std::string message;
-};
-
+// Handles: what each opaque pointer of the C API points at (al_error: errors.h).
 struct al_model {
   std::shared_ptr<const attnlite::Model> model;
 };
@@ -72,42 +67,11 @@ struct al_figure {
 
 namespace attnlite::c_api {
 
-// Runs f(); an exception becomes a status and its message goes to `msg`.
-template <class F>
-al_status guard(std::string& msg, F&& f) noexcept {
-  try {
-    f();
-    msg.clear();
-    return AL_OK;
-  } catch (const Error& e) {
-    msg = e.what();
-    return AL_ERR_INPUT;
-  } catch (const std::bad_alloc&) {
-    msg = "out of memory";
-  } catch (const std::exception& e) {
-    msg = e.what();
-  } catch (...) {
-    msg = "unknown error";
-  }
-  return AL_ERR_INTERNAL;
-}
-
-inline void set_error(al_error** err, std::string msg) noexcept {
-  if (!err) return;
-  try {
-    *err = new al_error{std::move(msg)};
-  } catch (...) {
-    *err = nullptr;
-  }
-}
-
 // A constructor: returns make(), or NULL with *err set.
 template <class T, class F>
 T* construct(al_error** err, F&& make) noexcept {
-  if (err) *err = nullptr;
   T* out = nullptr;
-  std::string msg;
-  if (guard(msg, [&] { out = make(); }) != AL_OK) set_error(err, std::move(msg));
+  guard(err, [&] { out = make(); });
   return out;
 }
 

@@ -1,4 +1,4 @@
-// attnlite — the C API: errors, models and the tokenizer.
+// attnlite — the C API: models and the tokenizer (errors: errors.cpp).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -16,29 +16,16 @@ using namespace attnlite::c_api;
 
 extern "C" {
 
-// ---- errors ------------------------------------------------------------------------------
-const char* al_error_message(const al_error* err) { return err ? err->message.c_str() : ""; }
-void al_error_free(al_error* err) { delete err; }
-al_error* al_error_new(const char* message) {
-  al_error* err = nullptr;
-  set_error(&err, message ? message : "");
-  return err;
-}
-
 // ---- CPU kernels -------------------------------------------------------------------------
 const char* al_kernels(void) { return ops::kernels_name(); }
 
 al_status al_use_kernels(const char* which, al_error** err) {
-  if (err) *err = nullptr;
-  std::string msg;
-  const al_status st = guard(msg, [&] {
+  return guard(err, [&] {
     const std::string w = which ? which : "";
     if (w != "simd" && w != "scalar")
       throw Error("al_use_kernels: expected \"simd\" or \"scalar\", got \"" + w + "\"");
     ops::use_kernels(w == "simd" ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   });
-  if (st != AL_OK) set_error(err, std::move(msg));
-  return st;
 }
 
 // ---- models ------------------------------------------------------------------------------
@@ -118,10 +105,8 @@ namespace {
 template <class F>
 long write_tokens(const char* call, const char* sentence, char* out, size_t cap, al_error** err,
                   F&& tokens) {
-  if (err) *err = nullptr;
   long len = -1;
-  std::string msg;
-  const al_status s = guard(msg, [&] {
+  guard(err, [&] {
     if (!sentence) throw Error(std::string(call) + ": sentence is NULL");
     std::string joined;
     for (const auto& w : tokens(sentence)) {
@@ -135,7 +120,6 @@ long write_tokens(const char* call, const char* sentence, char* out, size_t cap,
     }
     len = (long)joined.size();
   });
-  if (s != AL_OK) set_error(err, std::move(msg));
   return len;
 }
 

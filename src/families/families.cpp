@@ -12,8 +12,8 @@ extern const Family bahdanau;     // src/families/bahdanau/: d2l 10.4, RNN + add
 extern const Family lm;           // src/families/lm/: a decoder-only language model
 extern const Family vit;          // src/families/vit/: a Vision Transformer
 
-const std::vector<const Family*>& all() {
-  static const std::vector<const Family*> families{&transformer, &bahdanau, &lm, &vit};
+const std::array<const Family*, 4>& all() {
+  static constexpr std::array<const Family*, 4> families{&transformer, &bahdanau, &lm, &vit};
   return families;
 }
 

@@ -1,5 +1,5 @@
 """The vit section of tests/fixtures/README.md: what each ViT fixture holds and how it was
-checked (written by fixtures_vit.main)."""
+checked (written by main() below, after fixtures_vit.make() and fixtures_vit_digits)."""
 import os
 
 from .fixtures_layers import DTYPE_NAMES, write_readme_section

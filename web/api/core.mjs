@@ -34,12 +34,13 @@ export class Attnlite {
     this.figures = figures;
   }
 
-  // The kernels in use: 'scalar', or the SIMD table's name when the build has them.
-  get backend() { return this.mod.UTF8ToString(this.mod._al_backend()); }
-  // 'scalar' or 'simd' (an AttnliteError when this build has no SIMD kernels).
+  // The kernels in use (al_kernels): 'scalar', or the SIMD table's name when the build has them.
+  get backend() { return this.mod.UTF8ToString(this.mod._al_kernels()); }
+  // 'scalar' or 'simd' (al_use_kernels; an AttnliteError when this build has no SIMD kernels).
   setBackend(name) {
     if (name !== 'scalar' && name !== 'simd') throw new AttnliteError(`unknown backend ${name}`);
-    this._check((e) => this.mod._al_set_backend(name === 'simd' ? 1 : 0, e), (ok) => !ok, 'cannot switch kernels');
+    this._withStrings([name], (p) =>
+      this._check((e) => this.mod._al_use_kernels(p, e), (st) => st !== 0, 'cannot switch kernels'));
   }
 
   // ---- memory helpers ----
