@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'e38b0b7231d1b282';
+const VERSION = 'c22dfb0ff1f16f73';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

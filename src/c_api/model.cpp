@@ -61,7 +61,7 @@ void al_model_free(al_model* model) { delete model; }
 
 int al_model_kind(const al_model* m) {
   if (!m) return -1;
-  const auto& all = families::all();
+  const auto all = families::all();
   return (int)(std::find(all.begin(), all.end(), m->model->impl().family) - all.begin());
 }
 const char* al_model_kind_name(const al_model* m) { return m ? m->model->kind_name() : ""; }

@@ -12,9 +12,9 @@ extern const Family bahdanau;     // src/families/bahdanau/: d2l 10.4, RNN + add
 extern const Family lm;           // src/families/lm/: a decoder-only language model
 extern const Family vit;          // src/families/vit/: a Vision Transformer
 
-const std::array<const Family*, 4>& all() {
-  static constexpr std::array<const Family*, 4> families{&transformer, &bahdanau, &lm, &vit};
-  return families;
+Registered all() {
+  static constexpr const Family* kFamilies[] = {&transformer, &bahdanau, &lm, &vit};
+  return {kFamilies, sizeof kFamilies / sizeof kFamilies[0]};
 }
 
 const Family* find(std::string_view name) {
@@ -25,7 +25,7 @@ const Family* find(std::string_view name) {
 
 std::string names() {
   std::string s;
-  const auto& a = all();
+  const Registered a = all();
   for (size_t i = 0; i < a.size(); ++i)
     s += (i ? (i + 1 == a.size() ? " or " : ", ") : "") + std::string(a[i]->name);
   return s;
