@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Beam search against greedy decoding on the default model (models/transformer-fra, int8),
-# side by side in one run: `attnlite eval` over the test split, one sentence at a time, one
-# thread, greedy and beam 4 alternating, 5 runs each; sentences/s (median), the beam/greedy
-# ratio, and the load average before and after. A second build directory (OTHER, e.g. an
-# older commit's) runs interleaved with the first, for a before/after in the same run.
+# Beam search against greedy decoding on the default model (models/transformer-fra-bpe,
+# int8), side by side in one run: `attnlite eval` over the test split, one sentence at a
+# time, one thread, greedy and beam 4 (length penalty ALPHA, default 0.5: the value chosen on
+# the dev split) alternating, 5 runs each; sentences/s (median), the beam/greedy ratio, and
+# the load average before and after. A second build directory (OTHER, e.g. an older
+# commit's) runs interleaved with the first, for a before/after in the same run.
 #
-#   bench/beam.sh [BUILD [OTHER]]     (default: build/native)
+#   [MODEL=NAME] [ALPHA=A] bench/beam.sh [BUILD [OTHER]]     (default: build/native)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILDS=("${1:-$ROOT/build/native}")
 [ $# -ge 2 ] && BUILDS+=("$2")
-MODEL=$ROOT/models/transformer-fra.safetensors
-TEST=$ROOT/models/transformer-fra.test.tsv
+NAME=${MODEL:-transformer-fra-bpe}
+ALPHA=${ALPHA:-0.5}
+MODEL=$ROOT/models/$NAME.safetensors
+TEST=$ROOT/models/$NAME.test.tsv
 for b in "${BUILDS[@]}"; do [ -x "$b/attnlite" ] || { echo "bench/beam.sh: $b/attnlite is missing" >&2; exit 2; }; done
 
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
@@ -23,14 +26,14 @@ n=0
 for rep in 1 2 3 4 5; do
   for i in "${!BUILDS[@]}"; do
     for beam in 1 4; do
-      j=$("${BUILDS[$i]}/attnlite" eval --json --model "$MODEL" --beam $beam "$TEST")
+      j=$("${BUILDS[$i]}/attnlite" eval --json --model "$MODEL" --beam $beam --alpha $ALPHA "$TEST")
       secs[$i,$beam]+="$(field "$j" seconds) "
       bleu[$i,$beam]=$(field "$j" corpus_bleu4)
       n=$(field "$j" sentences)
     done
   done
 done
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); model $NAME, beam 4 with alpha $ALPHA"
 echo
 echo "| build | decoding | test BLEU-4 | sentences/s (median of 5, $n sentences) | beam 4 / greedy |"
 echo "|---|---|---:|---:|---:|"

@@ -26,6 +26,10 @@
 //   - A sentence stops after max steps, or at the first step whose K best candidates all end
 //     in <eos>. After max steps its K live hypotheses are finished, in beam order, with
 //     length = their number of tokens.
+//   - It also stops as soon as the list can no longer change: K hypotheses have finished and
+//     no live one can finish above the K-th (a live raw score only falls, and no length is
+//     over max steps, so none can score above best_live_logp / max_steps^alpha). The list,
+//     its scores and the kept attention are those of the full search; only steps are saved.
 //   - score = logp / length^alpha (alpha = DecodeOptions::length_penalty; 0 keeps the raw
 //     logp). Finished hypotheses are sorted by score, descending, ties to the one finished
 //     first; the first K are the n-best list (Translator::nbest) and the first of them is the

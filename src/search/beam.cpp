@@ -69,6 +69,7 @@ void Beam::carve(Arena& host, const Setup& s) {
   fin_eos_ = host.take<int>(B * F);
   fin_count_ = host.take<int>(B);
   fin_best_ = host.take<int>(B);
+  fin_top_ = host.take<double>(B * K);
   order_ = host.take<int>(F);
   done_ = host.take<char>(B);
 }
@@ -85,9 +86,30 @@ void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, in
   fin_len_[fi] = ntok + (eos ? 1 : 0);
   fin_eos_[fi] = eos;
   fin_score_[fi] = penalized(lp, fin_len_[fi], o.length_penalty);
+  // Keep the K best scores; an equal one goes after those already there, as results() ranks.
+  const int K = o.beam_size, kept = std::min(K, f + 1);
+  double* top = fin_top_ + (long)b * s_.lim.K;
+  int i = kept - 1;
+  if (f < K || fin_score_[fi] > top[i]) {
+    for (; i > 0 && fin_score_[fi] > top[i - 1]; --i) top[i] = top[i - 1];
+    top[i] = fin_score_[fi];
+  }
   if (fin_best_[b] >= 0 && !(fin_score_[fi] > fin_score_[(long)b * F_ + fin_best_[b]])) return;
   fin_best_[b] = f;
   if (o.attention) d.keep_attention(b, row, cx);
+}
+
+// Whether sentence b's n-best list is final: it holds K finished hypotheses and no live one
+// can finish above the K-th. A live row's score logp ≤ 0 only falls as tokens are added, and
+// a finished score is logp / length^alpha with length ≤ steps, so no descendant scores above
+// logp / steps^alpha (logp itself when alpha is 0); one that ties ranks after the K already
+// there (results() keeps the order of arrival), and the kept attention changes only on a
+// strictly better one. Stopping here therefore returns the list the full search returns.
+bool Beam::settled(int b, int K, int steps, float alpha) const {
+  if (fin_count_[b] < K) return false;
+  double best_live = -INFINITY;
+  for (int j = 0; j < K; ++j) best_live = std::max(best_live, logp_[b * K + j]);
+  return !(penalized(best_live, steps, alpha) > fin_top_[(long)b * s_.lim.K + K - 1]);
 }
 
 // Step t of sentence b: rank the candidates, finish <eos> ones, pick the next K live
@@ -157,7 +179,8 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
       logits = logits_;
     }
     for (int b = 0; b < n; ++b) {
-      if (done_[b] || select(d, cx, logits, b, K, t, o)) continue;
+      if (done_[b] || (select(d, cx, logits, b, K, t, o) && !settled(b, K, steps, o.length_penalty)))
+        continue;
       done_[b] = 1;
       --active;
     }

@@ -70,6 +70,7 @@ class Beam {
   void add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, int row, int ntok,
                     bool eos, double lp, const DecodeOptions& o);
   void results(int b, int K, NBestLists& out);
+  bool settled(int b, int K, int steps, float alpha) const;
 
   Setup s_;
   int F_ = 0;                     // finished hypotheses a sentence can collect: K * (T + 1)
@@ -86,6 +87,7 @@ class Beam {
   int *fin_len_ = nullptr, *fin_eos_ = nullptr;        // (B, F)
   int* fin_count_ = nullptr;      // (B)
   int* fin_best_ = nullptr;       // (B) best finished so far, -1 before the first
+  double* fin_top_ = nullptr;     // (B, K) the K best finished scores so far, best first
   int* order_ = nullptr;          // (F)
   char* done_ = nullptr;          // (B)
 };
