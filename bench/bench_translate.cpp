@@ -186,7 +186,7 @@ void BM_base_translate(benchmark::State& state) {
   }
   state.counters["batch"] = B;
   state.counters["steps"] = steps;
-  state.counters["tok/s"] = benchmark::Counter((double)tokens, benchmark::Counter::kIsRate);
+  state.counters["tok/s"] = benchmark::Counter((double)tokens * (double)state.iterations(), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

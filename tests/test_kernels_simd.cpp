@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/arena.h"
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
@@ -139,6 +140,57 @@ TEST_CASE("simd linear: K and M blocking (K > 512, M > 1020), GEMM-sized shapes"
     INFO(dims(M, N, K));
     CHECK(max_rel_diff(ys.data(), yr.data(), ys.size()) <= gemm_tol(K));
   }
+}
+
+// linear on weights packed once (linear_pack): the layout itself, then the packed product
+// against the scalar reference on the weights as stored, at every tail of M, N and K and on
+// the GEMM-sized shapes (K blocks, M blocks, the GEMV and the blocked paths).
+TEST_CASE("simd linear_packed on linear_pack's panels matches scalar linear", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  REQUIRE(s->linear_pack != nullptr);
+  REQUIRE(s->linear_packed != nullptr);
+  CHECK(attnlite::ops::scalar_kernels().linear_pack == nullptr);
+  CHECK(attnlite::ops::scalar_kernels().linear_packed == nullptr);
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  const int P = attnlite::kLinearPanel;
+  std::mt19937 rng(4321);
+  auto check = [&](int M, int N, int K, bool exhaustive_layout) {
+    const auto x = random_vec(rng, (size_t)M * K), w = random_vec(rng, (size_t)N * K);
+    const auto b = random_vec(rng, (size_t)N);
+    const long n = attnlite::ops::linear_packed_floats(N, K);
+    REQUIRE(n == (long)((N + P - 1) / P) * P * K);
+    attnlite::AlignedBuffer buf((size_t)n * sizeof(float));
+    float* wp = static_cast<float*>(buf.data());
+    for (long i = 0; i < n; ++i) wp[i] = kSentinel;
+    s->linear_pack(wp, w.data(), N, K);
+    if (exhaustive_layout) {
+      bool ok = true;
+      for (int p = 0; p * P < N; ++p)
+        for (int k = 0; k < K; ++k)
+          for (int j = 0; j < P; ++j) {
+            const float want = p * P + j < N ? w[(size_t)(p * P + j) * K + k] : 0.f;
+            ok = ok && wp[((long)p * K + k) * P + j] == want;
+          }
+      if (!ok) FAIL_CHECK("layout " << dims(M, N, K));
+    }
+    for (int with_bias = 0; with_bias < 2; ++with_bias) {
+      const float* bp = with_bias ? b.data() : nullptr;
+      std::vector<float> ys((size_t)M * N + 1, kSentinel), yr((size_t)M * N, -kSentinel);
+      s->linear_packed(ys.data(), x.data(), wp, bp, M, N, K);
+      r.linear(yr.data(), x.data(), w.data(), bp, M, N, K);
+      const double d = max_rel_diff(ys.data(), yr.data(), yr.size());
+      if (d > gemm_tol(K)) FAIL_CHECK(dims(M, N, K) << " bias=" << with_bias << " diff=" << d);
+      if (ys[(size_t)M * N] != kSentinel) FAIL_CHECK(dims(M, N, K) << ": wrote past y");
+    }
+  };
+  for (int M : kSizes)
+    for (int N : kSizes)
+      for (int K : kSizes) check(M, N, K, M == 1);
+  const int shapes[][3] = {{20, 512, 2048}, {16, 2048, 512}, {1, 2048, 512}, {2, 61, 2048},
+                           {3, 259, 255},   {1031, 21, 1100}, {4, 2048, 1025}, {481, 33, 513},
+                           {1, 32000, 64},  {13, 100, 1537}};
+  for (const auto& sh : shapes) check(sh[0], sh[1], sh[2], false);
 }
 
 TEST_CASE("simd gemm_nt and gemm_nn with strides match scalar", "[simd][gemm]") {

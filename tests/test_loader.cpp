@@ -215,13 +215,24 @@ TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
     auto borrowed = Model::from_buffer(bytes.data(), bytes.size());
     auto copied = Model::from_bytes(bytes.data(), bytes.size());
     // Every tensor of these files lies at a float-aligned offset: nothing is copied. The
-    // Bahdanau model's GRU layers also get their packed layout for the fused step (2 encoder
-    // layers over embed 32 then hidden 32, 2 decoder layers over 32 + 32 then 32).
+    // kernels derive their layouts: the Bahdanau model's GRU layers get the fused step's (2
+    // encoder layers over embed 32 then hidden 32, 2 decoder layers over 32 + 32 then 32),
+    // and with SIMD kernels every fp32 linear layer (a 2-D "*.weight" that is no embedding
+    // table) is packed in panels; the int8 model's layers are read as stored.
     long packed = 0;
     if (std::string(mapped->kind_name()) == "bahdanau")
       packed = ops::gru_packed_floats(32, 32) * 3 + ops::gru_packed_floats(64, 32);
+    if (ops::kernels().linear_pack)
+      for (const TensorInfo& t : st.tensors()) {
+        const std::string& n = t.name;
+        if (t.dtype == DType::F32 && t.shape.size() == 2 && n.size() > 7 &&
+            n.compare(n.size() - 7, 7, ".weight") == 0 && n.find("embedding") == std::string::npos)
+          packed += ops::linear_packed_floats((int)t.shape[0], (int)t.shape[1]);
+      }
+    if (std::string(name) != "transformer-fra" && ops::kernels().linear_pack) CHECK(packed > 0);
     for (const auto& m : {mapped, borrowed, copied}) {
-      CHECK(m->copied_weight_bytes() == (size_t)packed * sizeof(float));
+      CHECK(m->copied_weight_bytes() == 0);
+      CHECK(m->derived_weight_bytes() == (size_t)packed * sizeof(float));
       CHECK(m->weight_bytes() > 0);
     }
     CHECK(mapped->weight_bytes() == copied->weight_bytes());
@@ -256,8 +267,9 @@ TEST_CASE("Model: an F32 tensor at an unaligned offset is copied, with the same 
   REQUIRE((reinterpret_cast<uintptr_t>(buf2.data()) % 4) == (reinterpret_cast<uintptr_t>(buf.data()) % 4));
   auto in_place = Model::from_buffer(buf.data() + at, good.size());
   auto copied = Model::from_buffer(buf2.data() + at + 1, good.size());
-  CHECK(in_place->copied_weight_bytes() == 0);  // a Transformer: no derived layouts
+  CHECK(in_place->copied_weight_bytes() == 0);
   CHECK(copied->copied_weight_bytes() >= copied->weight_bytes());
+  CHECK(copied->derived_weight_bytes() == in_place->derived_weight_bytes());
   Translator a(in_place), b(copied);
   const std::string ta(a.translate("i'm home .").text);
   CHECK(ta == b.translate("i'm home .").text);

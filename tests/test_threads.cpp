@@ -1,7 +1,9 @@
 // The optional thread pool: threaded linear layers and translations equal the serial ones.
 #include <random>
 
+#include "attnlite/arena.h"
 #include "attnlite/model.h"
+#include "attnlite/ops/kernels.h"
 #include "attnlite/threads.h"
 #include "attnlite/translate.h"
 #include "cpu/linear.h"  // the CPU op set's linear layer
@@ -34,6 +36,22 @@ TEST_CASE("threaded linear equals the serial one", "[threads]") {
   }
   REQUIRE(num_threads() == 1);
   REQUIRE_CLOSE(y2, y1, 1e-6 * K);
+  // The same layer on weights packed at load (kernels with linear_pack): the serial product
+  // agrees with the stored layout's, and each thread's share of panels (M = 1: blocks of 16
+  // output features) or of rows gives exactly the serial packed result.
+  if (ops::kernels().linear_pack) {
+    AlignedBuffer buf((size_t)ops::linear_packed_floats(N, K) * sizeof(float));
+    ops::kernels().linear_pack(static_cast<float*>(buf.data()), w.data(), N, K);
+    l.wp = static_cast<const float*>(buf.data());
+    std::vector<float> p1(M * N), p2(M * N);
+    ops::linear(p1.data(), l, x.data(), M);
+    REQUIRE_CLOSE(p1, y1, 1e-6 * K);
+    {
+      Threads t(GENERATE(2, 3));
+      ops::linear(p2.data(), l, x.data(), M);
+    }
+    REQUIRE(p2 == p1);
+  }
 }
 
 TEST_CASE("translations with 2 threads equal the serial ones", "[threads]") {

@@ -70,6 +70,9 @@ class Model {
                                   // (LM: the context)
   size_t weight_bytes() const;     // of every weight, in place or copied
   size_t copied_weight_bytes() const;  // of the weights copied at load (the rest are used in place)
+  // of the layouts the CPU kernels derive from the weights at load (fp32 matrices packed in
+  // the order the SIMD kernels stream them, the GRU's fused-step blocks)
+  size_t derived_weight_bytes() const;
   // Some weights are int8 (tools/quantize.py): linear layers and embedding tables.
   bool is_int8() const;
 

@@ -57,6 +57,11 @@ class SafeTensors {
   // place; null for view().
   const std::shared_ptr<const void>& storage() const { return keep_; }
   bool mapped() const { return mapped_; }
+  // The host will not read [p, p + bytes) of a mapped image in the usual course (a layout
+  // derived from it replaces it): the whole pages inside go back to the file, out of the
+  // process's resident memory, and are read from it again if ever touched. Nothing happens
+  // to an image in memory (a copy, the caller's buffer) or where mmap is not used.
+  void release_pages(const void* p, size_t bytes) const;
   // Copies (and converts integer dtypes) into dst of numel elements.
   void copy_f32(const TensorInfo& t, float* dst) const;
   std::vector<float> f32(std::string_view name) const;

@@ -52,16 +52,23 @@ class WeightStore {
   // Every tensor bound so far, in binding order (kept after release_source()).
   const std::vector<Tensor>& bound_tensors() const { return bound_list_; }
   std::vector<std::string> unused() const;
-  // Bytes of the weights bound so far (in place or copied), and of the copies alone (with
-  // the derived layouts below).
+  // Bytes of the weights bound so far (in place or copied), of the copies alone, and of the
+  // layouts derived from them (below).
   size_t bytes() const { return bound_; }
-  size_t copied_bytes() const { return block_.size() + derived_bytes_; }
+  size_t copied_bytes() const { return block_.size(); }
+  size_t derived_bytes() const { return derived_bytes_; }
   // n floats owned by the store for a layout derived from the weights at load (a kernel's
-  // packing); counted in copied_bytes().
+  // packing), Arena::kAlign-aligned; counted in derived_bytes().
   float* derived(size_t n) {
-    derived_.emplace_back(n);
+    derived_.emplace_back(n * sizeof(float));
     derived_bytes_ += n * sizeof(float);
-    return derived_.back().data();
+    return static_cast<float*>(derived_.back().data());
+  }
+  // n floats of a weight that a derived layout now stands for: where they lie in a mapped
+  // file, its pages leave resident memory (SafeTensors::release_pages), so that packing a
+  // layer does not keep two copies of it in memory.
+  void spare(const float* w, size_t n) const {
+    if (st_) st_->release_pages(w, n * sizeof(float));
   }
   // Forget the source file's index once every weight is bound: the copies stay, and so does
   // the file image when a weight is used in place.
@@ -80,7 +87,7 @@ class WeightStore {
   size_t bound_ = 0;
   std::shared_ptr<const void> image_;  // the file image, while a weight lies in it
   AlignedBuffer block_;
-  std::vector<std::vector<float>> derived_;
+  std::vector<AlignedBuffer> derived_;
   size_t derived_bytes_ = 0;
   std::map<std::string, Entry> index_;
   std::vector<Tensor> bound_list_;

@@ -30,7 +30,8 @@ const Kernels* simd_kernels() {
     Kernels t{"simd128",          wasm::linear,     nullptr,   wasm::gemm_nt, wasm::gemm_nn,
               wasm::softmax_rows, wasm::layer_norm, wasm::add, wasm::relu,    wasm::tanh,
               wasm::sigmoid,      wasm::gelu,       wasm::exp_sum,
-              scalar_kernels().gru_step};  // the reference's loops over 8 units vectorise
+              scalar_kernels().gru_step,  // the reference's loops over 8 units vectorise
+              nullptr,            nullptr};         // fp32 weights read as stored
 #endif
     t.linear_i8 = wasm::linear_i8;
     return t;

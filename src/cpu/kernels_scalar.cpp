@@ -176,7 +176,7 @@ void exp_sum(const float* x, int n, float* max, double* sum) {
 const Kernels& scalar_kernels() {
   static const Kernels k{"scalar", linear, linear_i8, gemm_nt, gemm_nn, softmax_rows,
                          layer_norm, add,   relu,    tanh_,   sigmoid, gelu,    exp_sum,
-                         gru_step};
+                         gru_step, nullptr, nullptr};  // w read as stored
   return k;
 }
 

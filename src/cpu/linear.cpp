@@ -27,13 +27,17 @@ void linear_part(void* p, int i) {
     const int m0 = (int)((long)j.M * i / j.parts), m1 = (int)((long)j.M * (i + 1) / j.parts);
     linear_serial(j.y + (long)m0 * l.out, l, j.x + (long)m0 * l.in, m1 - m0);
   } else {
-    // blocks of 16 features keep the SIMD kernels on full vectors
+    // blocks of 16 features keep the SIMD kernels on full vectors and on whole panels of wp
+    static_assert(kLinearPanel == 16, "a share starts on a panel");
     const int blocks = (l.out + 15) / 16;
     const int n0 = (int)((long)blocks * i / j.parts) * 16;
     const int n1 = std::min(l.out, (int)((long)blocks * (i + 1) / j.parts) * 16);
     if (n1 > n0 && l.q)
       K.linear_i8(j.y + n0, j.x, l.q + (long)n0 * l.in, l.scale + n0, l.b ? l.b + n0 : nullptr, 1,
                   n1 - n0, l.in);
+    else if (n1 > n0 && l.wp && K.linear_packed)  
+      K.linear_packed(j.y + n0, j.x, l.wp + (long)n0 * l.in, l.b ? l.b + n0 : nullptr, 1, n1 - n0,
+                      l.in);
     else if (n1 > n0)
       K.linear(j.y + n0, j.x, l.w + (long)n0 * l.in, l.b ? l.b + n0 : nullptr, 1, n1 - n0, l.in);
   }
@@ -41,10 +45,13 @@ void linear_part(void* p, int i) {
 }  // namespace
 
 void linear_serial(float* y, const Linear& l, const float* x, int M) {
+  const Kernels& K = kernels();
   if (l.q)
-    kernels().linear_i8(y, x, l.q, l.scale, l.b, M, l.out, l.in);
+    K.linear_i8(y, x, l.q, l.scale, l.b, M, l.out, l.in);
+  else if (l.wp && K.linear_packed)
+    K.linear_packed(y, x, l.wp, l.b, M, l.out, l.in);
   else
-    kernels().linear(y, x, l.w, l.b, M, l.out, l.in);
+    K.linear(y, x, l.w, l.b, M, l.out, l.in);
 }
 
 void linear(float* y, const Linear& l, const float* x, int M) {

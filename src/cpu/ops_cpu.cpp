@@ -202,6 +202,12 @@ class CpuOps final : public Ops {
   void gru_pack(float* packed, const Linear& ih, const Linear& hh) const override {
     ops::gru_pack(packed, ih.w, ih.b, hh.w, hh.b, ih.in, hh.in);
   }
+  size_t linear_packed_floats(int out, int in) const override {
+    return kernels().linear_pack ? (size_t)ops::linear_packed_floats(out, in) : 0;
+  }
+  void linear_pack(float* wp, const Linear& l) const override {
+    kernels().linear_pack(wp, l.w, l.out, l.in);
+  }
 
   void copy(void* dst, const void* src, size_t bytes) const override {
     if (bytes) std::memcpy(dst, src, bytes);

@@ -259,6 +259,21 @@ SafeTensors SafeTensors::load(const std::string& path) {
   }
 }
 
+void SafeTensors::release_pages(const void* p, size_t bytes) const {
+#if ATTNLITE_HAVE_MMAP
+  if (!mapped_ || !p || !bytes) return;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
+  const uintptr_t first = (a + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+  const uintptr_t last = e / (uintptr_t)page * (uintptr_t)page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 const TensorInfo* SafeTensors::find(std::string_view name) const {
   for (const auto& t : tensors_)
     if (t.name == name) return &t;

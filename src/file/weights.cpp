@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attnlite/error.h"
+#include "attnlite/ops/ops.h"
 
 namespace attnlite {
 
@@ -139,6 +140,14 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
     l.scale = ws.get(weight + "_scale", {out});
   } else {
     l.w = ws.get(weight, {out, in});
+    // The CPU's layout for its kernels, once, from weights the host can read.
+    const size_t n = ws.readable() ? ops::cpu().linear_packed_floats(out, in) : 0;
+    if (n) {
+      float* wp = ws.derived(n);
+      ops::cpu().linear_pack(wp, l);
+      l.wp = wp;
+      ws.spare(l.w, (size_t)out * in);
+    }
   }
   l.b = bias.empty() ? nullptr : ws.get(bias, {out});
   return l;
@@ -148,6 +157,8 @@ Linear linear_rows(const Linear& l, int first, int n) {
   Linear r = l;
   r.out = n;
   if (l.w) r.w = l.w + (long)first * l.in;
+  // a view of whole panels keeps the packed layout
+  r.wp = l.wp && first % kLinearPanel == 0 ? l.wp + (long)first * l.in : nullptr;
   if (l.q) r.q = l.q + (long)first * l.in;
   if (l.scale) r.scale = l.scale + first;
   if (l.b) r.b = l.b + first;

@@ -83,6 +83,7 @@ const Vocab& Model::tgt_vocab() const { return impl_->tgt_vocab; }
 const std::map<std::string, std::string>& Model::metadata() const { return impl_->metadata; }
 size_t Model::weight_bytes() const { return impl_->store.bytes(); }
 size_t Model::copied_weight_bytes() const { return impl_->store.copied_bytes(); }
+size_t Model::derived_weight_bytes() const { return impl_->store.derived_bytes(); }
 bool Model::is_int8() const { return impl_->int8; }
 const Bpe* Model::bpe() const { return impl_->bpe.empty() ? nullptr : &impl_->bpe; }
 std::vector<std::string> Model::source_tokens(std::string_view written) const {

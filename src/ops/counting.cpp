@@ -56,6 +56,8 @@ class CountingOps final : public Ops {
   void exp_sum(const float*, int, float*, double*) const override {}
   size_t gru_packed_floats(int, int) const override { return 0; }
   void gru_pack(float*, const Linear&, const Linear&) const override {}
+  size_t linear_packed_floats(int, int) const override { return 0; }
+  void linear_pack(float*, const Linear&) const override {}
   void copy(void*, const void*, size_t) const override {}
   void copy_2d(void*, size_t, const void*, size_t, size_t, int) const override {}
   void zero(void*, size_t) const override {}

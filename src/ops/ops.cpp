@@ -39,5 +39,7 @@ size_t Ops::gru_packed_floats(int in, int Hh) const { return cpu().gru_packed_fl
 void Ops::gru_pack(float* packed, const Linear& ih, const Linear& hh) const {
   cpu().gru_pack(packed, ih, hh);
 }
+size_t Ops::linear_packed_floats(int out, int in) const { return cpu().linear_packed_floats(out, in); }
+void Ops::linear_pack(float* wp, const Linear& l) const { cpu().linear_pack(wp, l); }
 
 }  // namespace attnlite::ops

@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 
+#include "attnlite/ops/operands.h"
+
 namespace attnlite::ops {
 
 struct Kernels {
@@ -47,7 +49,19 @@ struct Kernels {
   // sequence at once), x is not read; else x is (B, in). tmp: H floats.
   void (*gru_step)(float* h, float* tmp, const float* x, const float* gi, const float* packed,
                    int B, int in, int H);
+  // fp32 linear layers on weights packed once at load (a table without them: nullptr, and
+  // linear reads w as stored). linear_pack writes w (N,K) as panels of kLinearPanel output
+  // features, wp[p][k][j] = w[p·kLinearPanel + j][k] (the last panel zero-padded),
+  // linear_packed_floats(N, K) floats, 64-byte aligned; linear_packed is linear on them: the
+  // same y = x · wᵀ + b, the matrix streamed in the order the kernel reads it.
+  void (*linear_pack)(float* wp, const float* w, int N, int K);
+  void (*linear_packed)(float* y, const float* x, const float* wp, const float* b, int M, int N,
+                        int K);
 };
+
+inline long linear_packed_floats(int N, int K) {
+  return (long)(N + kLinearPanel - 1) / kLinearPanel * kLinearPanel * K;
+}
 
 // The packed weights of gru_step, for hidden units in blocks of kGruBlock (the last one
 // zero-padded): per block, the biases b_ih and b_hh of r, z, n (6 x kGruBlock), then for each

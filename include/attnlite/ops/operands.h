@@ -6,6 +6,9 @@
 
 namespace attnlite {
 
+// Output features per panel of Linear::wp: wp[p][k][j] = w[p·kLinearPanel + j][k].
+constexpr int kLinearPanel = 16;
+
 // y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w) or int8 (q, scale).
 struct Linear {
   const float* w = nullptr;      // (out, in), or nullptr when int8
@@ -13,6 +16,9 @@ struct Linear {
   int out = 0, in = 0;
   const int8_t* q = nullptr;     // (out, in) int8
   const float* scale = nullptr;  // (out): W[o][i] = scale[o] * q[o][i]
+  // w as the CPU's SIMD kernels stream it (their linear_pack, made at load; ops.h
+  // linear_packed_floats), or nullptr: then w is read as stored.
+  const float* wp = nullptr;
   bool int8() const { return q != nullptr; }
 };
 

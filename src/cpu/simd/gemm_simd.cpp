@@ -72,11 +72,18 @@ inline void store_row(float* cr, v8 r0, v8 r1, int nr, v8 va, const float* bias,
   }
 }
 
+// Floats ahead of the current k step that the first micro-tile of a panel packed at load
+// fetches (the panel comes from memory once, then from L1/L2 for the other tiles).
+#ifndef ATTNLITE_PANEL_PREFETCH
+#define ATTNLITE_PANEL_PREFETCH 2048
+#endif
+constexpr int kPanelPrefetch = ATTNLITE_PANEL_PREFETCH / 4;
+
 // C (R x NR, ldc) (=|+=) alpha · A (R x kc, lda) · P (kc x NR, packed, aligned).
 // first: C = alpha·acc + bias (bias may be null); else C += alpha·acc. Only nr columns of C
 // are written. The accumulators are named variables, not an array: GCC otherwise mirrors
 // an accumulator array to the stack on every k step.
-template <int R>
+template <int R, bool kFetch = false>
 inline void micro(int kc, const float* a, long lda, const float* p, float* c, long ldc, int nr,
                   float alpha, const float* bias, bool first) {
   static_assert(R >= 1 && R <= MR, "micro-tile rows");
@@ -91,6 +98,7 @@ inline void micro(int kc, const float* a, long lda, const float* p, float* c, lo
   const float* a5 = a + 5 * lda;
 #pragma GCC unroll 4
   for (int k = 0; k < kc; ++k) {
+    if constexpr (kFetch) __builtin_prefetch(p + (long)k * NR + kPanelPrefetch);
     const v8 b0 = simde_mm256_load_ps(p + (long)k * NR);
     const v8 b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
     v8 av = simde_mm256_broadcast_ss(a0 + k);
@@ -220,12 +228,30 @@ void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr,
   }
 }
 
-// C = alpha · A · op(B) (+ bias), K ≥ 1. pack(panel, n0, k0, nr, kc) fills the panel with
-// op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns.
-template <typename Pack>
+// C = alpha · A · op(B) (+ bias), K ≥ 1. pack(panel, n0, k0, nr, kc) returns the panel of
+// op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns and 32-byte aligned: `panel`
+// filled, or the weights' own panel when they were packed at load.
+// Rows of A per micro-tile: mc rows in ceil(mc / MR) tiles as equal as can be (20 rows as
+// 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose last tile loads as much per FMA as three).
+template <bool kFetch>
+inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, float* c,
+                       long ldc, int nr, float alpha, const float* bias, bool first) {
+  switch (rows) {
+    case 6: micro<6, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 5: micro<5, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 4: micro<4, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 3: micro<3, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 2: micro<2, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    default: micro<1, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+  }
+}
+
+// kPacked: pack returns the weights' own panels (packed at load, so read from memory by the
+// first tile, which prefetches them); else a panel it has just filled (in L1).
+template <bool kPacked = false, typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
                        float alpha, const float* bias, Pack pack) {
-  alignas(64) float panel[KC * NR];
+  alignas(64) float buf[KC * NR];
   // K blocks of nearly equal size, at most KC (a multiple of 8 except the last).
   const int nkb = (K + KC - 1) / KC;
   const int kb = ((K + nkb - 1) / nkb + 7) / 8 * 8;
@@ -236,19 +262,18 @@ void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int 
       const int mc = imin(MC, M - m0);
       for (int n0 = 0; n0 < N; n0 += NR) {
         const int nr = imin(NR, N - n0);
-        pack(panel, n0, k0, nr, kc);
+        const float* panel = pack(buf, n0, k0, nr, kc);
         const float* bn = first && bias ? bias + n0 : nullptr;
-        for (int m = m0; m < m0 + mc; m += MR) {
+        const int tiles = (mc + MR - 1) / MR;
+        for (int t = 0, m = m0; t < tiles; ++t) {
+          const int rows = (mc * (t + 1)) / tiles - (mc * t) / tiles;
           const float* am = a + m * lda + k0;
           float* cm = c + m * ldc + n0;
-          switch (imin(MR, m0 + mc - m)) {
-            case 6: micro<6>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-            case 5: micro<5>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-            case 4: micro<4>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-            case 3: micro<3>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-            case 2: micro<2>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-            default: micro<1>(kc, am, lda, panel, cm, ldc, nr, alpha, bn, first); break;
-          }
+          if (kPacked && t == 0)
+            micro_rows<true>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first);
+          else
+            micro_rows<false>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first);
+          m += rows;
         }
       }
     }
@@ -265,6 +290,7 @@ void gemm_blocked(float* c, long ldc, const float* a, long lda, const float* b, 
                         pack_nt(p, b + n0 * ldb + k0, ldb, nr, kc);
                       else
                         pack_nn(p, b + k0 * ldb + n0, ldb, nr, kc);
+                      return (const float*)p;
                     });
 }
 
@@ -465,6 +491,55 @@ constexpr int kSmallMinK = ATTNLITE_SMALL_M_MIN_K;
 constexpr int kTileC = ATTNLITE_TILE_C;
 constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 
+// R ≤ 3 rows of x times weights packed at load (linear_pack): per panel of NR output
+// features, R x 2 vectors of sums over even k and as many over odd k (four independent FMA
+// chains per row at R = 1), x broadcast element by element, the panel read front to back:
+// the whole matrix is one sequential stream, fetched kPrefetch bytes ahead. y = sums + bias.
+#ifndef ATTNLITE_GEMV_PREFETCH
+#define ATTNLITE_GEMV_PREFETCH 2048
+#endif
+constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
+template <int R>
+void gemv_packed(float* y, long ldy, const float* x, long ldx, const float* wp, const float* bias,
+                 int N, int K) {
+  static_assert(R >= 1 && R <= 3, "rows of x");
+  const v8 z = simde_mm256_setzero_ps();
+  for (int n0 = 0; n0 < N; n0 += NR) {
+    const float* p = wp + (long)(n0 / NR) * K * NR;
+    v8 e0[R], e1[R], o0[R], o1[R];
+    for (int r = 0; r < R; ++r) e0[r] = e1[r] = o0[r] = o1[r] = z;
+    int k = 0;
+    for (; k + 2 <= K; k += 2) {
+      const float* pk = p + (long)k * NR;
+      __builtin_prefetch(pk + kPrefetchFloats);
+      __builtin_prefetch(pk + kPrefetchFloats + NR);
+      const v8 b0 = simde_mm256_load_ps(pk), b1 = simde_mm256_load_ps(pk + kW);
+      const v8 b2 = simde_mm256_load_ps(pk + NR), b3 = simde_mm256_load_ps(pk + NR + kW);
+      for (int r = 0; r < R; ++r) {
+        const v8 a0 = simde_mm256_broadcast_ss(x + r * ldx + k);
+        const v8 a1 = simde_mm256_broadcast_ss(x + r * ldx + k + 1);
+        e0[r] = simde_mm256_fmadd_ps(a0, b0, e0[r]);
+        e1[r] = simde_mm256_fmadd_ps(a0, b1, e1[r]);
+        o0[r] = simde_mm256_fmadd_ps(a1, b2, o0[r]);
+        o1[r] = simde_mm256_fmadd_ps(a1, b3, o1[r]);
+      }
+    }
+    if (k < K) {
+      const v8 b0 = simde_mm256_load_ps(p + (long)k * NR), b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
+      for (int r = 0; r < R; ++r) {
+        const v8 a0 = simde_mm256_broadcast_ss(x + r * ldx + k);
+        e0[r] = simde_mm256_fmadd_ps(a0, b0, e0[r]);
+        e1[r] = simde_mm256_fmadd_ps(a0, b1, e1[r]);
+      }
+    }
+    const int nr = imin(NR, N - n0);
+    for (int r = 0; r < R; ++r)
+      store_row(y + r * ldy + n0, simde_mm256_add_ps(e0[r], o0[r]),
+                simde_mm256_add_ps(e1[r], o1[r]), nr, v_set(1.f), bias ? bias + n0 : nullptr,
+                /*first=*/true);
+  }
+}
+
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
 void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
                  int N, int K, float alpha, const float* bias) {
@@ -514,7 +589,34 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
       gemm_blocked_with(y, N, x, K, M, N, K, 1.f, b,
                         [q, scale, K](float* p, int n0, int k0, int nr, int kc) {
                           pack_nt_i8(p, q + (long)n0 * K + k0, K, scale + n0, nr, kc);
+                          return (const float*)p;
                         });
+  }
+}
+
+void linear_pack(float* wp, const float* w, int N, int K) {
+  for (int n0 = 0; n0 < N; n0 += NR)
+    pack_nt(wp + (long)(n0 / NR) * K * NR, w + (long)n0 * K, K, imin(NR, N - n0), K);
+}
+
+// M ≤ 3: the packed GEMV; larger M: the blocked GEMM reading its panels in place (nothing
+// packed per call, whatever M).
+void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N,
+                   int K) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) y[(long)m * N + n] = b ? b[n] : 0.f;
+    return;
+  }
+  switch (M) {
+    case 1: gemv_packed<1>(y, N, x, K, wp, b, N, K); return;
+    case 2: gemv_packed<2>(y, N, x, K, wp, b, N, K); return;
+    case 3: gemv_packed<3>(y, N, x, K, wp, b, N, K); return;
+    default:
+      gemm_blocked_with<true>(y, N, x, K, M, N, K, 1.f, b, [wp, K](float*, int n0, int k0, int, int) {
+        return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR;
+      });
   }
 }
 

@@ -31,7 +31,9 @@ const Kernels* simd_kernels_impl() {
                          simd::sigmoid,
                          simd::gelu,
                          simd::exp_sum,
-                         simd::gru_step};
+                         simd::gru_step,
+                         simd::linear_pack,
+                         simd::linear_packed};
   return &k;
 }
 
