@@ -72,6 +72,42 @@ BENCHMARK(BM_linear)
     ->Args({1, 10, 256, 256})
     ->Unit(benchmark::kMicrosecond);
 
+// fp32 weights as stored (linear) against packed once (linear_packed), the SIMD table, on
+// the base Transformer's shapes: decoding (M = 1, 16), a 20-token source (M = 20), the
+// output layer (32000 x 512: from DRAM) and an FFN layer (2048 x 512: from L3). Args:
+// packed (0/1), M, N, K. Counters as BM_linear; compare them with attnlite_peak's roofs.
+void BM_linear_packed(benchmark::State& state) {
+  const Kernels* k = attnlite::ops::simd_kernels();
+  if (skip_if_missing(state, k)) return;
+  const bool packed = state.range(0) != 0;
+  const int M = (int)state.range(1), N = (int)state.range(2), K = (int)state.range(3);
+  const auto x = random_vec((size_t)M * K, 1), w = random_vec((size_t)N * K, 2),
+             b = random_vec((size_t)N, 3);
+  attnlite::AlignedBuffer wp((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
+  k->linear_pack(static_cast<float*>(wp.data()), w.data(), N, K);
+  std::vector<float> y((size_t)M * N);
+  for (auto _ : state) {
+    if (packed)
+      k->linear_packed(y.data(), x.data(), static_cast<const float*>(wp.data()), b.data(), M, N, K);
+    else
+      k->linear(y.data(), x.data(), w.data(), b.data(), M, N, K);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double flop = 2.0 * M * N * K;
+  state.counters["GFLOP/s"] = benchmark::Counter(flop * 1e-9 * (double)state.iterations(),
+                                                 benchmark::Counter::kIsRate);
+  const double bytes = 4.0 * ((double)N * K + (double)M * K + N + (double)M * N);
+  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9 * (double)state.iterations(),
+                                              benchmark::Counter::kIsRate);
+  state.SetLabel(packed ? "packed" : "as stored");
+}
+BENCHMARK(BM_linear_packed)
+    ->ArgNames({"packed", "M", "N", "K"})
+    ->ArgsProduct({{0, 1}, {1, 16, 20}, {32000, 2048}, {512}})
+    ->ArgsProduct({{0, 1}, {1, 16, 20}, {512}, {2048}})
+    ->Unit(benchmark::kMicrosecond);
+
 // fp32 against int8 weights with the same SIMD table, side by side. Args: int8 (0/1), M, N, K.
 // Shapes of the whole-corpus Transformer (H 128, FFN 512, 9479 French tokens): the output
 // layer and an FFN layer at one decoding step (M 1) and at beam 4 (M 4), and an encoder

@@ -58,12 +58,9 @@ class WeightStore {
   size_t copied_bytes() const { return block_.size(); }
   size_t derived_bytes() const { return derived_bytes_; }
   // n floats owned by the store for a layout derived from the weights at load (a kernel's
-  // packing), Arena::kAlign-aligned; counted in derived_bytes().
-  float* derived(size_t n) {
-    derived_.emplace_back(n * sizeof(float));
-    derived_bytes_ += n * sizeof(float);
-    return static_cast<float*>(derived_.back().data());
-  }
+  // packing), Arena::kAlign-aligned; counted in derived_bytes(). Layouts of 1 MiB and more
+  // share blocks of huge pages (AlignedBuffer::huge), the others get their own block.
+  float* derived(size_t n);
   // n floats of a weight that a derived layout now stands for: where they lie in a mapped
   // file, its pages leave resident memory (SafeTensors::release_pages), so that packing a
   // layer does not keep two copies of it in memory.
@@ -89,6 +86,8 @@ class WeightStore {
   AlignedBuffer block_;
   std::vector<AlignedBuffer> derived_;
   size_t derived_bytes_ = 0;
+  uint8_t* huge_next_ = nullptr;  // the free part of the last huge block
+  size_t huge_left_ = 0;
   std::map<std::string, Entry> index_;
   std::vector<Tensor> bound_list_;
   std::map<std::string, Tensor> placed_;  // a placed store's tensors

@@ -1,5 +1,6 @@
 #include "attnlite/weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -34,6 +35,28 @@ WeightStore WeightStore::placed(const std::vector<Tensor>& tensors) {
   WeightStore s;
   for (const Tensor& t : tensors) s.placed_[t.name] = t;
   return s;
+}
+
+float* WeightStore::derived(size_t n) {
+  const size_t bytes = n * sizeof(float);
+  derived_bytes_ += bytes;
+  if (bytes < (size_t(1) << 20)) {
+    derived_.emplace_back(bytes);
+    return static_cast<float*>(derived_.back().data());
+  }
+  // Blocks of at least 32 MiB, whole huge pages; the last one's tail is left unused.
+  const size_t need = Arena::round_up(bytes);
+  if (need > huge_left_) {
+    const size_t block = std::max<size_t>(size_t(32) << 20, need + AlignedBuffer::kHugeAlign - 1) /
+                         AlignedBuffer::kHugeAlign * AlignedBuffer::kHugeAlign;
+    derived_.push_back(AlignedBuffer::huge(block));
+    huge_next_ = static_cast<uint8_t*>(derived_.back().data());
+    huge_left_ = block;
+  }
+  float* p = reinterpret_cast<float*>(huge_next_);
+  huge_next_ += need;
+  huge_left_ -= need;
+  return p;
 }
 
 void WeightStore::release_source() {

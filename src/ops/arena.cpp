@@ -2,20 +2,35 @@
 
 #include <new>
 
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#endif
+
 namespace attnlite {
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : n_(bytes) {
   p_ = ::operator new(bytes ? bytes : 1, std::align_val_t(Arena::kAlign));
 }
 
+AlignedBuffer AlignedBuffer::huge(size_t bytes) {
+  AlignedBuffer b;
+  b.n_ = bytes;
+  b.align_ = kHugeAlign;
+  b.p_ = ::operator new(bytes ? bytes : 1, std::align_val_t(kHugeAlign));
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
+  ::madvise(b.p_, bytes, MADV_HUGEPAGE);  // advice: refused (no THP) changes nothing
+#endif
+  return b;
+}
+
 AlignedBuffer::~AlignedBuffer() {
-  if (p_) ::operator delete(p_, std::align_val_t(Arena::kAlign));
+  if (p_) ::operator delete(p_, std::align_val_t(align_));
 }
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
   if (this != &o) {
-    if (p_) ::operator delete(p_, std::align_val_t(Arena::kAlign));
-    p_ = o.p_; n_ = o.n_;
+    if (p_) ::operator delete(p_, std::align_val_t(align_));
+    p_ = o.p_; n_ = o.n_; align_ = o.align_;
     o.p_ = nullptr; o.n_ = 0;
   }
   return *this;

@@ -72,12 +72,15 @@ inline void store_row(float* cr, v8 r0, v8 r1, int nr, v8 va, const float* bias,
   }
 }
 
-// Floats ahead of the current k step that the first micro-tile of a panel packed at load
-// fetches (the panel comes from memory once, then from L1/L2 for the other tiles).
-#ifndef ATTNLITE_PANEL_PREFETCH
-#define ATTNLITE_PANEL_PREFETCH 2048
-#endif
-constexpr int kPanelPrefetch = ATTNLITE_PANEL_PREFETCH / 4;
+// The next panel of weights packed at load, fetched while this one is used: tile t of T
+// fetches its lines t, t + T, t + 2T, ... (one per k step until done), so the panel comes
+// from memory spread over the whole of the current panel's work instead of in a burst at
+// its first tile.
+struct Fetch {
+  const float* p = nullptr;  // the line of the next panel to fetch first
+  long stride = 0;           // floats between the lines this tile fetches
+  int n = 0;                 // lines to fetch
+};
 
 // C (R x NR, ldc) (=|+=) alpha · A (R x kc, lda) · P (kc x NR, packed, aligned).
 // first: C = alpha·acc + bias (bias may be null); else C += alpha·acc. Only nr columns of C
@@ -85,7 +88,7 @@ constexpr int kPanelPrefetch = ATTNLITE_PANEL_PREFETCH / 4;
 // an accumulator array to the stack on every k step.
 template <int R, bool kFetch = false>
 inline void micro(int kc, const float* a, long lda, const float* p, float* c, long ldc, int nr,
-                  float alpha, const float* bias, bool first) {
+                  float alpha, const float* bias, bool first, Fetch f = {}) {
   static_assert(R >= 1 && R <= MR, "micro-tile rows");
   const v8 z = simde_mm256_setzero_ps();
   v8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
@@ -98,7 +101,8 @@ inline void micro(int kc, const float* a, long lda, const float* p, float* c, lo
   const float* a5 = a + 5 * lda;
 #pragma GCC unroll 4
   for (int k = 0; k < kc; ++k) {
-    if constexpr (kFetch) __builtin_prefetch(p + (long)k * NR + kPanelPrefetch);
+    if constexpr (kFetch)
+      if (k < f.n) __builtin_prefetch(f.p + k * f.stride, 0, 2);  // to L2: L1 holds this panel
     const v8 b0 = simde_mm256_load_ps(p + (long)k * NR);
     const v8 b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
     v8 av = simde_mm256_broadcast_ss(a0 + k);
@@ -235,19 +239,19 @@ void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr,
 // 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose last tile loads as much per FMA as three).
 template <bool kFetch>
 inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, float* c,
-                       long ldc, int nr, float alpha, const float* bias, bool first) {
+                       long ldc, int nr, float alpha, const float* bias, bool first, Fetch f) {
   switch (rows) {
-    case 6: micro<6, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 5: micro<5, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 4: micro<4, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 3: micro<3, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 2: micro<2, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    default: micro<1, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 6: micro<6, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    case 5: micro<5, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    case 4: micro<4, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    case 3: micro<3, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    case 2: micro<2, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    default: micro<1, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
   }
 }
 
-// kPacked: pack returns the weights' own panels (packed at load, so read from memory by the
-// first tile, which prefetches them); else a panel it has just filled (in L1).
+// kPacked: pack returns the weights' own panels (packed at load: read from memory, the next
+// one fetched while this one is used); else a panel it has just filled (in L1).
 template <bool kPacked = false, typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
                        float alpha, const float* bias, Pack pack) {
@@ -265,14 +269,16 @@ void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int 
         const float* panel = pack(buf, n0, k0, nr, kc);
         const float* bn = first && bias ? bias + n0 : nullptr;
         const int tiles = (mc + MR - 1) / MR;
+        const float* next = kPacked && n0 + NR < N ? pack(buf, n0 + NR, k0, nr, kc) : nullptr;
         for (int t = 0, m = m0; t < tiles; ++t) {
           const int rows = (mc * (t + 1)) / tiles - (mc * t) / tiles;
           const float* am = a + m * lda + k0;
           float* cm = c + m * ldc + n0;
-          if (kPacked && t == 0)
-            micro_rows<true>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first);
+          if (next)
+            micro_rows<true>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first,
+                             {next + (long)t * NR, (long)tiles * NR, (kc - t + tiles - 1) / tiles});
           else
-            micro_rows<false>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first);
+            micro_rows<false>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first, {});
           m += rows;
         }
       }
