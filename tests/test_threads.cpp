@@ -37,8 +37,9 @@ TEST_CASE("threaded linear equals the serial one", "[threads]") {
   REQUIRE(num_threads() == 1);
   REQUIRE_CLOSE(y2, y1, 1e-6 * K);
   // The same layer on weights packed at load (kernels with linear_pack): the serial product
-  // agrees with the stored layout's, and each thread's share of panels (M = 1: blocks of 16
-  // output features) or of rows gives exactly the serial packed result.
+  // agrees with the stored layout's; at M = 1 each thread's share of panels (blocks of 16
+  // output features) gives exactly the serial packed result, and shares of rows (M > 1) agree
+  // with it as closely as the stored layout's (a share of one row takes the GEMV's order).
   if (ops::kernels().linear_pack) {
     AlignedBuffer buf((size_t)ops::linear_packed_floats(N, K) * sizeof(float));
     ops::kernels().linear_pack(static_cast<float*>(buf.data()), w.data(), N, K);
@@ -50,7 +51,10 @@ TEST_CASE("threaded linear equals the serial one", "[threads]") {
       Threads t(GENERATE(2, 3));
       ops::linear(p2.data(), l, x.data(), M);
     }
-    REQUIRE(p2 == p1);
+    if (M == 1)
+      REQUIRE(p2 == p1);
+    else
+      REQUIRE_CLOSE(p2, p1, 1e-6 * K);
   }
 }
 

@@ -25,6 +25,12 @@
 // Tails in M, N and K are all handled in place; nothing is allocated.
 #include <type_traits>
 
+// Weights packed at load (linear_pack, linear_packed): built unless the small core turns them
+// off (CMake's ATTNLITE_MINIMAL: its weights stay where the file has them, its code small).
+#ifndef ATTNLITE_PACKED_WEIGHTS
+#define ATTNLITE_PACKED_WEIGHTS 1
+#endif
+
 #include "kernels_simd.h"
 #include "simd_math.h"
 
@@ -497,6 +503,7 @@ constexpr int kSmallMinK = ATTNLITE_SMALL_M_MIN_K;
 constexpr int kTileC = ATTNLITE_TILE_C;
 constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 
+#if ATTNLITE_PACKED_WEIGHTS
 // R ≤ 3 rows of x times weights packed at load (linear_pack): per panel of NR output
 // features, R x 2 vectors of sums over even k and as many over odd k (four independent FMA
 // chains per row at R = 1), x broadcast element by element, the panel read front to back:
@@ -545,6 +552,8 @@ void gemv_packed(float* y, long ldy, const float* x, long ldx, const float* wp, 
                 /*first=*/true);
   }
 }
+
+#endif  // ATTNLITE_PACKED_WEIGHTS
 
 // C (M,N) = alpha · A (M,K) · B(N,K)ᵀ + bias.
 void gemm_nt_any(float* c, long ldc, const float* a, long lda, const float* b, long ldb, int M,
@@ -600,13 +609,15 @@ void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, co
   }
 }
 
+#if ATTNLITE_PACKED_WEIGHTS
 void linear_pack(float* wp, const float* w, int N, int K) {
   for (int n0 = 0; n0 < N; n0 += NR)
     pack_nt(wp + (long)(n0 / NR) * K * NR, w + (long)n0 * K, K, imin(NR, N - n0), K);
 }
 
-// M ≤ 3: the packed GEMV; larger M: the blocked GEMM reading its panels in place (nothing
-// packed per call, whatever M).
+// M = 1: the packed GEMV; larger M: the blocked GEMM reading its panels in place (nothing
+// packed per call, whatever M; at M = 2, 3 its 4 and 6 accumulators do what gemv_packed<2, 3>
+// would).
 void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N,
                    int K) {
   if (M <= 0 || N <= 0) return;
@@ -615,16 +626,16 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
       for (int n = 0; n < N; ++n) y[(long)m * N + n] = b ? b[n] : 0.f;
     return;
   }
-  switch (M) {
-    case 1: gemv_packed<1>(y, N, x, K, wp, b, N, K); return;
-    case 2: gemv_packed<2>(y, N, x, K, wp, b, N, K); return;
-    case 3: gemv_packed<3>(y, N, x, K, wp, b, N, K); return;
-    default:
-      gemm_blocked_with<true>(y, N, x, K, M, N, K, 1.f, b, [wp, K](float*, int n0, int k0, int, int) {
-        return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR;
-      });
+  if (M == 1) {
+    gemv_packed<1>(y, N, x, K, wp, b, N, K);
+    return;
   }
+  gemm_blocked_with<true>(y, N, x, K, M, N, K, 1.f, b, [wp, K](float*, int n0, int k0, int, int) {
+    return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR;
+  });
 }
+
+#endif  // ATTNLITE_PACKED_WEIGHTS
 
 void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
              int K, float alpha) {

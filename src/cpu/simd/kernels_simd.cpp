@@ -32,8 +32,13 @@ const Kernels* simd_kernels_impl() {
                          simd::gelu,
                          simd::exp_sum,
                          simd::gru_step,
+#if !defined(ATTNLITE_PACKED_WEIGHTS) || ATTNLITE_PACKED_WEIGHTS
                          simd::linear_pack,
                          simd::linear_packed};
+#else
+                         nullptr,  // the small core: fp32 weights read as stored
+                         nullptr};
+#endif
   return &k;
 }
 
