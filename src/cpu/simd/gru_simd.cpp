@@ -1,5 +1,5 @@
-// attnlite — the fused GRU step in SIMD: eight hidden units per block, one vector accumulator
-// per gate product (r, z, the input and the hidden part of n), the input and hidden products
+// attnlite — the fused GRU step in SIMD: eight hidden units per block, two vector accumulators
+// (even and odd k) per gate product (r, z, the input and the hidden part of n), the input and hidden products
 // taken as broadcasts of x[k] and h[k] times the packed weight rows (no horizontal sums), the
 // gates applied in the same registers, one pass over the block's weights. Contract and
 // packing: include/attnlite/ops/kernels.h (gru_step, gru_pack).
@@ -17,6 +17,33 @@ static inline v8 load_n(const float* src, int n) {
   alignas(32) float v[kW] = {};
   for (int u = 0; u < n; ++u) v[u] = src[u];
   return simde_mm256_load_ps(v);
+}
+
+// r, z, n += Σ_k s[k] · (the r, z, n rows of w for k), over K packed steps of 3 vectors.
+// Even and odd k go to separate accumulators (six FMA chains instead of three: one chain per
+// gate waited on the FMA latency at every k), added at the end.
+static inline void gate_sums(v8& r, v8& z, v8& n, const float* w, const float* s, int K) {
+  const v8 zero = simde_mm256_setzero_ps();
+  v8 r1 = zero, z1 = zero, n1 = zero;
+  int k = 0;
+  for (; k + 2 <= K; k += 2, w += 6 * kW) {
+    const v8 s0 = v_set(s[k]), s1 = v_set(s[k + 1]);
+    r = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w), r);
+    z = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w + kW), z);
+    n = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w + 2 * kW), n);
+    r1 = simde_mm256_fmadd_ps(s1, simde_mm256_loadu_ps(w + 3 * kW), r1);
+    z1 = simde_mm256_fmadd_ps(s1, simde_mm256_loadu_ps(w + 4 * kW), z1);
+    n1 = simde_mm256_fmadd_ps(s1, simde_mm256_loadu_ps(w + 5 * kW), n1);
+  }
+  if (k < K) {
+    const v8 s0 = v_set(s[k]);
+    r = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w), r);
+    z = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w + kW), z);
+    n = simde_mm256_fmadd_ps(s0, simde_mm256_loadu_ps(w + 2 * kW), n);
+  }
+  r = simde_mm256_add_ps(r, r1);
+  z = simde_mm256_add_ps(z, z1);
+  n = simde_mm256_add_ps(n, n1);
 }
 
 void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
@@ -39,21 +66,9 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
         r = simde_mm256_add_ps(simde_mm256_loadu_ps(p), r);
         z = simde_mm256_add_ps(simde_mm256_loadu_ps(p + kW), z);
         ni = simde_mm256_loadu_ps(p + 2 * kW);
-        const float* w = p + 6 * kW;
-        for (int k = 0; k < in; ++k, w += 3 * kW) {
-          const v8 xk = v_set(xb[k]);
-          r = simde_mm256_fmadd_ps(xk, simde_mm256_loadu_ps(w), r);
-          z = simde_mm256_fmadd_ps(xk, simde_mm256_loadu_ps(w + kW), z);
-          ni = simde_mm256_fmadd_ps(xk, simde_mm256_loadu_ps(w + 2 * kW), ni);
-        }
+        gate_sums(r, z, ni, p + 6 * kW, xb, in);
       }
-      const float* w = p + 6 * kW + 3L * kW * in;
-      for (int k = 0; k < H; ++k, w += 3 * kW) {
-        const v8 hk = v_set(hb[k]);
-        r = simde_mm256_fmadd_ps(hk, simde_mm256_loadu_ps(w), r);
-        z = simde_mm256_fmadd_ps(hk, simde_mm256_loadu_ps(w + kW), z);
-        nh = simde_mm256_fmadd_ps(hk, simde_mm256_loadu_ps(w + 2 * kW), nh);
-      }
+      gate_sums(r, z, nh, p + 6 * kW + 3L * kW * in, hb, H);
       r = sigmoid8(r);
       z = sigmoid8(z);
       const v8 ng = tanh8(simde_mm256_fmadd_ps(r, nh, ni));
