@@ -88,7 +88,8 @@ void BM_linear_packed(benchmark::State& state) {
   std::vector<float> y((size_t)M * N);
   for (auto _ : state) {
     if (packed)
-      k->linear_packed(y.data(), x.data(), static_cast<const float*>(wp.data()), b.data(), M, N, K);
+      k->linear_packed(y.data(), x.data(), static_cast<const float*>(wp.data()), b.data(), M, N, K,
+                       attnlite::ops::kActNone);
     else
       k->linear(y.data(), x.data(), w.data(), b.data(), M, N, K);
     benchmark::DoNotOptimize(y.data());

@@ -15,6 +15,7 @@
 // are in [0, 1] or [-1, 1] and are compared with 1e-6 absolute.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -177,11 +178,21 @@ TEST_CASE("simd linear_packed on linear_pack's panels matches scalar linear", "[
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
       const float* bp = with_bias ? b.data() : nullptr;
       std::vector<float> ys((size_t)M * N + 1, kSentinel), yr((size_t)M * N, -kSentinel);
-      s->linear_packed(ys.data(), x.data(), wp, bp, M, N, K);
+      s->linear_packed(ys.data(), x.data(), wp, bp, M, N, K, attnlite::ops::kActNone);
       r.linear(yr.data(), x.data(), w.data(), bp, M, N, K);
       const double d = max_rel_diff(ys.data(), yr.data(), yr.size());
       if (d > gemm_tol(K)) FAIL_CHECK(dims(M, N, K) << " bias=" << with_bias << " diff=" << d);
       if (ys[(size_t)M * N] != kSentinel) FAIL_CHECK(dims(M, N, K) << ": wrote past y");
+      // The fused activations give exactly the product followed by the relu / gelu kernel.
+      for (const int act : {attnlite::ops::kActRelu, attnlite::ops::kActGelu}) {
+        std::vector<float> ya((size_t)M * N + 1, kSentinel);
+        s->linear_packed(ya.data(), x.data(), wp, bp, M, N, K, act);
+        std::vector<float> want(ys.begin(), ys.end() - 1);
+        (act == attnlite::ops::kActRelu ? s->relu : s->gelu)(want.data(), M * N);
+        if (!std::equal(want.begin(), want.end(), ya.begin()))
+          FAIL_CHECK(dims(M, N, K) << " act=" << act << ": not the kernel's activation of y");
+        if (ya[(size_t)M * N] != kSentinel) FAIL_CHECK(dims(M, N, K) << ": act wrote past y");
+      }
     }
   };
   for (int M : kSizes)

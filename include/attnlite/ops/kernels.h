@@ -53,12 +53,15 @@ struct Kernels {
   // linear reads w as stored). linear_pack writes w (N,K) as panels of kLinearPanel output
   // features, wp[p][k][j] = w[p·kLinearPanel + j][k] (the last panel zero-padded),
   // linear_packed_floats(N, K) floats, 64-byte aligned; linear_packed is linear on them: the
-  // same y = x · wᵀ + b, the matrix streamed in the order the kernel reads it.
+  // same y = x · wᵀ + b, the matrix streamed in the order the kernel reads it, then act
+  // (kActNone, kActRelu, kActGelu: the relu and gelu kernels' values) on each tile of y while
+  // it is in L1, instead of a pass over y afterwards.
   void (*linear_pack)(float* wp, const float* w, int N, int K);
   void (*linear_packed)(float* y, const float* x, const float* wp, const float* b, int M, int N,
-                        int K);
+                        int K, int act);
 };
 
+constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 inline long linear_packed_floats(int N, int K) {
   return (long)(N + kLinearPanel - 1) / kLinearPanel * kLinearPanel * K;
 }

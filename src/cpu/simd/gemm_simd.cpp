@@ -31,6 +31,7 @@
 #define ATTNLITE_PACKED_WEIGHTS 1
 #endif
 
+#include "attnlite/ops/kernels.h"
 #include "kernels_simd.h"
 #include "simd_math.h"
 
@@ -258,16 +259,33 @@ inline void micro_rows(int rows, int kc, const float* a, long lda, const float* 
 
 // kPacked: pack returns the weights' own panels (packed at load: read from memory, the next
 // one fetched while this one is used); else a panel it has just filled (in L1).
+// act (kActRelu, kActGelu) on rows x nr of C (stride ldc), in place: the kernels' relu and
+// gelu per element, so a fused epilogue gives what a pass over y afterwards would.
+void apply_act(float* c, long ldc, int rows, int nr, int act) {
+  for (int r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    for (int j = 0; j < nr; j += kW) {
+      const int n = imin(kW, nr - j);
+      alignas(32) float t[kW] = {};
+      for (int u = 0; u < n; ++u) t[u] = cr[j + u];
+      v8 v = simde_mm256_load_ps(t);
+      v = act == kActRelu ? simde_mm256_max_ps(v, simde_mm256_setzero_ps()) : gelu8(v);
+      simde_mm256_store_ps(t, v);
+      for (int u = 0; u < n; ++u) cr[j + u] = t[u];
+    }
+  }
+}
+
 template <bool kPacked = false, typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
-                       float alpha, const float* bias, Pack pack) {
+                       float alpha, const float* bias, Pack pack, int act = kActNone) {
   alignas(64) float buf[KC * NR];
   // K blocks of nearly equal size, at most KC (a multiple of 8 except the last).
   const int nkb = (K + KC - 1) / KC;
   const int kb = ((K + nkb - 1) / nkb + 7) / 8 * 8;
   for (int k0 = 0; k0 < K; k0 += kb) {
     const int kc = imin(kb, K - k0);
-    const bool first = k0 == 0;
+    const bool first = k0 == 0, last = k0 + kc >= K;
     for (int m0 = 0; m0 < M; m0 += MC) {
       const int mc = imin(MC, M - m0);
       for (int n0 = 0; n0 < N; n0 += NR) {
@@ -285,6 +303,7 @@ void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int 
                              {next + (long)t * NR, (long)tiles * NR, (kc - t + tiles - 1) / tiles});
           else
             micro_rows<false>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first, {});
+          if (last && act != kActNone) apply_act(cm, ldc, rows, nr, act);
           m += rows;
         }
       }
@@ -514,7 +533,7 @@ constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
 template <int R>
 void gemv_packed(float* y, long ldy, const float* x, long ldx, const float* wp, const float* bias,
-                 int N, int K) {
+                 int N, int K, int act) {
   static_assert(R >= 1 && R <= 3, "rows of x");
   const v8 z = simde_mm256_setzero_ps();
   for (int n0 = 0; n0 < N; n0 += NR) {
@@ -550,6 +569,7 @@ void gemv_packed(float* y, long ldy, const float* x, long ldx, const float* wp, 
       store_row(y + r * ldy + n0, simde_mm256_add_ps(e0[r], o0[r]),
                 simde_mm256_add_ps(e1[r], o1[r]), nr, v_set(1.f), bias ? bias + n0 : nullptr,
                 /*first=*/true);
+    if (act != kActNone) apply_act(y + n0, ldy, R, nr, act);
   }
 }
 
@@ -619,20 +639,22 @@ void linear_pack(float* wp, const float* w, int N, int K) {
 // packed per call, whatever M; at M = 2, 3 its 4 and 6 accumulators do what gemv_packed<2, 3>
 // would).
 void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N,
-                   int K) {
+                   int K, int act) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     for (int m = 0; m < M; ++m)
       for (int n = 0; n < N; ++n) y[(long)m * N + n] = b ? b[n] : 0.f;
+    if (act != kActNone) apply_act(y, N, M, N, act);
     return;
   }
   if (M == 1) {
-    gemv_packed<1>(y, N, x, K, wp, b, N, K);
+    gemv_packed<1>(y, N, x, K, wp, b, N, K, act);
     return;
   }
-  gemm_blocked_with<true>(y, N, x, K, M, N, K, 1.f, b, [wp, K](float*, int n0, int k0, int, int) {
-    return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR;
-  });
+  gemm_blocked_with<true>(
+      y, N, x, K, M, N, K, 1.f, b,
+      [wp, K](float*, int n0, int k0, int, int) { return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR; },
+      act);
 }
 
 #endif  // ATTNLITE_PACKED_WEIGHTS

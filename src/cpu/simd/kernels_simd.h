@@ -16,7 +16,8 @@ void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb
 void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
              int K);
 void linear_pack(float* wp, const float* w, int N, int K);
-void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N, int K);
+void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N, int K,
+                   int act);
 
 // pointwise_simd.cpp
 void softmax_rows(float* x, int ld, int rows, int n);
