@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'c32b6bf257f34c52';
+const VERSION = 'ca84be0c4ea343c8';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
