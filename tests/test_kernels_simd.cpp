@@ -159,8 +159,8 @@ TEST_CASE("simd linear_packed on linear_pack's panels matches scalar linear", "[
   auto check = [&](int M, int N, int K, bool exhaustive_layout) {
     const auto x = random_vec(rng, (size_t)M * K), w = random_vec(rng, (size_t)N * K);
     const auto b = random_vec(rng, (size_t)N);
-    const long n = attnlite::ops::linear_packed_floats(N, K);
-    REQUIRE(n == (long)((N + P - 1) / P) * P * K);
+    const int64_t n = attnlite::ops::linear_packed_floats(N, K);
+    REQUIRE(n == (int64_t)((N + P - 1) / P) * P * K);
     attnlite::AlignedBuffer buf((size_t)n * sizeof(float));
     float* wp = static_cast<float*>(buf.data());
     for (long i = 0; i < n; ++i) wp[i] = kSentinel;
@@ -205,6 +205,26 @@ TEST_CASE("simd linear_packed on linear_pack's panels matches scalar linear", "[
                            {3, 259, 255},   {1031, 21, 1100}, {4, 2048, 1025}, {481, 33, 513},
                            {1, 32000, 64},  {13, 100, 1537}};
   for (const auto& sh : shapes) check(sh[0], sh[1], sh[2], false);
+}
+
+// What the CPU op set packs at load: a layer whose panels cost at most twice its weights, or
+// 1 MiB; a layer of few outputs and many inputs (a hostile file's 1 x 100M) stays as stored.
+TEST_CASE("the CPU op set packs layers whose panels stay within twice their size", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const auto table = attnlite::ops::kernel_table();
+  attnlite::ops::use_kernels(attnlite::ops::KernelTable::Simd);
+  const attnlite::ops::Ops& cpu = attnlite::ops::cpu();
+  CHECK(cpu.linear_packed_floats(2048, 512) == 2048u * 512u);
+  CHECK(cpu.linear_packed_floats(198, 32) == 208u * 32u);   // padded to 13 panels
+  CHECK(cpu.linear_packed_floats(1, 32) == 16u * 32u);      // small: packed whatever the padding
+  CHECK(cpu.linear_packed_floats(9, 40000) == 16u * 40000u);  // 1.8x its size
+  CHECK(cpu.linear_packed_floats(1, 100000000) == 0u);      // 16x and 6.4 GB: as stored
+  CHECK(cpu.linear_packed_floats(7, 40000) == 0u);          // 2.3x and over 1 MiB
+  CHECK(cpu.linear_packed_floats(0, 512) == 0u);
+  attnlite::ops::use_kernels(attnlite::ops::KernelTable::Scalar);
+  CHECK(cpu.linear_packed_floats(2048, 512) == 0u);  // the scalar table reads w as stored
+  attnlite::ops::use_kernels(table);
 }
 
 TEST_CASE("simd gemm_nt and gemm_nn with strides match scalar", "[simd][gemm]") {

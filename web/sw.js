@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'ca84be0c4ea343c8';
+const VERSION = '903d708c8f46f878';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

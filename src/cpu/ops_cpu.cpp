@@ -1,6 +1,7 @@
 // The CPU op set: every op over the active kernel table (ops::kernels(): the scalar reference
 // or the SIMD kernels), in host memory. The scratch each op takes: ops/scratch.h.
 #include <cmath>
+#include <cstdint>
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -203,7 +204,13 @@ class CpuOps final : public Ops {
     ops::gru_pack(packed, ih.w, ih.b, hh.w, hh.b, ih.in, hh.in);
   }
   size_t linear_packed_floats(int out, int in) const override {
-    return kernels().linear_pack ? (size_t)ops::linear_packed_floats(out, in) : 0;
+    if (!kernels().linear_pack || out <= 0 || in <= 0) return 0;
+    // Panels pad `out` to a multiple of 16: a layer of few outputs and many inputs (a hostile
+    // file's 1 x 100M) would take up to 16x its size, so it is packed only when the layout is
+    // at most twice the weights or small; else it is read as stored.
+    const int64_t n = ops::linear_packed_floats(out, in), w = (int64_t)out * in;
+    if ((uint64_t)n > SIZE_MAX / sizeof(float)) return 0;  // a 32-bit size_t
+    return n <= 2 * w || n <= (int64_t(1) << 18) ? (size_t)n : 0;
   }
   void linear_pack(float* wp, const Linear& l) const override {
     kernels().linear_pack(wp, l.w, l.out, l.in);

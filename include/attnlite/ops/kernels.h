@@ -62,8 +62,8 @@ struct Kernels {
 };
 
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
-inline long linear_packed_floats(int N, int K) {
-  return (long)(N + kLinearPanel - 1) / kLinearPanel * kLinearPanel * K;
+inline int64_t linear_packed_floats(int N, int K) {
+  return ((int64_t)N + kLinearPanel - 1) / kLinearPanel * kLinearPanel * K;
 }
 
 // The packed weights of gru_step, for hidden units in blocks of kGruBlock (the last one

@@ -129,7 +129,8 @@ class Ops {
   virtual size_t gru_packed_floats(int in, int Hh) const;
   virtual void gru_pack(float* packed, const Linear& ih, const Linear& hh) const;
   // The CPU's packed layout of an fp32 linear layer (out, in): linear_packed_floats floats
-  // (0 when its kernels read w as stored), written by linear_pack from l.w; Linear::wp.
+  // (0 when its kernels read w as stored, or when padding the layer to whole panels would
+  // more than double it beyond 1 MiB), written by linear_pack from l.w; Linear::wp.
   virtual size_t linear_packed_floats(int out, int in) const;
   virtual void linear_pack(float* wp, const Linear& l) const;
 
