@@ -69,7 +69,6 @@ void Beam::carve(Arena& host, const Setup& s) {
   fin_eos_ = host.take<int>(B * F);
   fin_count_ = host.take<int>(B);
   fin_best_ = host.take<int>(B);
-  fin_top_ = host.take<double>(B * K);
   order_ = host.take<int>(F);
   done_ = host.take<char>(B);
 }
@@ -86,14 +85,6 @@ void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, in
   fin_len_[fi] = ntok + (eos ? 1 : 0);
   fin_eos_[fi] = eos;
   fin_score_[fi] = penalized(lp, fin_len_[fi], o.length_penalty);
-  // Keep the K best scores; an equal one goes after those already there, as results() ranks.
-  const int K = o.beam_size, kept = std::min(K, f + 1);
-  double* top = fin_top_ + (long)b * s_.lim.K;
-  int i = kept - 1;
-  if (f < K || fin_score_[fi] > top[i]) {
-    for (; i > 0 && fin_score_[fi] > top[i - 1]; --i) top[i] = top[i - 1];
-    top[i] = fin_score_[fi];
-  }
   if (fin_best_[b] >= 0 && !(fin_score_[fi] > fin_score_[(long)b * F_ + fin_best_[b]])) return;
   fin_best_[b] = f;
   if (o.attention) d.keep_attention(b, row, cx);
@@ -106,10 +97,16 @@ void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, in
 // there (results() keeps the order of arrival), and the kept attention changes only on a
 // strictly better one. Stopping here therefore returns the list the full search returns.
 bool Beam::settled(int b, int K, int steps, float alpha) const {
-  if (fin_count_[b] < K) return false;
+  const int nf = fin_count_[b];
+  if (nf < K) return false;
   double best_live = -INFINITY;
   for (int j = 0; j < K; ++j) best_live = std::max(best_live, logp_[b * K + j]);
-  return !(penalized(best_live, steps, alpha) > fin_top_[(long)b * s_.lim.K + K - 1]);
+  // the K-th best finished score is at least the bound: K finished scores reach it
+  const double bound = penalized(best_live, steps, alpha);
+  const double* score = fin_score_ + (long)b * F_;
+  int reach = 0;
+  for (int f = 0; f < nf && reach < K; ++f) reach += score[f] >= bound;
+  return reach == K;
 }
 
 // Step t of sentence b: rank the candidates, finish <eos> ones, pick the next K live

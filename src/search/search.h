@@ -87,7 +87,6 @@ class Beam {
   int *fin_len_ = nullptr, *fin_eos_ = nullptr;        // (B, F)
   int* fin_count_ = nullptr;      // (B)
   int* fin_best_ = nullptr;       // (B) best finished so far, -1 before the first
-  double* fin_top_ = nullptr;     // (B, K) the K best finished scores so far, best first
   int* order_ = nullptr;          // (F)
   char* done_ = nullptr;          // (B)
 };
