@@ -38,6 +38,17 @@ bool skip_if_missing(benchmark::State& state, const Kernels* k) {
   return true;
 }
 
+// GFLOP/s (2·M·N·K per call) and GB/s of an fp32 linear layer y (M,N) = x (M,K) · wᵀ + b,
+// counting the bytes every call must read or write at least once: w, x, b and y.
+void linear_counters(benchmark::State& state, int M, int N, int K) {
+  const double flop = 2.0 * M * N * K;
+  state.counters["GFLOP/s"] = benchmark::Counter(flop * 1e-9 * (double)state.iterations(),
+                                                 benchmark::Counter::kIsRate);
+  const double bytes = 4.0 * ((double)N * K + (double)M * K + N + (double)M * N);
+  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9 * (double)state.iterations(),
+                                              benchmark::Counter::kIsRate);
+}
+
 // Args: simd (0/1), M, N, K.
 void BM_linear(benchmark::State& state) {
   const Kernels* k = table((int)state.range(0));
@@ -51,13 +62,7 @@ void BM_linear(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  const double flop = 2.0 * M * N * K;
-  state.counters["GFLOP/s"] = benchmark::Counter(flop * 1e-9 * (double)state.iterations(),
-                                                 benchmark::Counter::kIsRate);
-  // Bytes every call must read or write at least once: w, x, b and y.
-  const double bytes = 4.0 * ((double)N * K + (double)M * K + N + (double)M * N);
-  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9 * (double)state.iterations(),
-                                              benchmark::Counter::kIsRate);
+  linear_counters(state, M, N, K);
   state.SetLabel(k->name);
 }
 BENCHMARK(BM_linear)
@@ -95,12 +100,7 @@ void BM_linear_packed(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  const double flop = 2.0 * M * N * K;
-  state.counters["GFLOP/s"] = benchmark::Counter(flop * 1e-9 * (double)state.iterations(),
-                                                 benchmark::Counter::kIsRate);
-  const double bytes = 4.0 * ((double)N * K + (double)M * K + N + (double)M * N);
-  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9 * (double)state.iterations(),
-                                              benchmark::Counter::kIsRate);
+  linear_counters(state, M, N, K);
   state.SetLabel(packed ? "packed" : "as stored");
 }
 BENCHMARK(BM_linear_packed)

@@ -10,7 +10,7 @@
 namespace attnlite::ops {
 
 namespace {
-// y (M, n) += act in place, by the active table's kernel.
+// act on n values of y in place, by the active table's relu or gelu kernel.
 void activate(float* y, long n, int act) {
   if (act == kActRelu) kernels().relu(y, (int)n);
   if (act == kActGelu) kernels().gelu(y, (int)n);

@@ -22,14 +22,12 @@
 //    product of a row of x with a row of w, both contiguous in K. 8 (M = 1) or 4 (M = 2, 3)
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
 //    horizontal adds at the end; w is streamed exactly once.
+// And linear_packed, on fp32 weights packed once at load (linear_pack: the blocked path's
+// panels, whole): M = 1 streams them as one sequence of cache lines with four FMA chains;
+// M ≥ 2 is the blocked path reading the panels in place, the next one fetched meanwhile;
+// ReLU/GELU on each tile while it is in L1.
 // Tails in M, N and K are all handled in place; nothing is allocated.
 #include <type_traits>
-
-// Weights packed at load (linear_pack, linear_packed): built unless the small core turns them
-// off (CMake's ATTNLITE_MINIMAL: its weights stay where the file has them, its code small).
-#ifndef ATTNLITE_PACKED_WEIGHTS
-#define ATTNLITE_PACKED_WEIGHTS 1
-#endif
 
 #include "attnlite/ops/kernels.h"
 #include "kernels_simd.h"
@@ -239,11 +237,7 @@ void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr,
   }
 }
 
-// C = alpha · A · op(B) (+ bias), K ≥ 1. pack(panel, n0, k0, nr, kc) returns the panel of
-// op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns and 32-byte aligned: `panel`
-// filled, or the weights' own panel when they were packed at load.
-// Rows of A per micro-tile: mc rows in ceil(mc / MR) tiles as equal as can be (20 rows as
-// 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose last tile loads as much per FMA as three).
+// The micro-tile of `rows` rows (1 to MR).
 template <bool kFetch>
 inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, float* c,
                        long ldc, int nr, float alpha, const float* bias, bool first, Fetch f) {
@@ -257,25 +251,19 @@ inline void micro_rows(int rows, int kc, const float* a, long lda, const float* 
   }
 }
 
-// kPacked: pack returns the weights' own panels (packed at load: read from memory, the next
-// one fetched while this one is used); else a panel it has just filled (in L1).
-// act (kActRelu, kActGelu) on rows x nr of C (stride ldc), in place: the kernels' relu and
-// gelu per element, so a fused epilogue gives what a pass over y afterwards would.
+// act (kActRelu, kActGelu) on rows x nr of C (stride ldc), in place, by the relu and gelu
+// kernels: a fused epilogue gives what a pass over y afterwards would.
 void apply_act(float* c, long ldc, int rows, int nr, int act) {
-  for (int r = 0; r < rows; ++r) {
-    float* cr = c + r * ldc;
-    for (int j = 0; j < nr; j += kW) {
-      const int n = imin(kW, nr - j);
-      alignas(32) float t[kW] = {};
-      for (int u = 0; u < n; ++u) t[u] = cr[j + u];
-      v8 v = simde_mm256_load_ps(t);
-      v = act == kActRelu ? simde_mm256_max_ps(v, simde_mm256_setzero_ps()) : gelu8(v);
-      simde_mm256_store_ps(t, v);
-      for (int u = 0; u < n; ++u) cr[j + u] = t[u];
-    }
-  }
+  for (int r = 0; r < rows; ++r)
+    (act == kActRelu ? relu : gelu)(c + r * ldc, nr);
 }
 
+// C = alpha · A · op(B) (+ bias), K ≥ 1, then act. pack(panel, n0, k0, nr, kc) returns the
+// panel of op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns and 32-byte aligned:
+// `panel` filled (in L1), or with kPacked the weights' own panel, packed at load (read from
+// memory: the next one is fetched while this one is used). The rows of an M block go in
+// ceil(mc / MR) tiles as equal as can be (20 rows as 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose
+// last tile loads as much per FMA as three).
 template <bool kPacked = false, typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
                        float alpha, const float* bias, Pack pack, int act = kActNone) {
@@ -523,53 +511,40 @@ constexpr int kTileC = ATTNLITE_TILE_C;
 constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 
 #if ATTNLITE_PACKED_WEIGHTS
-// R ≤ 3 rows of x times weights packed at load (linear_pack): per panel of NR output
-// features, R x 2 vectors of sums over even k and as many over odd k (four independent FMA
-// chains per row at R = 1), x broadcast element by element, the panel read front to back:
-// the whole matrix is one sequential stream, fetched kPrefetch bytes ahead. y = sums + bias.
+// One row of x times weights packed at load (linear_pack): per panel of NR output features,
+// two vectors of sums over even k and two over odd k (four independent FMA chains), x
+// broadcast element by element, the panel read front to back: the whole matrix is one
+// sequential stream, fetched ATTNLITE_GEMV_PREFETCH bytes ahead. y = sums + bias, then act.
 #ifndef ATTNLITE_GEMV_PREFETCH
 #define ATTNLITE_GEMV_PREFETCH 2048
 #endif
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
-template <int R>
-void gemv_packed(float* y, long ldy, const float* x, long ldx, const float* wp, const float* bias,
-                 int N, int K, int act) {
-  static_assert(R >= 1 && R <= 3, "rows of x");
+void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
+                 int act) {
   const v8 z = simde_mm256_setzero_ps();
   for (int n0 = 0; n0 < N; n0 += NR) {
     const float* p = wp + (long)(n0 / NR) * K * NR;
-    v8 e0[R], e1[R], o0[R], o1[R];
-    for (int r = 0; r < R; ++r) e0[r] = e1[r] = o0[r] = o1[r] = z;
+    v8 e0 = z, e1 = z, o0 = z, o1 = z;
     int k = 0;
     for (; k + 2 <= K; k += 2) {
       const float* pk = p + (long)k * NR;
       __builtin_prefetch(pk + kPrefetchFloats);
       __builtin_prefetch(pk + kPrefetchFloats + NR);
-      const v8 b0 = simde_mm256_load_ps(pk), b1 = simde_mm256_load_ps(pk + kW);
-      const v8 b2 = simde_mm256_load_ps(pk + NR), b3 = simde_mm256_load_ps(pk + NR + kW);
-      for (int r = 0; r < R; ++r) {
-        const v8 a0 = simde_mm256_broadcast_ss(x + r * ldx + k);
-        const v8 a1 = simde_mm256_broadcast_ss(x + r * ldx + k + 1);
-        e0[r] = simde_mm256_fmadd_ps(a0, b0, e0[r]);
-        e1[r] = simde_mm256_fmadd_ps(a0, b1, e1[r]);
-        o0[r] = simde_mm256_fmadd_ps(a1, b2, o0[r]);
-        o1[r] = simde_mm256_fmadd_ps(a1, b3, o1[r]);
-      }
+      const v8 a0 = simde_mm256_broadcast_ss(x + k), a1 = simde_mm256_broadcast_ss(x + k + 1);
+      e0 = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk), e0);
+      e1 = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk + kW), e1);
+      o0 = simde_mm256_fmadd_ps(a1, simde_mm256_load_ps(pk + NR), o0);
+      o1 = simde_mm256_fmadd_ps(a1, simde_mm256_load_ps(pk + NR + kW), o1);
     }
     if (k < K) {
-      const v8 b0 = simde_mm256_load_ps(p + (long)k * NR), b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
-      for (int r = 0; r < R; ++r) {
-        const v8 a0 = simde_mm256_broadcast_ss(x + r * ldx + k);
-        e0[r] = simde_mm256_fmadd_ps(a0, b0, e0[r]);
-        e1[r] = simde_mm256_fmadd_ps(a0, b1, e1[r]);
-      }
+      const v8 a0 = simde_mm256_broadcast_ss(x + k);
+      e0 = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(p + (long)k * NR), e0);
+      e1 = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(p + (long)k * NR + kW), e1);
     }
     const int nr = imin(NR, N - n0);
-    for (int r = 0; r < R; ++r)
-      store_row(y + r * ldy + n0, simde_mm256_add_ps(e0[r], o0[r]),
-                simde_mm256_add_ps(e1[r], o1[r]), nr, v_set(1.f), bias ? bias + n0 : nullptr,
-                /*first=*/true);
-    if (act != kActNone) apply_act(y + n0, ldy, R, nr, act);
+    store_row(y + n0, simde_mm256_add_ps(e0, o0), simde_mm256_add_ps(e1, o1), nr, v_set(1.f),
+              bias ? bias + n0 : nullptr, /*first=*/true);
+    if (act != kActNone) apply_act(y + n0, N, 1, nr, act);
   }
 }
 
@@ -636,8 +611,7 @@ void linear_pack(float* wp, const float* w, int N, int K) {
 }
 
 // M = 1: the packed GEMV; larger M: the blocked GEMM reading its panels in place (nothing
-// packed per call, whatever M; at M = 2, 3 its 4 and 6 accumulators do what gemv_packed<2, 3>
-// would).
+// packed per call, whatever M; at M = 2, 3 its 4 and 6 accumulators hide the FMA latency).
 void linear_packed(float* y, const float* x, const float* wp, const float* b, int M, int N,
                    int K, int act) {
   if (M <= 0 || N <= 0) return;
@@ -648,7 +622,7 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
     return;
   }
   if (M == 1) {
-    gemv_packed<1>(y, N, x, K, wp, b, N, K, act);
+    gemv_packed(y, x, wp, b, N, K, act);
     return;
   }
   gemm_blocked_with<true>(

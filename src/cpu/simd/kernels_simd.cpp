@@ -32,7 +32,7 @@ const Kernels* simd_kernels_impl() {
                          simd::gelu,
                          simd::exp_sum,
                          simd::gru_step,
-#if !defined(ATTNLITE_PACKED_WEIGHTS) || ATTNLITE_PACKED_WEIGHTS
+#if ATTNLITE_PACKED_WEIGHTS
                          simd::linear_pack,
                          simd::linear_packed};
 #else

@@ -5,6 +5,12 @@
 #pragma once
 #include <cstdint>
 
+// Weights packed at load (linear_pack, linear_packed): built unless the small core turns them
+// off (CMake's ATTNLITE_MINIMAL: its weights stay where the file has them, its code small).
+#ifndef ATTNLITE_PACKED_WEIGHTS
+#define ATTNLITE_PACKED_WEIGHTS 1
+#endif
+
 namespace attnlite::ops::simd {
 
 // gemm_simd.cpp
