@@ -260,6 +260,29 @@ BENCHMARK(BM_rows)
     ->ArgNames({"simd", "op", "rows", "n"})
     ->ArgsProduct({{0, 1}, {0, 1, 2, 3}, {100}, {256}});
 
+// One fused GRU step (B = 1) on weights packed by gru_pack: the book's Bahdanau model's
+// encoder (its input products given: in = 0 here) and decoder (in = 64: the embedding and
+// the context) at 32 hidden units. Args: simd, in, H; the time is one step's.
+void BM_gru_step(benchmark::State& state) {
+  const Kernels* k = table((int)state.range(0));
+  if (skip_if_missing(state, k)) return;
+  const int in = (int)state.range(1), H = (int)state.range(2), ins = in ? in : 1;
+  const auto w_ih = random_vec((size_t)3 * H * ins, 1), w_hh = random_vec((size_t)3 * H * H, 2),
+             b_ih = random_vec((size_t)3 * H, 3), b_hh = random_vec((size_t)3 * H, 4),
+             x = random_vec((size_t)ins, 5), gi = random_vec((size_t)3 * H, 6);
+  std::vector<float> packed((size_t)attnlite::ops::gru_packed_floats(ins, H)), h((size_t)H, 0.1f),
+      tmp((size_t)H);
+  attnlite::ops::gru_pack(packed.data(), w_ih.data(), b_ih.data(), w_hh.data(), b_hh.data(), ins, H);
+  for (auto _ : state) {
+    k->gru_step(h.data(), tmp.data(), in ? x.data() : nullptr, in ? nullptr : gi.data(),
+                packed.data(), 1, ins, H);
+    benchmark::DoNotOptimize(h.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(k->name);
+}
+BENCHMARK(BM_gru_step)->ArgNames({"simd", "in", "H"})->ArgsProduct({{0, 1}, {0, 64}, {32}});
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -100,15 +100,19 @@ class CpuOps final : public Ops {
                        const ValidLens& vl, Arena& scratch) const override {
     ArenaScope scope(scratch);
     const auto& K = kernels();
-    float* feat = additive_attend_scratch(scratch, Hh);
-    // scores[b, j] = w_v · tanh(qp[b] + kp[b, j]); the book's (B, 1, Tk, Hh) features tensor
-    // is never materialised.
-    for (int b = 0; b < B; ++b)
-      for (int j = 0; j < Tk; ++j) {
-        K.add(feat, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
-        K.tanh(feat, Hh);
-        ops::linear_serial(attn + (long)b * Tk + j, w_v, feat, 1);
-      }
+    float* feat = additive_attend_scratch(scratch, Tk, Hh);
+    // scores[b, j] = w_v · tanh(qp[b] + kp[b, j]), one batch row's features at a time (the
+    // book's (B, 1, Tk, Hh) tensor is never materialised), for the keys below the valid
+    // length only: masked_softmax replaces the others' scores by kMaskValue whatever they
+    // were, so their weights are exactly 0 either way.
+    for (int b = 0; b < B; ++b) {
+      const int len = std::max(0, std::min(Tk, vl.get(b, 0, 1)));
+      for (int j = 0; j < len; ++j)
+        K.add(feat + (long)j * Hh, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
+      if (len == 0) continue;
+      K.tanh(feat, len * Hh);
+      ops::linear_serial(attn + (long)b * Tk, w_v, feat, len);
+    }
     masked_softmax(attn, B, 1, Tk, vl, 1, Tk);
     for (int b = 0; b < B; ++b)
       K.gemm_nn(ctx + (long)b * ldc, Dv, attn + (long)b * Tk, Tk, v + (long)b * Tk * Dv, Dv, 1,
@@ -159,9 +163,21 @@ class CpuOps final : public Ops {
                    Arena&) const override {
     for (int r = 0; r < R; ++r) {
       const float* lg = logits + (long)r * V;
+      // The first index of the largest value, as a plain scan finds it (a NaN never replaces
+      // the best): blocks of 16 that hold nothing above the best so far (most of them, once a
+      // high logit is seen) are passed with one vectorised test.
       int best = 0;
-      for (int v = 1; v < V; ++v)
-        if (lg[v] > lg[best]) best = v;
+      float bv = lg[0];
+      int v = 1;
+      for (; v + 16 <= V; v += 16) {
+        bool above = false;
+        for (int u = 0; u < 16; ++u) above |= lg[v + u] > bv;
+        if (above)
+          for (int u = 0; u < 16; ++u)
+            if (lg[v + u] > bv) bv = lg[best = v + u];
+      }
+      for (; v < V; ++v)
+        if (lg[v] > bv) bv = lg[best = v];
       float mx = 0.f;
       double s = 0.0;
       kernels().exp_sum(lg, V, &mx, &s);  // mx is lg[best]

@@ -29,10 +29,10 @@ class CountingOps final : public Ops {
     attend_scratch(a, attn, Tq, Tk);
   }
   void additive_attend(float*, int, float*, const float*, const float*, const float*,
-                       const Linear&, int, int, int Hh, int, const ValidLens&,
+                       const Linear&, int, int Tk, int Hh, int, const ValidLens&,
                        Arena& a) const override {
     ArenaScope scope(a);
-    additive_attend_scratch(a, Hh);
+    additive_attend_scratch(a, Tk, Hh);
   }
   void rnn_cell(float*, float*, float*, float*, Cell, int, int) const override {}
   void gru_step(float*, const float*, float* gi, const Linear&, const Linear& hh, const float*,

@@ -24,8 +24,10 @@ inline float* attend_scratch(Arena& a, const AttnOut& attn, int Tq, int Tk) {
   return attn.data ? nullptr : a.floats((size_t)Tq * Tk);
 }
 
-// additive_attend, CPU: one row of features (Hh).
-inline float* additive_attend_scratch(Arena& a, int Hh) { return a.floats((size_t)Hh); }
+// additive_attend, CPU: the features of one batch row's keys (Tk, Hh).
+inline float* additive_attend_scratch(Arena& a, int Tk, int Hh) {
+  return a.floats((size_t)Tk * Hh);
+}
 
 // gru_step, the interface's default (Ops::gru_step): the input products gi (B, 3Hh) unless
 // the caller gives them, and the hidden products gh (B, 3Hh).
