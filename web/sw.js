@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '7ef0166e1e80342e';
+const VERSION = 'e790037ef87fb95a';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
