@@ -12,6 +12,7 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
+#include "st_writer.h"
 
 using attnlite::ops::ValidLens;
 
@@ -326,4 +327,94 @@ TEST_CASE("ops: the ops on host arrays on every op set", "[ops]") {
     op.gru_pack(packed.data(), Linear{wih.data(), bih.data(), G, in}, Linear{whh.data(), bhh.data(), G, Hh});
     return std::vector<Floats>{nt, nn, masked, plain, {mx, (float)sum}, packed};
   });
+}
+
+TEST_CASE("ops: linear_n gives each layer's own product, one product or not", "[ops]") {
+  // Three layers over one input, their packed panels and biases end to end (as
+  // bind_linear_stack lays them), with a SIMD table that packs: the CPU set makes them one
+  // product. Each output feature is the same dot product either way, so the results equal
+  // one linear call per layer exactly; also where the layers do not continue one another
+  // (the last one's panels elsewhere, outputs not in whole panels, no packing: one call each).
+  FOR_EACH_KERNEL_TABLE();
+  const auto& K = ops::kernels();
+  const int n = 3;
+  for (int M : {1, 3, 20})
+    for (int In : {5, 64})
+      for (int N : {16, 48, 7}) {
+        INFO("M " << M << " in " << In << " N " << N);
+        const Floats x = rnd((size_t)M * In, 30), w = rnd((size_t)n * N * In, 31), b = rnd((size_t)n * N, 32);
+        const long panels = ops::linear_packed_floats(N, In);
+        AlignedBuffer packed((size_t)n * panels * sizeof(float)), apart((size_t)panels * sizeof(float));
+        std::vector<Linear> ls(n);
+        for (int i = 0; i < n; ++i) {
+          ls[i] = Linear{w.data() + (long)i * N * In, b.data() + (long)i * N, N, In};
+          if (K.linear_pack) {
+            float* wp = static_cast<float*>(packed.data()) + i * panels;
+            K.linear_pack(wp, ls[i].w, N, In);
+            ls[i].wp = wp;
+          }
+        }
+        for (bool moved : {false, true}) {
+          INFO("last layer's panels elsewhere " << moved);
+          std::vector<Linear> use = ls;
+          if (moved && K.linear_pack) {
+            K.linear_pack(static_cast<float*>(apart.data()), ls[2].w, N, In);
+            use[2].wp = static_cast<const float*>(apart.data());
+          }
+          Floats ref((size_t)n * M * N), got(ref.size(), -1.f);
+          AlignedBuffer buf(1 << 20);
+          Arena scratch(buf.data(), buf.size());
+          float* ys[n];
+          const Linear* ws[n];
+          for (int i = 0; i < n; ++i) {
+            ops::cpu().linear(ref.data() + (long)i * M * N, x.data(), use[i], M);
+            ys[i] = got.data() + (long)i * M * N;
+            ws[i] = &use[i];
+          }
+          ops::cpu().linear_n(ys, ws, n, x.data(), M, scratch);
+          REQUIRE(got == ref);
+          REQUIRE(scratch.used() == 0);
+        }
+      }
+}
+
+TEST_CASE("bind_linear_stack lays packed panels and biases end to end", "[ops][loader]") {
+  FOR_EACH_KERNEL_TABLE();
+  // Q, K, V of 32 x 16 with biases, and a fourth layer of 20 outputs (not whole panels)
+  attnlite::test::StFile f;
+  for (const char* n : {"q", "k", "v"}) {
+    f.tensors.emplace_back(std::string(n) + ".weight", attnlite::test::f32_tensor({32, 16}, 0.25f));
+    f.tensors.emplace_back(std::string(n) + ".bias", attnlite::test::f32_tensor({32}, n[0] == 'k' ? 2.f : 1.f));
+  }
+  f.tensors.emplace_back("o.weight", attnlite::test::f32_tensor({20, 16}));
+  const std::vector<uint8_t> bytes = f.bytes();
+  const SafeTensors st = SafeTensors::view(bytes.data(), bytes.size());
+  WeightStore ws(st);
+  const std::vector<Linear> qkv = bind_linear_stack(ws, {"q", "k", "v"}, 16, {32, 32, 32}, true);
+  REQUIRE(qkv.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    INFO("layer " << i);
+    CHECK(qkv[i].in == 16);
+    CHECK(qkv[i].out == 32);
+    REQUIRE(qkv[i].w != nullptr);
+    CHECK(qkv[i].w[0] == 0.25f);
+    REQUIRE(qkv[i].b != nullptr);
+    CHECK(qkv[i].b[31] == (i == 1 ? 2.f : 1.f));
+  }
+  if (ops::kernels().linear_pack) {
+    REQUIRE(qkv[0].wp != nullptr);
+    CHECK(qkv[1].wp == qkv[0].wp + 32 * 16);
+    CHECK(qkv[2].wp == qkv[1].wp + 32 * 16);
+    CHECK(qkv[1].b == qkv[0].b + 32);
+    CHECK(qkv[2].b == qkv[1].b + 32);
+    CHECK(ws.derived_bytes() == (3 * 32 * 16 + 3 * 32) * sizeof(float));
+  } else {
+    for (const Linear& l : qkv) CHECK(l.wp == nullptr);
+    CHECK(ws.derived_bytes() == 0);
+  }
+  // outputs not in whole panels: bound one by one (packed or not, as bind_linear does)
+  const std::vector<Linear> two = bind_linear_stack(ws, {"o", "q"}, 16, {20, 32}, false);
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].out == 20);
+  CHECK(two[1].b == nullptr);
 }

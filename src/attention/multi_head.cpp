@@ -6,9 +6,19 @@ MultiHeadAttentionWeights bind_multi_head_attention(WeightStore& ws, const std::
                                               int key_size, int query_size, int value_size,
                                               int num_hiddens, int num_heads, bool bias) {
   MultiHeadAttentionWeights w;
-  w.W_q = bind_linear(ws, prefix + "W_q", query_size, num_hiddens, bias);
-  w.W_k = bind_linear(ws, prefix + "W_k", key_size, num_hiddens, bias);
-  w.W_v = bind_linear(ws, prefix + "W_v", value_size, num_hiddens, bias);
+  if (query_size == key_size && key_size == value_size) {
+    // one input size: self-attention can project Q, K and V in one product (Ops::linear_n)
+    const std::vector<Linear> qkv =
+        bind_linear_stack(ws, {prefix + "W_q", prefix + "W_k", prefix + "W_v"}, query_size,
+                          {num_hiddens, num_hiddens, num_hiddens}, bias);
+    w.W_q = qkv[0];
+    w.W_k = qkv[1];
+    w.W_v = qkv[2];
+  } else {
+    w.W_q = bind_linear(ws, prefix + "W_q", query_size, num_hiddens, bias);
+    w.W_k = bind_linear(ws, prefix + "W_k", key_size, num_hiddens, bias);
+    w.W_v = bind_linear(ws, prefix + "W_v", value_size, num_hiddens, bias);
+  }
   w.W_o = bind_linear(ws, prefix + "W_o", num_hiddens, num_hiddens, bias);
   w.num_heads = num_heads;
   return w;
@@ -29,9 +39,16 @@ void multi_head_attention(float* out, const AttnOut& attn, const MultiHeadAttent
   float* k = cx.scratch.floats((size_t)B * Tk * H);
   float* v = cx.scratch.floats((size_t)B * Tk * H);
   float* ctx = cx.scratch.floats((size_t)B * Tq * H);
-  cx.op.linear(q, queries, w.W_q, B * Tq);  // transpose_qkv is a stride: heads are column blocks
-  cx.op.linear(k, keys, w.W_k, B * Tk);
-  cx.op.linear(v, values, w.W_v, B * Tk);
+  // transpose_qkv is a stride: heads are column blocks
+  if (queries == keys && keys == values && Tq == Tk) {  // self-attention: one product
+    float* const ys[] = {q, k, v};
+    const Linear* const ls[] = {&w.W_q, &w.W_k, &w.W_v};
+    cx.op.linear_n(ys, ls, 3, queries, B * Tq, cx.scratch);
+  } else {
+    cx.op.linear(q, queries, w.W_q, B * Tq);
+    cx.op.linear(k, keys, w.W_k, B * Tk);
+    cx.op.linear(v, values, w.W_v, B * Tk);
+  }
   cx.op.attend(ctx, attn, q, k, v, Tk, B, Tq, Tk, H, w.num_heads, vl, cx.scratch);
   cx.op.linear(out, ctx, w.W_o, B * Tq);
 }

@@ -29,6 +29,29 @@ class CpuOps final : public Ops {
     ops::linear(y, w, x, M, (int)act);
   }
 
+  void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
+                Arena& scratch) const override {
+    // One product when the layers' packed panels and biases continue one another: the
+    // first layer's view widened to all of them.
+    Linear all = *ws[0];
+    bool one = n > 1 && all.wp && kernels().linear_packed && all.out % kLinearPanel == 0;
+    for (int i = 1; one && i < n; ++i) {
+      const Linear& l = *ws[i];
+      one = l.wp == all.wp + (long)all.out * all.in && l.in == all.in && l.out % kLinearPanel == 0 &&
+            (all.b ? l.b == all.b + all.out : !l.b);
+      all.out += l.out;
+    }
+    if (!one) return Ops::linear_n(ys, ws, n, x, M, scratch);
+    ArenaScope scope(scratch);
+    float* y = linear_n_scratch(scratch, M, all.out);
+    all.w = nullptr;  // the packed panels alone (the kernels above read them)
+    ops::linear(y, all, x, M, kActNone);
+    for (int i = 0, c = 0; i < n; c += ws[i++]->out)
+      for (int m = 0; m < M; ++m)
+        std::memcpy(ys[i] + (long)m * ws[i]->out, y + (long)m * all.out + c,
+                    sizeof(float) * ws[i]->out);
+  }
+
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena& scratch) const override {
     ArenaScope scope(scratch);

@@ -176,6 +176,45 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
   return l;
 }
 
+std::vector<Linear> bind_linear_stack(WeightStore& ws, const std::vector<std::string>& prefixes,
+                                      int in, const std::vector<int>& outs, bool bias) {
+  const size_t n = prefixes.size();
+  bool stack = ws.readable() && n > 1 && outs.size() == n;
+  size_t packed = 0, bias_floats = 0;
+  for (size_t i = 0; stack && i < n; ++i) {
+    const size_t floats = ops::cpu().linear_packed_floats(outs[i], in);
+    stack = ws.dtype(prefixes[i] + ".weight") == DType::F32 && floats > 0 &&
+            outs[i] % kLinearPanel == 0;
+    packed += floats;
+    bias_floats += (size_t)outs[i];
+  }
+  std::vector<Linear> ls;
+  if (!stack) {
+    for (size_t i = 0; i < n; ++i) ls.push_back(bind_linear(ws, prefixes[i], in, outs[i], bias));
+    return ls;
+  }
+  float* wp = ws.derived(packed);
+  float* b = bias ? ws.derived(bias_floats) : nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    Linear l;
+    l.in = in;
+    l.out = outs[i];
+    l.w = ws.get(prefixes[i] + ".weight", {outs[i], in});
+    ops::cpu().linear_pack(wp, l);
+    l.wp = wp;
+    ws.spare(l.w, (size_t)outs[i] * in);
+    wp += (size_t)outs[i] * in;  // whole panels: the layout is the matrix's size
+    if (b) {
+      const float* bi = ws.get(prefixes[i] + ".bias", {outs[i]});
+      std::copy(bi, bi + outs[i], b);
+      l.b = b;
+      b += outs[i];
+    }
+    ls.push_back(l);
+  }
+  return ls;
+}
+
 Linear linear_rows(const Linear& l, int first, int n) {
   Linear r = l;
   r.out = n;

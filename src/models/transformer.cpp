@@ -42,8 +42,9 @@ void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockWeights& w, 
 
 void project_cross_kv(float* k, float* v, const DecoderBlockWeights& w, const float* enc_out, int B,
                       int S, const ops::Ctx& cx) {
-  cx.op.linear(k, enc_out, w.attention2.W_k, B * S);
-  cx.op.linear(v, enc_out, w.attention2.W_v, B * S);
+  float* const ys[] = {k, v};
+  const Linear* const ls[] = {&w.attention2.W_k, &w.attention2.W_v};
+  cx.op.linear_n(ys, ls, 2, enc_out, B * S, cx.scratch);
 }
 
 void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeights& w, const float* X,
@@ -59,14 +60,15 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeigh
   float* ctx = cx.scratch.floats((size_t)R * H);
   float* y = cx.scratch.floats((size_t)R * H);
   float* z = cx.scratch.floats((size_t)R * H);
-  float* kv = cx.scratch.floats((size_t)R * H);
+  float* k = cx.scratch.floats((size_t)R * H);
+  float* v = cx.scratch.floats((size_t)R * H);
 
   // 1. masked self-attention: append this call's keys/values to the cache, attend over it
-  op.linear(q, X, a1.W_q, R);
-  op.linear(kv, X, a1.W_k, R);
-  op.copy_2d(cache.k + (long)t0 * H, row * cache.capacity, kv, row * Tn, row * Tn, B);
-  op.linear(kv, X, a1.W_v, R);
-  op.copy_2d(cache.v + (long)t0 * H, row * cache.capacity, kv, row * Tn, row * Tn, B);
+  float* const ys[] = {q, k, v};
+  const Linear* const ls[] = {&a1.W_q, &a1.W_k, &a1.W_v};
+  op.linear_n(ys, ls, 3, X, R, cx.scratch);
+  op.copy_2d(cache.k + (long)t0 * H, row * cache.capacity, k, row * Tn, row * Tn, B);
+  op.copy_2d(cache.v + (long)t0 * H, row * cache.capacity, v, row * Tn, row * Tn, B);
   op.attend(ctx, attn.self, q, cache.k, cache.v, cache.capacity, B, Tn, Tk, H, NH,
             causal ? ValidLens::causal(t0) : ValidLens::none(), cx.scratch);
   op.linear(y, ctx, a1.W_o, R);

@@ -52,19 +52,18 @@ void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerWeights& w, 
     op.add_layer_norm(h, X, nullptr, w.norm1.gamma, w.norm1.beta, R, D, w.norm1.eps, cx.scratch);
     in = h;
   }
-  op.linear(q, in, w.W_q, R);
+  // Q, K and V: one product over in_proj's rows (Ops::linear_n)
+  float* k = cx.scratch.floats((size_t)R * D);
+  float* v = cx.scratch.floats((size_t)R * D);
+  float* const ys[] = {q, k, v};
+  const Linear* const ls[] = {&w.W_q, &w.W_k, &w.W_v};
+  op.linear_n(ys, ls, 3, in, R, cx.scratch);
   if (cache) {
-    op.linear(ctx, in, w.W_k, R);
-    op.copy_2d(cache->k + (long)t0 * D, row * cache->capacity, ctx, row * Tn, row * Tn, B);
-    op.linear(ctx, in, w.W_v, R);
-    op.copy_2d(cache->v + (long)t0 * D, row * cache->capacity, ctx, row * Tn, row * Tn, B);
+    op.copy_2d(cache->k + (long)t0 * D, row * cache->capacity, k, row * Tn, row * Tn, B);
+    op.copy_2d(cache->v + (long)t0 * D, row * cache->capacity, v, row * Tn, row * Tn, B);
     op.attend(ctx, attn, q, cache->k, cache->v, cache->capacity, B, Tn, Tk, D, w.num_heads, mask,
               cx.scratch);
   } else {
-    float* k = cx.scratch.floats((size_t)R * D);
-    float* v = cx.scratch.floats((size_t)R * D);
-    op.linear(k, in, w.W_k, R);
-    op.linear(v, in, w.W_v, R);
     op.attend(ctx, attn, q, k, v, Tn, B, Tn, Tn, D, w.num_heads, mask, cx.scratch);
   }
   op.linear(q, ctx, w.out_proj, R);  // sa(x)

@@ -6,6 +6,11 @@
 
 namespace attnlite::ops {
 
+void Ops::linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
+                   Arena&) const {
+  for (int i = 0; i < n; ++i) linear(ys[i], x, *ws[i], M);
+}
+
 void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
                    const float* /*packed*/, int B, Arena& scratch) const {
   ArenaScope scope(scratch);

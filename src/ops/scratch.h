@@ -24,6 +24,9 @@ inline float* attend_scratch(Arena& a, const AttnOut& attn, int Tq, int Tk) {
   return attn.data ? nullptr : a.floats((size_t)Tq * Tk);
 }
 
+// linear_n, CPU: the product of the layers made one (M, Σ out), before its split.
+inline float* linear_n_scratch(Arena& a, int M, long outs) { return a.floats((size_t)M * outs); }
+
 // additive_attend, CPU: the features of one batch row's keys (Tk, Hh).
 inline float* additive_attend_scratch(Arena& a, int Tk, int Hh) {
   return a.floats((size_t)Tk * Hh);

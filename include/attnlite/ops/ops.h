@@ -54,6 +54,11 @@ class Ops {
   // y (M, N) = x (M, K) · Wᵀ + b, then act; nn.Linear (fp32 or int8 weights).
   virtual void linear(float* y, const float* x, const Linear& w, int M,
                       Act act = Act::None) const = 0;
+  // ys[i] (M, ws[i]->out) = x (M, K) · W_iᵀ + b_i for n layers over the same input (attention's
+  // Q, K and V projections). The default is n linear calls; the CPU set makes them one product
+  // when their packed weights and biases lie end to end (bind_linear_stack, weights.h).
+  virtual void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
+                        Arena& scratch) const;
   // out (R, n) = LayerNorm(x + y) · gamma + beta, biased variance (the book's AddNorm);
   // y == nullptr: LayerNorm(x) (nn.LayerNorm). out may alias x or y.
   virtual void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
