@@ -218,7 +218,8 @@ TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
     // kernels derive their layouts: the Bahdanau model's GRU layers get the fused step's (2
     // encoder layers over embed 32 then hidden 32, 2 decoder layers over 32 + 32 then 32),
     // and with SIMD kernels every fp32 linear layer (a 2-D "*.weight" that is no embedding
-    // table) is packed in panels; the int8 model's layers are read as stored.
+    // table, and the recurrent layers' input weights) is packed in panels; the int8 model's
+    // layers are read as stored.
     long packed = 0;
     if (std::string(mapped->kind_name()) == "bahdanau")
       packed = ops::gru_packed_floats(32, 32) * 3 + ops::gru_packed_floats(64, 32);
@@ -227,6 +228,9 @@ TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
         const std::string& n = t.name;
         if (t.dtype == DType::F32 && t.shape.size() == 2 && n.size() > 7 &&
             n.compare(n.size() - 7, 7, ".weight") == 0 && n.find("embedding") == std::string::npos)
+          packed += ops::linear_packed_floats((int)t.shape[0], (int)t.shape[1]);
+        // a recurrent layer's input weights: the linear layer of a sequence's input products
+        if (t.dtype == DType::F32 && t.shape.size() == 2 && n.find(".weight_ih_l") != std::string::npos)
           packed += ops::linear_packed_floats((int)t.shape[0], (int)t.shape[1]);
       }
     if (std::string(name) != "transformer-fra" && ops::kernels().linear_pack) CHECK(packed > 0);

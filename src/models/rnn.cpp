@@ -16,11 +16,20 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
     lw.in = l == 0 ? input_size : hidden;
     lw.ih = {ws.get(prefix + "weight_ih" + s, {G, lw.in}), ws.get(prefix + "bias_ih" + s, {G}), G, lw.in};
     lw.hh = {ws.get(prefix + "weight_hh" + s, {G, hidden}), ws.get(prefix + "bias_hh" + s, {G}), G, hidden};
-    if (cell == ops::Cell::GRU && ws.readable()) {  // the CPU's fused step's layout (host)
+    if (ws.readable()) {
       const ops::Ops& cpu = ops::cpu();
-      float* p = ws.derived(cpu.gru_packed_floats(lw.in, hidden));
-      cpu.gru_pack(p, lw.ih, lw.hh);
-      lw.packed = p;
+      if (cell == ops::Cell::GRU) {  // the CPU's fused step's layout (host)
+        float* p = ws.derived(cpu.gru_packed_floats(lw.in, hidden));
+        cpu.gru_pack(p, lw.ih, lw.hh);
+        lw.packed = p;
+      }
+      // the input products of a whole sequence (rnn_forward) are one linear layer: its
+      // kernels' layout, as bind_linear makes it
+      if (const size_t n = cpu.linear_packed_floats(G, lw.in)) {
+        float* wp = ws.derived(n);
+        cpu.linear_pack(wp, lw.ih);
+        lw.ih.wp = wp;
+      }
     }
     w.layer_weights.push_back(lw);
   }
