@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '42da22463f86a427';
+const VERSION = '858fe340040c23c1';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
