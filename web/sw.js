@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '858fe340040c23c1';
+const VERSION = '329b46899645b55b';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

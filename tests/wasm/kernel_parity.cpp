@@ -292,29 +292,32 @@ void test_linear_i8_rows(const Kernels& s, const Kernels& r, Stat& bound, Stat& 
     ++bound.cases;
   }
   // The integer sums at their largest: every x near the top of its power of two (|hi| at
-  // 2^14) times q = -128, over full blocks (a block's four int32 lanes total 2^32).
-  for (int K : {2048, 2056, 4100}) {
-    const int M = 3, N = 5;
-    std::vector<float> x((size_t)M * K);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = i % (size_t)K == 0 ? 0.99999f : (i / K == 1 ? -0.99f : 0.999f);
-    std::vector<int8_t> q((size_t)N * K, (int8_t)-128);
-    for (int k = 0; k < K; ++k) q[(size_t)4 * K + k] = 127;
-    const auto scale = rnd_vec(N, 0.001f, 0.02f), b = rnd_vec(N);
-    std::vector<float> ys((size_t)M * N);
-    s.linear_i8(ys.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
-    for (int m = 0; m < M; ++m)
-      for (int n = 0; n < N; ++n) {
-        double exact = 0, mag = 0;
-        for (int k = 0; k < K; ++k) {
-          exact += (double)x[(size_t)m * K + k] * q[(size_t)n * K + k];
-          mag += std::fabs((double)x[(size_t)m * K + k] * q[(size_t)n * K + k]);
+  // 2^14) times q = -128, over full blocks (a block's four int32 lanes total 2^32), and one
+  // row of x over single blocks up to 2047 columns (the 4 x 1 tile that sums its lanes four
+  // rows at a time: pairs of lanes up to 2^31 - 2^22 in int32).
+  for (const int M : {1, 3})
+    for (int K : {1016, 1024, 2040, 2047, 2048, 2056, 4100}) {
+      const int N = 5;
+      std::vector<float> x((size_t)M * K);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = i % (size_t)K == 0 ? 0.99999f : (i / K == 1 ? -0.99f : 0.999f);
+      std::vector<int8_t> q((size_t)N * K, (int8_t)-128);
+      for (int k = 0; k < K; ++k) q[(size_t)4 * K + k] = 127;
+      const auto scale = rnd_vec(N, 0.001f, 0.02f), b = rnd_vec(N);
+      std::vector<float> ys((size_t)M * N);
+      s.linear_i8(ys.data(), x.data(), q.data(), scale.data(), b.data(), M, N, K);
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          double exact = 0, mag = 0;
+          for (int k = 0; k < K; ++k) {
+            exact += (double)x[(size_t)m * K + k] * q[(size_t)n * K + k];
+            mag += std::fabs((double)x[(size_t)m * K + k] * q[(size_t)n * K + k]);
+          }
+          exact = exact * scale[n] + b[n];
+          const double allowed = std::ldexp(1.0 * 128 * K * scale[n], -29) + 1e-6 * (mag * scale[n] + std::fabs(b[n]));
+          bound.check(ys[(size_t)m * N + n], (float)exact, allowed, "linear_i8 largest sums", m * N + n);
         }
-        exact = exact * scale[n] + b[n];
-        const double allowed = std::ldexp(1.0 * 128 * K * scale[n], -29) + 1e-6 * (mag * scale[n] + std::fabs(b[n]));
-        bound.check(ys[(size_t)m * N + n], (float)exact, allowed, "linear_i8 largest sums", m * N + n);
-      }
-    ++bound.cases;
-  }
+      ++bound.cases;
+    }
   const float inf = INFINITY, nan = NAN;
   for (int K : {7, 8, 33, 2050}) {
     const int M = 9, N = 5;
