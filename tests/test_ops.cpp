@@ -380,18 +380,20 @@ TEST_CASE("ops: linear_n gives each layer's own product, one product or not", "[
 
 TEST_CASE("bind_linear_stack lays packed panels and biases end to end", "[ops][loader]") {
   FOR_EACH_KERNEL_TABLE();
-  // Q, K, V of 32 x 16 with biases, and a fourth layer of 20 outputs (not whole panels)
+  // q, k, v of 32 x 16 with biases; o1, o2 of 20 x 16 (outputs not in whole panels)
   attnlite::test::StFile f;
   for (const char* n : {"q", "k", "v"}) {
-    f.tensors.emplace_back(std::string(n) + ".weight", attnlite::test::f32_tensor({32, 16}, 0.25f));
-    f.tensors.emplace_back(std::string(n) + ".bias", attnlite::test::f32_tensor({32}, n[0] == 'k' ? 2.f : 1.f));
+    f.tensors.emplace_back(std::string("a.") + n + ".weight", attnlite::test::f32_tensor({32, 16}, 0.25f));
+    f.tensors.emplace_back(std::string("a.") + n + ".bias", attnlite::test::f32_tensor({32}, n[0] == 'k' ? 2.f : 1.f));
   }
-  f.tensors.emplace_back("o.weight", attnlite::test::f32_tensor({20, 16}));
+  for (const char* n : {"o1", "o2"})
+    f.tensors.emplace_back(std::string("a.") + n + ".weight", attnlite::test::f32_tensor({20, 16}));
   const std::vector<uint8_t> bytes = f.bytes();
   const SafeTensors st = SafeTensors::view(bytes.data(), bytes.size());
   WeightStore ws(st);
-  const std::vector<Linear> qkv = bind_linear_stack(ws, {"q", "k", "v"}, 16, {32, 32, 32}, true);
-  REQUIRE(qkv.size() == 3);
+  static const char* const qkv_names[] = {"q", "k", "v"};
+  Linear qkv[3];
+  bind_linear_stack(ws, "a.", qkv_names, 3, qkv, 16, 32, true);
   for (int i = 0; i < 3; ++i) {
     INFO("layer " << i);
     CHECK(qkv[i].in == 16);
@@ -412,9 +414,15 @@ TEST_CASE("bind_linear_stack lays packed panels and biases end to end", "[ops][l
     for (const Linear& l : qkv) CHECK(l.wp == nullptr);
     CHECK(ws.derived_bytes() == 0);
   }
-  // outputs not in whole panels: bound one by one (packed or not, as bind_linear does)
-  const std::vector<Linear> two = bind_linear_stack(ws, {"o", "q"}, 16, {20, 32}, false);
-  REQUIRE(two.size() == 2);
-  CHECK(two[0].out == 20);
-  CHECK(two[1].b == nullptr);
+  // outputs not in whole panels: bound one by one, as bind_linear binds them
+  static const char* const o_names[] = {"o1", "o2"};
+  Linear o[2];
+  const size_t before = ws.derived_bytes();
+  bind_linear_stack(ws, "a.", o_names, 2, o, 16, 20, false);
+  for (const Linear& l : o) {
+    CHECK(l.out == 20);
+    CHECK(l.b == nullptr);
+    CHECK((l.wp != nullptr) == (ops::kernels().linear_pack != nullptr));
+  }
+  CHECK(ws.derived_bytes() - before == 2 * (size_t)ops::cpu().linear_packed_floats(20, 16) * sizeof(float));
 }

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '329b46899645b55b';
+const VERSION = '533c598e018c58d5';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -99,12 +99,13 @@ Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, 
 // weight's scale is the weight's name + "_scale".
 Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::string& bias,
                          int in, int out);
-// Layers that read the same input (attention's W_q, W_k, W_v), by their state_dict()
-// prefixes: as bind_linear each, but where the CPU packs them all (fp32, a readable store,
-// outputs in whole panels), their packed panels and their biases are laid end to end in one
-// derived block each, so Ops::linear_n runs them as one product.
-std::vector<Linear> bind_linear_stack(WeightStore& ws, const std::vector<std::string>& prefixes,
-                                      int in, const std::vector<int>& outs, bool bias);
+// n layers of the same shape that read the same input (attention's W_q, W_k, W_v), by their
+// state_dict() prefixes prefix + names[i], into ls[0, n): as bind_linear each, but where the
+// CPU packs them all (fp32, a readable store, outputs in whole panels), their packed panels
+// and their biases are laid end to end in one derived block each, so Ops::linear_n runs them
+// as one product.
+void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* const* names, int n,
+                       Linear* ls, int in, int out, bool bias);
 // Output features [first, first + n) of l: a view of its rows (the Q, K and V blocks of a
 // packed in_proj).
 Linear linear_rows(const Linear& l, int first, int n);

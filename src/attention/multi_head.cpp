@@ -8,9 +8,9 @@ MultiHeadAttentionWeights bind_multi_head_attention(WeightStore& ws, const std::
   MultiHeadAttentionWeights w;
   if (query_size == key_size && key_size == value_size) {
     // one input size: self-attention can project Q, K and V in one product (Ops::linear_n)
-    const std::vector<Linear> qkv =
-        bind_linear_stack(ws, {prefix + "W_q", prefix + "W_k", prefix + "W_v"}, query_size,
-                          {num_hiddens, num_hiddens, num_hiddens}, bias);
+    static const char* const names[] = {"W_q", "W_k", "W_v"};
+    Linear qkv[3];
+    bind_linear_stack(ws, prefix, names, 3, qkv, query_size, num_hiddens, bias);
     w.W_q = qkv[0];
     w.W_k = qkv[1];
     w.W_v = qkv[2];

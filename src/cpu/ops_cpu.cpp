@@ -29,6 +29,7 @@ class CpuOps final : public Ops {
     ops::linear(y, w, x, M, (int)act);
   }
 
+#if !defined(ATTNLITE_PACKED_WEIGHTS) || ATTNLITE_PACKED_WEIGHTS  // the small core packs nothing
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
     // One product when the layers' packed panels and biases continue one another: the
@@ -51,6 +52,7 @@ class CpuOps final : public Ops {
         std::memcpy(ys[i] + (long)m * ws[i]->out, y + (long)m * all.out + c,
                     sizeof(float) * ws[i]->out);
   }
+#endif
 
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena& scratch) const override {

@@ -176,43 +176,35 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
   return l;
 }
 
-std::vector<Linear> bind_linear_stack(WeightStore& ws, const std::vector<std::string>& prefixes,
-                                      int in, const std::vector<int>& outs, bool bias) {
-  const size_t n = prefixes.size();
-  bool stack = ws.readable() && n > 1 && outs.size() == n;
-  size_t packed = 0, bias_floats = 0;
-  for (size_t i = 0; stack && i < n; ++i) {
-    const size_t floats = ops::cpu().linear_packed_floats(outs[i], in);
-    stack = ws.dtype(prefixes[i] + ".weight") == DType::F32 && floats > 0 &&
-            outs[i] % kLinearPanel == 0;
-    packed += floats;
-    bias_floats += (size_t)outs[i];
-  }
-  std::vector<Linear> ls;
-  if (!stack) {
-    for (size_t i = 0; i < n; ++i) ls.push_back(bind_linear(ws, prefixes[i], in, outs[i], bias));
-    return ls;
-  }
-  float* wp = ws.derived(packed);
-  float* b = bias ? ws.derived(bias_floats) : nullptr;
-  for (size_t i = 0; i < n; ++i) {
-    Linear l;
-    l.in = in;
-    l.out = outs[i];
-    l.w = ws.get(prefixes[i] + ".weight", {outs[i], in});
-    ops::cpu().linear_pack(wp, l);
-    l.wp = wp;
-    ws.spare(l.w, (size_t)outs[i] * in);
-    wp += (size_t)outs[i] * in;  // whole panels: the layout is the matrix's size
-    if (b) {
-      const float* bi = ws.get(prefixes[i] + ".bias", {outs[i]});
-      std::copy(bi, bi + outs[i], b);
-      l.b = b;
-      b += outs[i];
+void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* const* names, int n,
+                       Linear* ls, int in, int out, bool bias) {
+#if !defined(ATTNLITE_PACKED_WEIGHTS) || ATTNLITE_PACKED_WEIGHTS
+  const size_t floats = ops::cpu().linear_packed_floats(out, in);
+  bool stack = ws.readable() && n > 1 && floats > 0 && out % kLinearPanel == 0;
+  for (int i = 0; stack && i < n; ++i) stack = ws.dtype(prefix + names[i] + ".weight") == DType::F32;
+  if (stack) {
+    float* wp = ws.derived(floats * (size_t)n);
+    float* b = bias ? ws.derived((size_t)out * n) : nullptr;
+    for (int i = 0; i < n; ++i) {
+      Linear& l = ls[i];
+      const std::string p = prefix + names[i];
+      l = Linear{ws.get(p + ".weight", {out, in}), nullptr, out, in};
+      ops::cpu().linear_pack(wp, l);
+      l.wp = wp;
+      ws.spare(l.w, (size_t)out * in);
+      wp += floats;  // whole panels: the layout is the matrix's size
+      if (b) {
+        const float* bi = ws.get(p + ".bias", {out});
+        std::copy(bi, bi + out, b);
+        l.b = b;
+        b += out;
+      }
     }
-    ls.push_back(l);
+    return;
   }
-  return ls;
+#endif
+  // the small core packs nothing (ATTNLITE_PACKED_WEIGHTS=0): one by one
+  for (int i = 0; i < n; ++i) ls[i] = bind_linear(ws, prefix + names[i], in, out, bias);
 }
 
 Linear linear_rows(const Linear& l, int first, int n) {
