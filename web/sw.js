@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '533c598e018c58d5';
+const VERSION = '6c6ddd72c8c9886d';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -186,115 +186,122 @@ __attribute__((noinline)) void int_tile(double out[MC][NC], const Quantized& xq,
 inline void lane_totals(v128_t a0, v128_t a1, v128_t a2, v128_t a3, v128_t& r01, v128_t& r23) {
   const v128_t t0 = wasm_i32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
   const v128_t t1 = wasm_i32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
-  r01 = wasm_f64x2_add(wasm_f64x2_convert_low_i32x4(t0), wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(t0, t0, 2, 3, 2, 3)));
-  r23 = wasm_f64x2_add(wasm_f64x2_convert_low_i32x4(t1), wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(t1, t1, 2, 3, 2, 3)));
+  r01 = wasm_f64x2_add(wasm_f64x2_convert_low_i32x4(t0),
+                       wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(t0, t0, 2, 3, 2, 3)));
+  r23 = wasm_f64x2_add(wasm_f64x2_convert_low_i32x4(t1),
+                       wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(t1, t1, 2, 3, 2, 3)));
 }
 
-// The 4 x 1 tile of a single-block row (K < kBlock) that also writes its four outputs:
-// y[j] = (float)(s·Σhi·q + s₂·Σlo·q) · scale[j] + b[j], the same operations on the same
-// values as int_tile then put (exact integer totals, double products and sum, one rounding
-// to float, then a float multiply and add), with the horizontal sums and the conversions
-// four rows at a time instead of lane by lane: the same bits, fewer instructions per tile.
+// 4 x 1 tiles of a single-block row (K < kBlock) that also write their outputs, for `groups`
+// groups of 4 weight rows (one call for a whole layer, not one per tile): y[j] = (float)(s·Σhi·q
+// + s₂·Σlo·q) · scale[j] + b[j], the same operations on the same values as int_tile then put
+// (exact integer totals, double products and sum, one rounding to float, then a float
+// multiply and add), with the horizontal sums and the conversions four rows at a time
+// instead of lane by lane: the same bits, fewer instructions per tile.
 __attribute__((noinline)) void row4(float* y, const Quantized& xq, const int8_t* q, long ldq, int K,
-                                    const float* scale, const float* b) {
-  v128_t ah0 = wasm_i32x4_splat(0), ah1 = ah0, ah2 = ah0, ah3 = ah0;
-  v128_t al0 = ah0, al1 = ah0, al2 = ah0, al3 = ah0;
-  const int K8 = K / 8 * 8;
-#pragma clang loop unroll(disable)
-  for (int k = 0; k < K8; k += 8) {
-    const v128_t w0 = wasm_i16x8_load8x8(q + k), w1 = wasm_i16x8_load8x8(q + ldq + k);
-    const v128_t w2 = wasm_i16x8_load8x8(q + 2 * ldq + k), w3 = wasm_i16x8_load8x8(q + 3 * ldq + k);
-    const v128_t h = wasm_v128_load(xq.hi[0] + k), l = wasm_v128_load(xq.lo[0] + k);
-    ah0 = wasm_i32x4_add(ah0, wasm_i32x4_dot_i16x8(h, w0));
-    al0 = wasm_i32x4_add(al0, wasm_i32x4_dot_i16x8(l, w0));
-    ah1 = wasm_i32x4_add(ah1, wasm_i32x4_dot_i16x8(h, w1));
-    al1 = wasm_i32x4_add(al1, wasm_i32x4_dot_i16x8(l, w1));
-    ah2 = wasm_i32x4_add(ah2, wasm_i32x4_dot_i16x8(h, w2));
-    al2 = wasm_i32x4_add(al2, wasm_i32x4_dot_i16x8(l, w2));
-    ah3 = wasm_i32x4_add(ah3, wasm_i32x4_dot_i16x8(h, w3));
-    al3 = wasm_i32x4_add(al3, wasm_i32x4_dot_i16x8(l, w3));
-  }
-  v128_t h01, h23, l01, l23;
-  lane_totals(ah0, ah1, ah2, ah3, h01, h23);
-  lane_totals(al0, al1, al2, al3, l01, l23);
-  if (K8 < K) {  // the last K mod 8 columns, in double (exact)
-    alignas(16) double th[4] = {0, 0, 0, 0}, tl[4] = {0, 0, 0, 0};
-    for (int j = 0; j < 4; ++j) {
-      int32_t sh = 0, sl = 0;
-      for (int k = K8; k < K; ++k) {
-        sh += (int32_t)xq.hi[0][k] * q[j * ldq + k];
-        sl += (int32_t)xq.lo[0][k] * q[j * ldq + k];
-      }
-      th[j] = sh;
-      tl[j] = sl;
+                                    const float* scale, const float* b, int groups) {
+  for (int g = 0; g < groups; ++g, y += 4, q += 4 * ldq, scale += 4, b = b ? b + 4 : nullptr) {
+    v128_t ah0 = wasm_i32x4_splat(0), ah1 = ah0, ah2 = ah0, ah3 = ah0;
+    v128_t al0 = ah0, al1 = ah0, al2 = ah0, al3 = ah0;
+    const int K8 = K / 8 * 8;
+  #pragma clang loop unroll(disable)
+    for (int k = 0; k < K8; k += 8) {
+      const v128_t w0 = wasm_i16x8_load8x8(q + k), w1 = wasm_i16x8_load8x8(q + ldq + k);
+      const v128_t w2 = wasm_i16x8_load8x8(q + 2 * ldq + k), w3 = wasm_i16x8_load8x8(q + 3 * ldq + k);
+      const v128_t h = wasm_v128_load(xq.hi[0] + k), l = wasm_v128_load(xq.lo[0] + k);
+      ah0 = wasm_i32x4_add(ah0, wasm_i32x4_dot_i16x8(h, w0));
+      al0 = wasm_i32x4_add(al0, wasm_i32x4_dot_i16x8(l, w0));
+      ah1 = wasm_i32x4_add(ah1, wasm_i32x4_dot_i16x8(h, w1));
+      al1 = wasm_i32x4_add(al1, wasm_i32x4_dot_i16x8(l, w1));
+      ah2 = wasm_i32x4_add(ah2, wasm_i32x4_dot_i16x8(h, w2));
+      al2 = wasm_i32x4_add(al2, wasm_i32x4_dot_i16x8(l, w2));
+      ah3 = wasm_i32x4_add(ah3, wasm_i32x4_dot_i16x8(h, w3));
+      al3 = wasm_i32x4_add(al3, wasm_i32x4_dot_i16x8(l, w3));
     }
-    h01 = wasm_f64x2_add(h01, wasm_v128_load(th));
-    h23 = wasm_f64x2_add(h23, wasm_v128_load(th + 2));
-    l01 = wasm_f64x2_add(l01, wasm_v128_load(tl));
-    l23 = wasm_f64x2_add(l23, wasm_v128_load(tl + 2));
-  }
-  const v128_t s = wasm_f64x2_splat(xq.s[0]), s2 = wasm_f64x2_splat(xq.s2[0]);
-  const v128_t v01 = wasm_f64x2_add(wasm_f64x2_mul(h01, s), wasm_f64x2_mul(l01, s2));
-  const v128_t v23 = wasm_f64x2_add(wasm_f64x2_mul(h23, s), wasm_f64x2_mul(l23, s2));
-  const v128_t f = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(v01), wasm_f32x4_demote_f64x2_zero(v23), 0, 1, 4, 5);
-  v128_t out = wasm_f32x4_mul(f, wasm_v128_load(scale));
-  if (b) out = wasm_f32x4_add(out, wasm_v128_load(b));
-  wasm_v128_store(y, out);
-}
-
-// The 2 x 2 tile of single-block rows (K < kBlock: weight rows n, n + 1 times quantized rows
-// r0, r0 + 1) that writes its four outputs, as row4 does: the same bits as int_tile<2, 2>
-// then put.
-__attribute__((noinline)) void tile2x2(float* y, int ldy, const Quantized& xq, int r0, const int8_t* q,
-                                       long ldq, int K, const float* scale, const float* b) {
-  v128_t ah00 = wasm_i32x4_splat(0), ah01 = ah00, ah10 = ah00, ah11 = ah00;
-  v128_t al00 = ah00, al01 = ah00, al10 = ah00, al11 = ah00;
-  const int K8 = K / 8 * 8;
-  const int16_t *h0 = xq.hi[r0], *h1 = xq.hi[r0 + 1], *l0 = xq.lo[r0], *l1 = xq.lo[r0 + 1];
-#pragma clang loop unroll(disable)
-  for (int k = 0; k < K8; k += 8) {
-    const v128_t w0 = wasm_i16x8_load8x8(q + k), w1 = wasm_i16x8_load8x8(q + ldq + k);
-    const v128_t hv0 = wasm_v128_load(h0 + k), lv0 = wasm_v128_load(l0 + k);
-    ah00 = wasm_i32x4_add(ah00, wasm_i32x4_dot_i16x8(hv0, w0));
-    ah01 = wasm_i32x4_add(ah01, wasm_i32x4_dot_i16x8(hv0, w1));
-    al00 = wasm_i32x4_add(al00, wasm_i32x4_dot_i16x8(lv0, w0));
-    al01 = wasm_i32x4_add(al01, wasm_i32x4_dot_i16x8(lv0, w1));
-    const v128_t hv1 = wasm_v128_load(h1 + k), lv1 = wasm_v128_load(l1 + k);
-    ah10 = wasm_i32x4_add(ah10, wasm_i32x4_dot_i16x8(hv1, w0));
-    ah11 = wasm_i32x4_add(ah11, wasm_i32x4_dot_i16x8(hv1, w1));
-    al10 = wasm_i32x4_add(al10, wasm_i32x4_dot_i16x8(lv1, w0));
-    al11 = wasm_i32x4_add(al11, wasm_i32x4_dot_i16x8(lv1, w1));
-  }
-  v128_t h0v, h1v, l0v, l1v;  // [row r0: n, n + 1] and [row r0 + 1: n, n + 1]
-  lane_totals(ah00, ah01, ah10, ah11, h0v, h1v);
-  lane_totals(al00, al01, al10, al11, l0v, l1v);
-  if (K8 < K) {  // the last K mod 8 columns, in double (exact)
-    alignas(16) double th[4], tl[4];
-    for (int r = 0; r < 2; ++r)
-      for (int j = 0; j < 2; ++j) {
+    v128_t h01, h23, l01, l23;
+    lane_totals(ah0, ah1, ah2, ah3, h01, h23);
+    lane_totals(al0, al1, al2, al3, l01, l23);
+    if (K8 < K) {  // the last K mod 8 columns, in double (exact)
+      alignas(16) double th[4] = {0, 0, 0, 0}, tl[4] = {0, 0, 0, 0};
+      for (int j = 0; j < 4; ++j) {
         int32_t sh = 0, sl = 0;
         for (int k = K8; k < K; ++k) {
-          sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
-          sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
+          sh += (int32_t)xq.hi[0][k] * q[j * ldq + k];
+          sl += (int32_t)xq.lo[0][k] * q[j * ldq + k];
         }
-        th[2 * r + j] = sh;
-        tl[2 * r + j] = sl;
+        th[j] = sh;
+        tl[j] = sl;
       }
-    h0v = wasm_f64x2_add(h0v, wasm_v128_load(th));
-    h1v = wasm_f64x2_add(h1v, wasm_v128_load(th + 2));
-    l0v = wasm_f64x2_add(l0v, wasm_v128_load(tl));
-    l1v = wasm_f64x2_add(l1v, wasm_v128_load(tl + 2));
+      h01 = wasm_f64x2_add(h01, wasm_v128_load(th));
+      h23 = wasm_f64x2_add(h23, wasm_v128_load(th + 2));
+      l01 = wasm_f64x2_add(l01, wasm_v128_load(tl));
+      l23 = wasm_f64x2_add(l23, wasm_v128_load(tl + 2));
+    }
+    const v128_t s = wasm_f64x2_splat(xq.s[0]), s2 = wasm_f64x2_splat(xq.s2[0]);
+    const v128_t v01 = wasm_f64x2_add(wasm_f64x2_mul(h01, s), wasm_f64x2_mul(l01, s2));
+    const v128_t v23 = wasm_f64x2_add(wasm_f64x2_mul(h23, s), wasm_f64x2_mul(l23, s2));
+    const v128_t f = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(v01), wasm_f32x4_demote_f64x2_zero(v23), 0, 1, 4, 5);
+    v128_t out = wasm_f32x4_mul(f, wasm_v128_load(scale));
+    if (b) out = wasm_f32x4_add(out, wasm_v128_load(b));
+    wasm_v128_store(y, out);
   }
-  const v128_t v0 = wasm_f64x2_add(wasm_f64x2_mul(h0v, wasm_f64x2_splat(xq.s[r0])),
-                                   wasm_f64x2_mul(l0v, wasm_f64x2_splat(xq.s2[r0])));
-  const v128_t v1 = wasm_f64x2_add(wasm_f64x2_mul(h1v, wasm_f64x2_splat(xq.s[r0 + 1])),
-                                   wasm_f64x2_mul(l1v, wasm_f64x2_splat(xq.s2[r0 + 1])));
-  const v128_t f = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(v0), wasm_f32x4_demote_f64x2_zero(v1), 0, 1, 4, 5);
-  v128_t out = wasm_f32x4_mul(f, wasm_v128_load64_splat(scale));
-  if (b) out = wasm_f32x4_add(out, wasm_v128_load64_splat(b));
-  const uint64_t o0 = (uint64_t)wasm_i64x2_extract_lane(out, 0), o1 = (uint64_t)wasm_i64x2_extract_lane(out, 1);
-  std::memcpy(y, &o0, 8);
-  std::memcpy(y + ldy, &o1, 8);
+}
+
+// 2 x 2 tiles of single-block rows (K < kBlock: weight rows n, n + 1 times quantized rows
+// r0, r0 + 1, then r0 + 2, r0 + 3 ... for `pairs` pairs) that write their outputs, as row4
+// does: the same bits as int_tile<2, 2> then put.
+__attribute__((noinline)) void tile2x2(float* y, int ldy, const Quantized& xq, int r0, const int8_t* q,
+                                       long ldq, int K, const float* scale, const float* b, int pairs) {
+  for (int pr = 0; pr < pairs; ++pr, r0 += 2, y += 2L * ldy) {
+    v128_t ah00 = wasm_i32x4_splat(0), ah01 = ah00, ah10 = ah00, ah11 = ah00;
+    v128_t al00 = ah00, al01 = ah00, al10 = ah00, al11 = ah00;
+    const int K8 = K / 8 * 8;
+    const int16_t *h0 = xq.hi[r0], *h1 = xq.hi[r0 + 1], *l0 = xq.lo[r0], *l1 = xq.lo[r0 + 1];
+  #pragma clang loop unroll(disable)
+    for (int k = 0; k < K8; k += 8) {
+      const v128_t w0 = wasm_i16x8_load8x8(q + k), w1 = wasm_i16x8_load8x8(q + ldq + k);
+      const v128_t hv0 = wasm_v128_load(h0 + k), lv0 = wasm_v128_load(l0 + k);
+      ah00 = wasm_i32x4_add(ah00, wasm_i32x4_dot_i16x8(hv0, w0));
+      ah01 = wasm_i32x4_add(ah01, wasm_i32x4_dot_i16x8(hv0, w1));
+      al00 = wasm_i32x4_add(al00, wasm_i32x4_dot_i16x8(lv0, w0));
+      al01 = wasm_i32x4_add(al01, wasm_i32x4_dot_i16x8(lv0, w1));
+      const v128_t hv1 = wasm_v128_load(h1 + k), lv1 = wasm_v128_load(l1 + k);
+      ah10 = wasm_i32x4_add(ah10, wasm_i32x4_dot_i16x8(hv1, w0));
+      ah11 = wasm_i32x4_add(ah11, wasm_i32x4_dot_i16x8(hv1, w1));
+      al10 = wasm_i32x4_add(al10, wasm_i32x4_dot_i16x8(lv1, w0));
+      al11 = wasm_i32x4_add(al11, wasm_i32x4_dot_i16x8(lv1, w1));
+    }
+    v128_t h0v, h1v, l0v, l1v;  // [row r0: n, n + 1] and [row r0 + 1: n, n + 1]
+    lane_totals(ah00, ah01, ah10, ah11, h0v, h1v);
+    lane_totals(al00, al01, al10, al11, l0v, l1v);
+    if (K8 < K) {  // the last K mod 8 columns, in double (exact)
+      alignas(16) double th[4], tl[4];
+      for (int r = 0; r < 2; ++r)
+        for (int j = 0; j < 2; ++j) {
+          int32_t sh = 0, sl = 0;
+          for (int k = K8; k < K; ++k) {
+            sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
+            sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
+          }
+          th[2 * r + j] = sh;
+          tl[2 * r + j] = sl;
+        }
+      h0v = wasm_f64x2_add(h0v, wasm_v128_load(th));
+      h1v = wasm_f64x2_add(h1v, wasm_v128_load(th + 2));
+      l0v = wasm_f64x2_add(l0v, wasm_v128_load(tl));
+      l1v = wasm_f64x2_add(l1v, wasm_v128_load(tl + 2));
+    }
+    const v128_t v0 = wasm_f64x2_add(wasm_f64x2_mul(h0v, wasm_f64x2_splat(xq.s[r0])),
+                                     wasm_f64x2_mul(l0v, wasm_f64x2_splat(xq.s2[r0])));
+    const v128_t v1 = wasm_f64x2_add(wasm_f64x2_mul(h1v, wasm_f64x2_splat(xq.s[r0 + 1])),
+                                     wasm_f64x2_mul(l1v, wasm_f64x2_splat(xq.s2[r0 + 1])));
+    const v128_t f = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(v0), wasm_f32x4_demote_f64x2_zero(v1), 0, 1, 4, 5);
+    v128_t out = wasm_f32x4_mul(f, wasm_v128_load64_splat(scale));
+    if (b) out = wasm_f32x4_add(out, wasm_v128_load64_splat(b));
+    const uint64_t o0 = (uint64_t)wasm_i64x2_extract_lane(out, 0), o1 = (uint64_t)wasm_i64x2_extract_lane(out, 1);
+    std::memcpy(y, &o0, 8);
+    std::memcpy(y + ldy, &o1, 8);
+  }
 }
 
 // Writes (single block: the final y) or adds (one of several blocks: partial sums) a tile.
@@ -319,8 +326,10 @@ void int_block(float* y, int N, const Quantized& xq, int mr, const int8_t* q, co
   if (mr == 1) {
     double v[1][4];
     int n = 0;
-    if (!blocks && kl < kBlock)
-      for (; n + 4 <= N; n += 4) row4(y + n, xq, qk + (long)n * K, K, kl, scale + n, b ? b + n : nullptr);
+    if (!blocks && kl < kBlock) {
+      row4(y, xq, qk, K, kl, scale, b, N / 4);
+      n = N / 4 * 4;
+    }
     for (; n + 4 <= N; n += 4) {
       int_tile<4, 1>(v, xq, 0, qk + (long)n * K, K, kl);
       put<4, 1>(y + n, N, v, scale + n, b ? b + n : nullptr, blocks, first);
@@ -335,9 +344,10 @@ void int_block(float* y, int N, const Quantized& xq, int mr, const int8_t* q, co
   int n = 0;
   for (; n + 2 <= N; n += 2) {
     int r = 0;
-    if (!blocks && kl < kBlock)
-      for (; r + 2 <= mr; r += 2)
-        tile2x2(y + (long)r * N + n, N, xq, r, qk + (long)n * K, K, kl, scale + n, b ? b + n : nullptr);
+    if (!blocks && kl < kBlock) {
+      tile2x2(y + n, N, xq, 0, qk + (long)n * K, K, kl, scale + n, b ? b + n : nullptr, mr / 2);
+      r = mr / 2 * 2;
+    }
     for (; r + 2 <= mr; r += 2) {
       double v[2][2];
       int_tile<2, 2>(v, xq, r, qk + (long)n * K, K, kl);
