@@ -20,7 +20,10 @@
 //
 // Tiles: 4 weight rows x 1 row of x (a decoding step, M = 1), 2 x 2 for 2 ≤ M (beam search,
 // source sentences): the fastest in a sweep of 1-6 x 1-4 under V8 (bench/RESULTS-wasm.md);
-// larger tiles run out of x64's 16 vector registers and spill.
+// larger tiles run out of x64's 16 vector registers and spill. Rows of one block (K < 2048,
+// every shipped layer) run all their tiles in one call (row4, tile2x2), which sum their lanes
+// four outputs at a time; at K = 256 a call per tile spent about a fifth of its time outside
+// its loop.
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
