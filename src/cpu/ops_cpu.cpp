@@ -132,9 +132,9 @@ class CpuOps final : public Ops {
     // were, so their weights are exactly 0 either way.
     for (int b = 0; b < B; ++b) {
       const int len = std::max(0, std::min(Tk, vl.get(b, 0, 1)));
+      if (len == 0) continue;
       for (int j = 0; j < len; ++j)
         K.add(feat + (long)j * Hh, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
-      if (len == 0) continue;
       K.tanh(feat, len * Hh);
       ops::linear_serial(attn + (long)b * Tk, w_v, feat, len);
     }

@@ -163,14 +163,7 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
     l.scale = ws.get(weight + "_scale", {out});
   } else {
     l.w = ws.get(weight, {out, in});
-    // The CPU's layout for its kernels, once, from weights the host can read.
-    const size_t n = ws.readable() ? ops::cpu().linear_packed_floats(out, in) : 0;
-    if (n) {
-      float* wp = ws.derived(n);
-      ops::cpu().linear_pack(wp, l);
-      l.wp = wp;
-      ws.spare(l.w, (size_t)out * in);
-    }
+    pack_linear(ws, l);
   }
   l.b = bias.empty() ? nullptr : ws.get(bias, {out});
   return l;
@@ -189,9 +182,7 @@ void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* c
       Linear& l = ls[i];
       const std::string p = prefix + names[i];
       l = Linear{ws.get(p + ".weight", {out, in}), nullptr, out, in};
-      ops::cpu().linear_pack(wp, l);
-      l.wp = wp;
-      ws.spare(l.w, (size_t)out * in);
+      pack_linear(ws, l, wp);
       wp += floats;  // whole panels: the layout is the matrix's size
       if (b) {
         const float* bi = ws.get(p + ".bias", {out});
@@ -205,6 +196,16 @@ void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* c
 #endif
   // the small core packs nothing (ATTNLITE_PACKED_WEIGHTS=0): one by one
   for (int i = 0; i < n; ++i) ls[i] = bind_linear(ws, prefix + names[i], in, out, bias);
+}
+
+bool pack_linear(WeightStore& ws, Linear& l, float* wp) {
+  const size_t n = ws.readable() ? ops::cpu().linear_packed_floats(l.out, l.in) : 0;
+  if (!n) return false;
+  if (!wp) wp = ws.derived(n);
+  ops::cpu().linear_pack(wp, l);
+  l.wp = wp;
+  ws.spare(l.w, (size_t)l.out * l.in);
+  return true;
 }
 
 Linear linear_rows(const Linear& l, int first, int n) {

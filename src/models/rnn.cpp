@@ -25,11 +25,7 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
       }
       // the input products of a whole sequence (rnn_forward) are one linear layer: its
       // kernels' layout, as bind_linear makes it
-      if (const size_t n = cpu.linear_packed_floats(G, lw.in)) {
-        float* wp = ws.derived(n);
-        cpu.linear_pack(wp, lw.ih);
-        lw.ih.wp = wp;
-      }
+      pack_linear(ws, lw.ih);
     }
     w.layer_weights.push_back(lw);
   }
