@@ -107,6 +107,9 @@ BENCHMARK(BM_linear_packed)
     ->ArgNames({"packed", "M", "N", "K"})
     ->ArgsProduct({{0, 1}, {1, 16, 20}, {32000, 2048}, {512}})
     ->ArgsProduct({{0, 1}, {1, 16, 20}, {512}, {2048}})
+    // the book's 32-wide models, one decoding step: the Bahdanau output layer (201 words),
+    // a GRU's gates, the query projection
+    ->ArgsProduct({{1}, {1}, {32, 96, 201}, {32, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 // fp32 against int8 weights with the same SIMD table, side by side. Args: int8 (0/1), M, N, K.
