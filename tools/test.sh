@@ -50,8 +50,15 @@ stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(native python asan tsan cuda web arm fuzz)
 passed=0
 
-run_ctest() {  # run_ctest BUILD_DIR
-  (cd "$1" && ctest --output-on-failure -j"$jobs")
+run_ctest() {  # run_ctest BUILD_DIR [CTEST_ARGS...]
+  (cd "$1" && ctest --output-on-failure -j"$jobs" "${@:2}")
+}
+
+# This commit's x86-64 CLI in build/native (more cmake -D options may follow): what the
+# sanitized, Arm and WASM outputs are compared with.
+native_cli() {
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON "$@" >/dev/null
+  cmake --build build/native --target attnlite_cli -j"$jobs"
 }
 
 stage_native() {
@@ -106,9 +113,8 @@ stage_asan() {
   # seven minutes under the sanitizers) runs in the native stage. Here the sanitized CLI
   # evaluates every 8th test sentence, greedy with the four input styles and beam search, and
   # must give the native build's results to the last digit.
-  (cd build/asan && ctest --output-on-failure -j"$jobs" -E '^cli\.corpus_model$')
-  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON >/dev/null
-  cmake --build build/native --target attnlite_cli -j"$jobs"
+  run_ctest build/asan -E '^cli\.corpus_model$'
+  native_cli
   local name opts sample fail=0
   for name in transformer-fra-bpe transformer-fra; do
     sample=build/asan/$name.sample.tsv
@@ -141,8 +147,7 @@ stage_web() {
   # The native CLI produces the reference outputs of the parity tests.
   local simd=ON
   compgen -G "src/cpu/simd/*.cpp" >/dev/null || simd=OFF
-  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SIMD=$simd >/dev/null
-  cmake --build build/native --target attnlite_cli -j"$jobs"
+  native_cli -DATTNLITE_SIMD=$simd
   # The node build for the tests (build/wasm-node), the kernel test in it (the SIMD128 kernels
   # against the scalar ones at every tail size: tests/web/kernels.test.mjs runs it; required
   # here, so a missing program fails instead of skipping), and the web build, left in its
@@ -215,9 +220,7 @@ stage_arm() {
     command -v $tool >/dev/null || { echo "arm: $tool is missing (bash tools/setup.sh installs it)" >&2; return 1; }
   done
   local t0=$SECONDS
-  # This commit's x86-64 CLI: what the Arm outputs are compared with.
-  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON >/dev/null
-  cmake --build build/native --target attnlite_cli -j"$jobs"
+  native_cli
   local arch
   for arch in aarch64:aarch64-linux-gnu armv7:armv7-linux-gnueabihf; do
     local name=${arch%%:*} tc=cmake/toolchains/${arch#*:}.cmake
