@@ -109,8 +109,8 @@ void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* c
 // The CPU kernels' layout of the fp32 layer l (l.w), made once at load where the host can read
 // the store and the kernels have a layout: into wp (linear_packed_floats(l.out, l.in) floats)
 // or, when wp is null, a block of ws.derived(); l.wp points at it and the weight's own pages
-// are spared. False, and l unchanged, where nothing is packed.
-bool pack_linear(WeightStore& ws, Linear& l, float* wp = nullptr);
+// are spared. Where nothing is packed, l stays as it is.
+void pack_linear(WeightStore& ws, Linear& l, float* wp = nullptr);
 // Output features [first, first + n) of l: a view of its rows (the Q, K and V blocks of a
 // packed in_proj).
 Linear linear_rows(const Linear& l, int first, int n);

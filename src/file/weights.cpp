@@ -198,14 +198,13 @@ void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* c
   for (int i = 0; i < n; ++i) ls[i] = bind_linear(ws, prefix + names[i], in, out, bias);
 }
 
-bool pack_linear(WeightStore& ws, Linear& l, float* wp) {
+void pack_linear(WeightStore& ws, Linear& l, float* wp) {
   const size_t n = ws.readable() ? ops::cpu().linear_packed_floats(l.out, l.in) : 0;
-  if (!n) return false;
+  if (!n) return;
   if (!wp) wp = ws.derived(n);
   ops::cpu().linear_pack(wp, l);
   l.wp = wp;
   ws.spare(l.w, (size_t)l.out * l.in);
-  return true;
 }
 
 Linear linear_rows(const Linear& l, int first, int n) {

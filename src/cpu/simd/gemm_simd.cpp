@@ -24,8 +24,8 @@
 //    horizontal adds at the end; w is streamed exactly once.
 // And linear_packed, on fp32 weights packed once at load (linear_pack: the blocked path's
 // panels, whole): M = 1 streams them as one sequence of cache lines with four FMA chains a
-// panel (two panels at once for short rows); M ≥ 2 is the blocked path reading the panels in place, the next one fetched meanwhile;
-// ReLU/GELU on each tile while it is in L1.
+// panel (two panels at once for short rows); M ≥ 2 is the blocked path reading the panels in
+// place, the next one fetched meanwhile; ReLU/GELU on each tile while it is in L1.
 // Tails in M, N and K are all handled in place; nothing is allocated.
 #include <type_traits>
 
