@@ -89,9 +89,12 @@ class RemoteCpu final : public ops::Ops {
 const families::FamilyModel& family_of(const Model& m) { return *m.impl().model; }
 
 // The file's models, and the int8 ones of the fixtures.
+// A shipped model, or a test fixture (the int8 models; vit_lab224: the lab's ViT shape, its
+// patch convolution int8 (D, C, p, p)).
 std::shared_ptr<const Model> load(const std::string& name) {
-  return Model::load(name.find("int8") != std::string::npos ? test::fixture_path(name)
-                                                             : test::model_path(name));
+  return Model::load(name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0
+                         ? test::fixture_path(name)
+                         : test::model_path(name));
 }
 
 // The scales (rows) of int8 matrix `name` in a store.
@@ -178,7 +181,7 @@ std::vector<float> logits(const Model& m, const ops::Ops& op) {
 
 TEST_CASE("DeviceWeights copies every bound tensor, int8 dequantized, and hands the copies out by name",
           "[device][weights]") {
-  for (const char* name : {"transformer-d2l", "transformer-d2l-int8", "bahdanau-d2l-int8"}) {
+  for (const char* name : {"transformer-d2l", "transformer-d2l-int8", "bahdanau-d2l-int8", "vit_lab224"}) {
     INFO(name);
     auto m = load(name);
     const WeightStore& host = *family_of(*m).store;
@@ -187,10 +190,13 @@ TEST_CASE("DeviceWeights copies every bound tensor, int8 dequantized, and hands 
     WeightStore& placed = dev.store();
     REQUIRE_FALSE(placed.readable());
     for (const auto& t : host.bound_tensors()) {
-      if (t.dtype == DType::I8) {
+      size_t n = 1;
+      for (int64_t s : t.shape) n *= (size_t)s;
+      if (t.dtype == DType::I8) {  // every element: a conv's (D, C, p, p) too
         const std::vector<float> want = dequantize(
             static_cast<const int8_t*>(t.data),
-            scale_of(host, t.name), (int)t.shape[0], (int)t.shape[1]);
+            scale_of(host, t.name), (int)t.shape[0], (int)(n / (size_t)t.shape[0]));
+        REQUIRE(want.size() == n);
         REQUIRE(placed.dtype(t.name) == DType::F32);
         const float* got = placed.get(t.name, t.shape);
         REQUIRE(std::memcmp(got, want.data(), want.size() * sizeof(float)) == 0);
@@ -198,8 +204,6 @@ TEST_CASE("DeviceWeights copies every bound tensor, int8 dequantized, and hands 
                  host.has(t.name.substr(0, t.name.size() - 6))) {
         continue;  // an int8 matrix's scales: folded into its copy
       } else {
-        size_t n = 1;
-        for (int64_t s : t.shape) n *= (size_t)s;
         const float* got = placed.get(t.name, t.shape);
         REQUIRE(got != t.data);
         REQUIRE(std::memcmp(got, t.data, n * sizeof(float)) == 0);
@@ -220,7 +224,7 @@ TEST_CASE("drivers on an op set outside host memory give the CPU's logits", "[de
   }
   const RemoteCpu remote;
   for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "vit-digits",
-                           "transformer-d2l-int8", "bahdanau-d2l-int8"}) {
+                           "transformer-d2l-int8", "bahdanau-d2l-int8", "vit_lab224"}) {
     INFO(name);
     // The host's fp32 linear layers are packed at load for the SIMD kernels (Linear::wp); the
     // device's copies are bound as stored. A model loaded while the scalar table is active

@@ -67,10 +67,11 @@ class DeviceWeights {
         if (q != by_name.end() && q->second->dtype == DType::I8) continue;  // folded into it
       }
       Copy c{t, {}};
-      if (t.dtype == DType::I8) {
+      if (t.dtype == DType::I8) {  // rows = the first dimension (a conv's output channels)
+        const int rows = (int)t.shape[0];
         c.values = dequantize(static_cast<const int8_t*>(t.data),
                               static_cast<const float*>(by_name.at(t.name + "_scale")->data),
-                              (int)t.shape[0], (int)t.shape[1]);
+                              rows, rows ? (int)(numel(t) / (size_t)rows) : 0);
         c.t.dtype = DType::F32;
         c.t.data = c.values.data();
       }
