@@ -24,6 +24,7 @@
 #include "fixture.h"
 #if ATTNLITE_HAVE_CUDA
 #include "cuda/device.h"
+#include "ops/scratch.h"
 
 using namespace attnlite::attention;
 #endif
@@ -97,7 +98,9 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   SECTION("linear: y = x·Wᵀ + b (+ ReLU), sizes below, at and past the warp and tile sizes") {
     for (auto [M, N, K_] : std::vector<std::array<int, 3>>{
              {1, 1, 1}, {1, 32, 32}, {3, 7, 5}, {17, 33, 65}, {64, 128, 256}, {5, 1000, 32},
-             {130, 64, 512}}) {
+             {130, 64, 512},
+             // the GEMV of up to 8 rows (float4 steps when K % 4 == 0), and 9 rows past it
+             {1, 512, 512}, {1, 97, 2048}, {4, 300, 36}, {8, 65, 130}, {8, 33, 4}, {9, 40, 64}}) {
       for (bool bias : {false, true})
         for (bool relu : {false, true}) {
           INFO("M " << M << " N " << N << " K " << K_ << " bias " << bias << " relu " << relu);
@@ -170,16 +173,24 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
     }
   }
   SECTION("greedy argmax and its probability, ties to the lowest id") {
-    for (int V : {1, 4, 60, 255, 256, 257, 32000}) {
+    // chunks of 1024 logits: one chunk up to V 1024, several past it (ops::argmax_chunks)
+    for (int V : {1, 4, 60, 255, 256, 257, 1024, 1025, 5000, 32000, 200000}) {
       const int R = 6;
       auto lg = rnd((size_t)R * V);
       if (V > 3) {
         lg[(size_t)V + 1] = lg[(size_t)V + 3] = 5.f;  // row 1: a tie between ids 1 and 3
         lg[2 * (size_t)V + V - 1] = 9.f;              // row 2: the maximum at the end
       }
+      if (V > 1024) {  // ties in different chunks: the lower id wins wherever it lies
+        lg[3 * (size_t)V + 5] = lg[3 * (size_t)V + V - 2] = 7.f;          // row 3: 5
+        lg[4 * (size_t)V + V - 1] = lg[4 * (size_t)V + V / 2] = 7.f;      // row 4: V / 2
+        const int C = ops::argmax_chunks(V), L = (V + C - 1) / C;  // row 5: either side of
+        lg[5 * (size_t)V + L] = lg[5 * (size_t)V + L - 1] = 7.f;   // the first chunk's end: L - 1
+      }
       std::vector<int> ids((size_t)R);
       std::vector<float> probs((size_t)R);
-      cuda::check::argmax_rows(ids.data(), probs.data(), lg.data(), R, V);
+      std::vector<double> logp((size_t)R);
+      cuda::check::argmax_rows(ids.data(), probs.data(), logp.data(), lg.data(), R, V);
       for (int r = 0; r < R; ++r) {
         const float* row = &lg[(size_t)r * V];
         int best = 0;
@@ -190,6 +201,8 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         INFO("V " << V << " row " << r);
         REQUIRE(ids[(size_t)r] == best);
         REQUIRE(std::fabs(probs[(size_t)r] - (float)(1.0 / sum)) <= 1e-6);
+        // the sums differ only in their order of addition: ~V·2^-53 relative in double
+        REQUIRE(std::fabs(logp[(size_t)r] + std::log(sum)) <= 1e-12 * (1.0 + std::log(sum)));
       }
     }
   }

@@ -329,6 +329,37 @@ TEST_CASE("ops: the ops on host arrays on every op set", "[ops]") {
   });
 }
 
+TEST_CASE("ops: linear_n on every op set (layers of other widths, with and without biases)", "[ops]") {
+  // CUDA runs up to 4 layers over up to 8 rows as one GEMV launch (float4 steps when K and
+  // the input's address allow, else one float at a time), more as a launch per layer.
+  for (int M : {1, 8, 9})
+    for (int K : {5, 64})
+      for (int n : {1, 3, 5})
+        for (bool odd_x : {false, true}) {
+          INFO("M " << M << " K " << K << " layers " << n << " input at an odd address " << odd_x);
+          const int widths[5] = {16, 7, 33, 1, 12};
+          each_set([&](const ops::Ops& op, Mem& mem, bool) {
+            std::vector<Linear> ls((size_t)n);
+            std::vector<float*> ys((size_t)n);
+            std::vector<const Linear*> ws((size_t)n);
+            for (int i = 0; i < n; ++i) {
+              const int N = widths[i];
+              const Floats w = rnd((size_t)N * K, 40 + i), b = rnd(N, 50 + i);
+              ls[(size_t)i] = Linear{mem.put(w), i == 1 ? nullptr : mem.put(b), N, K};
+              ys[(size_t)i] = mem.put(Floats((size_t)M * N, -1.f));
+              ws[(size_t)i] = &ls[(size_t)i];
+            }
+            const float* dx = mem.put(rnd((size_t)M * K + 1, 60)) + (odd_x ? 1 : 0);
+            AlignedBuffer buf(1 << 16);
+            Arena scratch(buf.data(), buf.size());
+            op.linear_n(ys.data(), ws.data(), n, dx, M, scratch);
+            std::vector<Floats> out;
+            for (int i = 0; i < n; ++i) out.push_back(mem.get(ys[(size_t)i], (size_t)M * widths[i]));
+            return out;
+          });
+        }
+}
+
 TEST_CASE("ops: linear_n gives each layer's own product, one product or not", "[ops]") {
   // Three layers over one input, their packed panels and biases end to end (as
   // bind_linear_stack lays them), with a SIMD table that packs: the CPU set makes them one

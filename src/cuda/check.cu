@@ -7,6 +7,7 @@
 #include "attnlite/error.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"
+#include "ops/scratch.h"
 
 namespace attnlite::cuda::check {
 namespace {
@@ -82,12 +83,15 @@ void attend(float* ctx, float* attn, const float* q, const float* k, const float
   da.to_host(attn);
 }
 
-void argmax_rows(int* ids, float* probs, const float* logits, int R, int V) {
-  Dev<float> dl((size_t)R * V, logits), dp((size_t)R);
-  Dev<int> di((size_t)R);
-  cuda::argmax_rows(di.p, dp.p, nullptr, dl.p, R, V, nullptr);
+void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V) {
+  const int C = ops::argmax_chunks(V);
+  Dev<float> dl((size_t)R * V, logits), dp((size_t)R), pv((size_t)R * C);
+  Dev<int> di((size_t)R), pi((size_t)R * C);
+  Dev<double> dlp((size_t)R), ps((size_t)R * C);
+  cuda::argmax_rows(di.p, dp.p, logp ? dlp.p : nullptr, dl.p, R, V, {pv.p, pi.p, ps.p, C}, nullptr);
   di.to_host(ids);
   dp.to_host(probs);
+  if (logp) dlp.to_host(logp);
 }
 
 }  // namespace attnlite::cuda::check

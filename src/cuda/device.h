@@ -33,8 +33,8 @@ void embed_positions(float* x, const float* table, int rows_in_table, const floa
 // or nullptr.                                                              CPU: attend_heads
 void attend(float* ctx, float* attn, const float* q, const float* k, const float* v, int B,
             int Tq, int Tk, int H, int NH, const int* valid);
-// ids (R), probs (R) from logits (R, V).                      CPU: Translator's greedy pick
-void argmax_rows(int* ids, float* probs, const float* logits, int R, int V);
+// ids (R), probs (R), logp (R, or nullptr) from logits (R, V).  CPU: ops::cpu().argmax_rows
+void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V);
 }  // namespace check
 
 }  // namespace attnlite::cuda

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "cuda/kernels.cuh"
 
@@ -60,6 +61,64 @@ __global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N,
   *p = v;
 }
 
+// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, for few rows (M <= kGemvMaxRows) and up
+// to kGemvMaxLayers layers over the same x (attention's Q, K and V) in one launch: one warp
+// per output feature reads its row of W once for every row of x (cuBLAS would take a GEMV
+// launch per layer and a second kernel for the bias). Lane l sums k = l, l + 32, ... (float4
+// steps when Vec), then the warp adds the 32 partial sums as a tree: a fixed order.
+template <bool Vec>
+__global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
+  const int lane = threadIdx.x & 31;
+  int n = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (n >= L.start[L.count]) return;  // whole warps leave together: the shuffles see full warps
+  int li = 0;
+  while (n >= L.start[li + 1]) ++li;
+  n -= L.start[li];
+  const float* b = L.b[li];
+  float* y = L.y[li];
+  const int ldy = L.ldy[li];
+  float acc[kGemvMaxRows];
+#pragma unroll
+  for (int m = 0; m < kGemvMaxRows; ++m) acc[m] = 0.f;
+  const float* w = L.W[li] + (long)n * K;
+  if (Vec) {
+    const float4* w4 = reinterpret_cast<const float4*>(w);
+    for (int k = lane; k < K / 4; k += 32) {
+      const float4 a = w4[k];
+#pragma unroll
+      for (int m = 0; m < kGemvMaxRows; ++m) {
+        if (m >= M) break;
+        const float4 v = reinterpret_cast<const float4*>(x + (long)m * ldx)[k];
+        acc[m] = fmaf(a.x, v.x, acc[m]);
+        acc[m] = fmaf(a.y, v.y, acc[m]);
+        acc[m] = fmaf(a.z, v.z, acc[m]);
+        acc[m] = fmaf(a.w, v.w, acc[m]);
+      }
+    }
+  } else {
+    for (int k = lane; k < K; k += 32) {
+      const float a = w[k];
+#pragma unroll
+      for (int m = 0; m < kGemvMaxRows; ++m) {
+        if (m >= M) break;
+        acc[m] = fmaf(a, x[(long)m * ldx + k], acc[m]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kGemvMaxRows; ++m) {
+    if (m >= M) break;
+    float v = acc[m];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == m) {
+      if (b) v += b[n];
+      if (act == kActRelu) v = v > 0.f ? v : 0.f;
+      if (act == kActGelu) v = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+      y[(long)m * ldy + n] = v;
+    }
+  }
+}
+
 __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y,
                                       const float* gamma, const float* beta, int n, float eps) {
   extern __shared__ float sum[];  // (n) this row of x + y, then 32 for the reductions
@@ -85,7 +144,7 @@ __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y
 __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const float* k,
                               const float* v, int kv_stride, int Tq, int Tk, int H, int NH,
                               ValidDev vl, float scale) {
-  extern __shared__ float sm[];  // qs (D), p (Tk), red (32)
+  extern __shared__ float sm[];  // qs (D), p (Tk), red (32), wsum (warps · D)
   const int D = H / NH;
   const int qi = blockIdx.y, b = blockIdx.x / NH, h = blockIdx.x % NH;
   float* qs = sm;
@@ -101,16 +160,19 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
             : vl.kind == ValidDev::Causal   ? vl.offset + qi + 1
                                             : Tk;
   if (len < 0) len = 0;
+  // one warp per key: its lanes read the key's row together and add their products as a tree
   const float* kb = k + (long)b * kv_stride * H + (long)h * D;
-  float mx = -INFINITY;
-  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  for (int j = warp; j < Tk; j += nw) {
     const float* kr = kb + (long)j * H;
     float s = 0.f;
-    for (int d = 0; d < D; ++d) s += qs[d] * kr[d];
-    s = j < len ? s * scale : kMaskValue;
-    p[j] = s;
-    mx = fmaxf(mx, s);
+    for (int d = lane; d < D; d += 32) s += qs[d] * kr[d];
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) p[j] = j < len ? s * scale : kMaskValue;
   }
+  __syncthreads();
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) mx = fmaxf(mx, p[j]);
   mx = block_reduce(mx, Max{}, -INFINITY, red);
   float part = 0.f;
   for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
@@ -126,52 +188,92 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
   }
   __syncthreads();
 
-  // ctx[b, qi, h*D + d] = sum_j p[j] · v[b, j, h*D + d], in key order as the CPU's gemm_nn
+  // ctx[b, qi, h*D + d] = sum_j p[j] · v[b, j, h*D + d]: warp w sums keys j = w, w + nw, ...
+  // (its lanes read a key's row together), then the warps' sums are added in warp order
   const float* vb = v + (long)b * kv_stride * H + (long)h * D;
+  float* wsum = red + 32;  // (nw, D)
+  for (int d = lane; d < D; d += 32) {
+    float c = 0.f;
+    for (int j = warp; j < Tk; j += nw) c += p[j] * vb[(long)j * H + d];
+    wsum[warp * D + d] = c;
+  }
+  __syncthreads();
   float* crow = ctx + ((long)b * Tq + qi) * H + (long)h * D;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float c = 0.f;
-    for (int j = 0; j < Tk; ++j) c += p[j] * vb[(long)j * H + d];
+    for (int w = 0; w < nw; ++w) c += wsum[w * D + d];
     crow[d] = c;
   }
 }
 
-__global__ void argmax_rows_kernel(int* ids, float* probs, double* logp, const float* logits,
-                                   int V) {
-  __shared__ float rv[32];
-  __shared__ int ri[32];
-  __shared__ double rd[32];
-  const float* lg = logits + (long)blockIdx.x * V;
-  float best = -INFINITY;
-  int bi = INT_MAX;
-  for (int i = threadIdx.x; i < V; i += blockDim.x)  // ids ascend: strict > keeps the first
-    if (bi == INT_MAX || lg[i] > best) { best = lg[i]; bi = i; }
-  // (value, index) pairs: the larger value wins, the lower index among equals
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-    if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
-  }
+// (value, index) pairs: the larger value wins, the lower index among equals.
+__device__ void better(float& best, int& bi, float ov, int oi) {
+  if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
+}
+
+// The arg max over the block (blockDim.x a multiple of 32); every thread gets it.
+__device__ void block_argmax(float& best, int& bi, float* rv, int* ri) {
+  for (int o = 16; o > 0; o >>= 1)
+    better(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  __syncthreads();
   if (lane == 0) { rv[warp] = best; ri[warp] = bi; }
   __syncthreads();
   best = lane < nw ? rv[lane] : -INFINITY;
   bi = lane < nw ? ri[lane] : INT_MAX;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-    if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
-  }
+  for (int o = 16; o > 0; o >>= 1)
+    better(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+}
+
+// The greedy pick in three launches over a grid of (row, chunk) blocks, so that a 32,000-word
+// row is read by many blocks instead of one. 1: each chunk's arg max.
+__global__ void argmax_chunks_kernel(float* pv, int* pi, const float* logits, int V, int L) {
+  __shared__ float rv[32];
+  __shared__ int ri[32];
+  const int r = blockIdx.x, c = blockIdx.y, C = gridDim.y;
+  const float* lg = logits + (long)r * V;
+  const int lo = c * L, hi = min(V, lo + L);
+  float best = -INFINITY;
+  int bi = INT_MAX;
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x)  // ids ascend: strict > keeps the first
+    if (bi == INT_MAX || lg[i] > best) { best = lg[i]; bi = i; }
+  block_argmax(best, bi, rv, ri);
+  if (threadIdx.x == 0) { pv[(long)r * C + c] = best; pi[(long)r * C + c] = bi; }
+}
+
+// 2: every chunk's block reads the row's arg max from the chunks' and sums exp(l - max) over
+// its own chunk in double; chunk 0 writes the id.
+__global__ void softmax_chunks_kernel(double* ps, int* ids, const float* pv, const int* pi,
+                                      const float* logits, int V, int L) {
+  __shared__ float rv[32];
+  __shared__ int ri[32];
+  __shared__ double rd[32];
+  const int r = blockIdx.x, c = blockIdx.y, C = gridDim.y;
+  const float* lg = logits + (long)r * V;
+  float best = -INFINITY;
+  int bi = INT_MAX;
+  for (int j = threadIdx.x; j < C; j += blockDim.x) better(best, bi, pv[(long)r * C + j], pi[(long)r * C + j]);
+  block_argmax(best, bi, rv, ri);
   if (bi == INT_MAX) bi = 0;
   const double m = (double)lg[bi];
+  const int lo = c * L, hi = min(V, lo + L);
   double s = 0.0;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) s += exp((double)lg[i] - m);
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) s += exp((double)lg[i] - m);
   s = block_reduce(s, Sum{}, 0.0, rd);
   if (threadIdx.x == 0) {
-    ids[blockIdx.x] = bi;
-    probs[blockIdx.x] = (float)(1.0 / s);
-    if (logp) logp[blockIdx.x] = -log(s);
+    ps[(long)r * C + c] = s;
+    if (c == 0) ids[r] = bi;
   }
+}
+
+// 3: one thread per row adds its chunks' sums in chunk order.
+__global__ void argmax_finish_kernel(float* probs, double* logp, const double* ps, int R, int C) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  double s = 0.0;
+  for (int c = 0; c < C; ++c) s += ps[(long)r * C + c];
+  probs[r] = (float)(1.0 / s);
+  if (logp) logp[r] = -log(s);
 }
 
 }  // namespace
@@ -188,11 +290,35 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
   bias_act_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(y, ldy, b, R, N, act);
 }
 
+void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
+  const int N = L.start[L.count];
+  if (N <= 0 || M <= 0) return;
+  bool vec = K % 4 == 0 && ldx % 4 == 0 && (uintptr_t)x % 16 == 0;
+  for (int i = 0; i < L.count; ++i) vec = vec && (uintptr_t)L.W[i] % 16 == 0;
+  constexpr int kWarps = 8;
+  const int blocks = (N + kWarps - 1) / kWarps;
+  if (vec)
+    gemv_kernel<true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else
+    gemv_kernel<false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+}
+
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
                       const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream) {
   // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
   // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
+  if (M >= 1 && M <= kGemvMaxRows) {  // few rows (a decoding step): W read once, bias fused
+    GemvLayers L;
+    L.W[0] = W;
+    L.b[0] = b;
+    L.y[0] = y;
+    L.ldy[0] = ldy;
+    L.start[1] = N;
+    L.count = 1;
+    gemv(L, x, ldx, M, K, act, stream);
+    return CUBLAS_STATUS_SUCCESS;
+  }
   const float one = 1.f, zero = 0.f;
   const cublasStatus_t st =
       cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
@@ -213,15 +339,20 @@ void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, con
             cudaStream_t stream) {
   const int D = H / NH;
   const float scale = 1.f / std::sqrt((float)D);
-  const size_t smem = sizeof(float) * ((size_t)D + Tk + 32);
+  const size_t smem = sizeof(float) * ((size_t)D + Tk + 32 + (size_t)(kAttnThreads / 32) * D);
   const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
   attend_kernel<<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq, Tk, H,
                                                       NH, vl, scale);
 }
 
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
-                 cudaStream_t stream) {
-  argmax_rows_kernel<<<R, kRowThreads, 0, stream>>>(ids, probs, logp, logits, V);
+                 const ArgmaxParts& parts, cudaStream_t stream) {
+  if (R <= 0 || V <= 0) return;
+  const int C = parts.chunks, L = (V + C - 1) / C;
+  const dim3 grid((unsigned)R, (unsigned)C);
+  argmax_chunks_kernel<<<grid, kRowThreads, 0, stream>>>(parts.v, parts.i, logits, V, L);
+  softmax_chunks_kernel<<<grid, kRowThreads, 0, stream>>>(parts.s, ids, parts.v, parts.i, logits, V, L);
+  argmax_finish_kernel<<<blocks_for(R, 128), 128, 0, stream>>>(probs, logp, parts.s, R, C);
 }
 
 }  // namespace attnlite::cuda

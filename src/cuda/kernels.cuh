@@ -21,8 +21,27 @@ void embed_positions(float* x, const float* table, const float* P, const int* id
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
-// nn.Linear with W (N, K) row-major. One SGEMM with CUBLAS_COMPUTE_32F (no TF32), then
-// bias_act when there is a bias or an activation. CPU: linear() / ffn().
+// nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (a decoding step at batch 1, or
+// a beam of up to 8): one GEMV kernel with the bias and the activation fused. More rows: one
+// SGEMM with CUBLAS_COMPUTE_32F (no TF32), then bias_act when there is a bias or an
+// activation. CPU: linear() / ffn().
+constexpr int kGemvMaxRows = 8;
+
+// Up to kGemvMaxLayers linear layers over one input, for gemv: layer i's outputs are features
+// start[i] .. start[i + 1] - 1 of the launch; y[i] rows of stride ldy[i].
+constexpr int kGemvMaxLayers = 4;
+struct GemvLayers {
+  const float* W[kGemvMaxLayers] = {};
+  const float* b[kGemvMaxLayers] = {};
+  float* y[kGemvMaxLayers] = {};
+  int ldy[kGemvMaxLayers] = {};
+  int start[kGemvMaxLayers + 1] = {};
+  int count = 0;
+};
+// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows.
+// CPU: linear() of each layer.
+void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
+          cudaStream_t stream);
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
                       const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream);
@@ -61,9 +80,19 @@ void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, con
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream);
 
+// The partial results of argmax_rows: (R, chunks) maxima, their ids and sums, chunks =
+// ops::argmax_chunks(V) (src/ops/scratch.h, which carves them).
+struct ArgmaxParts {
+  float* v = nullptr;
+  int* i = nullptr;
+  double* s = nullptr;
+  int chunks = 1;
+};
+
 // ids (R) = argmax of each logits row (the lowest id among equal maxima), probs (R) = its
-// softmax probability, summed in double, logp (R, or null) = -log(sum). CPU: ops::cpu().argmax_rows.
+// softmax probability, summed in double (per chunk, then the chunks in order), logp (R, or
+// null) = -log(sum). Three launches over (R, chunks) blocks. CPU: ops::cpu().argmax_rows.
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
-                 cudaStream_t stream);
+                 const ArgmaxParts& parts, cudaStream_t stream);
 
 }  // namespace attnlite::cuda

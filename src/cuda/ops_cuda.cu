@@ -5,6 +5,7 @@
 // additive attention and the recurrent cells are here.
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "attnlite/error.h"
@@ -139,6 +140,23 @@ class CudaOps final : public ops::Ops {
     const int a = act == ops::Act::Relu ? cuda::kActRelu : act == ops::Act::Gelu ? cuda::kActGelu : cuda::kActNone;
     cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
   }
+  // Up to kGemvMaxLayers layers over one input of few rows: one GEMV launch for all of them.
+  void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
+                Arena& scratch) const override {
+    bool one = M >= 1 && M <= cuda::kGemvMaxRows && n >= 1 && n <= cuda::kGemvMaxLayers;
+    for (int i = 0; one && i < n; ++i) one = ws[i]->w && ws[i]->in == ws[0]->in;
+    if (!one) return Ops::linear_n(ys, ws, n, x, M, scratch);
+    cuda::GemvLayers L;
+    for (int i = 0; i < n; ++i) {
+      L.W[i] = ws[i]->w;
+      L.b[i] = ws[i]->b;
+      L.y[i] = ys[i];
+      L.ldy[i] = ws[i]->out;
+      L.start[i + 1] = L.start[i] + ws[i]->out;
+    }
+    L.count = n;
+    cuda::gemv(L, x, ws[0]->in, M, ws[0]->in, cuda::kActNone, kStream);
+  }
   void add(float* y, const float* a, const float* b, long n) const override {
     if (n > 0) add_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(y, a, b, n);
   }
@@ -184,11 +202,23 @@ class CudaOps final : public ops::Ops {
   void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
                    Arena& scratch) const override {
     ArenaScope scope(scratch);
-    const ops::ArgmaxRowsScratch d = ops::argmax_rows_scratch(scratch, R);
-    cuda::argmax_rows(d.ids, d.probs, d.logp, logits, R, V, kStream);
+    const ops::ArgmaxRowsScratch d = ops::argmax_rows_scratch(scratch, R, V);
+    cuda::argmax_rows(d.ids, d.probs, d.logp, logits, R, V, {d.part_v, d.part_i, d.part_s, d.chunks},
+                      kStream);
+    // the three results lie in one carved span: one copy and one wait per step when it is small
+    const char* lo = reinterpret_cast<const char*>(d.ids);
+    const size_t span = (size_t)(reinterpret_cast<const char*>(d.logp + R) - lo);
+    alignas(16) char host[4096];
+    if (span <= sizeof(host)) {
+      download(host, lo, span);
+      std::memcpy(ids, host, sizeof(int) * R);
+      std::memcpy(probs, host + (reinterpret_cast<const char*>(d.probs) - lo), sizeof(float) * R);
+      if (logp) std::memcpy(logp, host + (reinterpret_cast<const char*>(d.logp) - lo), sizeof(double) * R);
+      return;
+    }
     download(ids, d.ids, sizeof(int) * R);
     download(probs, d.probs, sizeof(float) * R);
-    download(logp, d.logp, sizeof(double) * R);
+    if (logp) download(logp, d.logp, sizeof(double) * R);
   }
 
   void copy(void* dst, const void* src, size_t bytes) const override {

@@ -51,9 +51,9 @@ class CountingOps final : public Ops {
     ArenaScope scope(a);
     gru_step_fused_scratch(a, hh.in);  // the CPU's fused kernel
   }
-  void argmax_rows(int*, float*, double*, const float*, int R, int, Arena& a) const override {
+  void argmax_rows(int*, float*, double*, const float*, int R, int V, Arena& a) const override {
     ArenaScope scope(a);
-    argmax_rows_scratch(a, R);  // a device set's results before their download
+    argmax_rows_scratch(a, R, V);  // a device set's results and partial results
   }
   void gemm_nt(float*, int, const float*, int, const float*, int, int, int, int,
                float) const override {}

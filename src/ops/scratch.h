@@ -46,17 +46,33 @@ inline GruStepScratch gru_step_scratch(Arena& a, float* gi, int B, int Hh) {
 // gru_step, the CPU's fused kernel: its row of Hh floats.
 inline float* gru_step_fused_scratch(Arena& a, int Hh) { return a.floats((size_t)Hh); }
 
-// argmax_rows, CUDA: the results of R rows on the device, before their download.
+// argmax_rows, CUDA: the results of R rows on the device, before their download, and the
+// partial results of each row's chunks (a row of V logits is cut into argmax_chunks(V)
+// chunks of about kArgmaxChunk, one block each): maxima, their ids, sums.
+constexpr int kArgmaxChunk = 1024, kArgmaxMaxChunks = 128;
+inline int argmax_chunks(int V) {
+  const long c = ((long)V + kArgmaxChunk - 1) / kArgmaxChunk;
+  return c < 1 ? 1 : c > kArgmaxMaxChunks ? kArgmaxMaxChunks : (int)c;
+}
 struct ArgmaxRowsScratch {
   int* ids;
   float* probs;
   double* logp;
+  float* part_v;
+  int* part_i;
+  double* part_s;
+  int chunks;
 };
-inline ArgmaxRowsScratch argmax_rows_scratch(Arena& a, int R) {
+inline ArgmaxRowsScratch argmax_rows_scratch(Arena& a, int R, int V) {
+  const int C = argmax_chunks(V);
+  const size_t parts = (size_t)R * C;
   int* ids = a.take<int>((size_t)R);
   float* probs = a.floats((size_t)R);
   double* logp = a.take<double>((size_t)R);
-  return {ids, probs, logp};
+  float* part_v = a.floats(parts);
+  int* part_i = a.take<int>(parts);
+  double* part_s = a.take<double>(parts);
+  return {ids, probs, logp, part_v, part_i, part_s, C};
 }
 
 }  // namespace attnlite::ops
