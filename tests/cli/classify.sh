@@ -101,5 +101,30 @@ check "layer out of range message" "1" "$(grep -c 'layer 4 is out of range: the 
 $bin classify --model lm-fra "$one" >/dev/null 2>"$tmp/err"; check "a language model: exit 1" "1" "$?"
 check "a language model: message" "1" "$(grep -c 'needs a vision transformer' "$tmp/err")"
 
+# --batch N: the images classified N at a time, the same lines in order; an unreadable image
+# between batches is reported and the others still printed; a bad N is a usage error.
+$bin classify --batch 7 "$digits"/*.png >"$tmp/b7.txt"; check "--batch 7: exit status" "0" "$?"
+check "--batch 7: the lines of one image at a time" "$(cat "$tmp/all.txt")" "$(cat "$tmp/b7.txt")"
+$bin classify --json --weights "$digits"/*_8x8.png >"$tmp/j1.txt"
+$bin classify --json --weights --batch 4 "$digits"/*_8x8.png >"$tmp/j4.txt"
+check "--json --weights --batch 4: labels equal, numbers within 1e-5" "ok" "$(python3 -c "
+import json
+a = [json.loads(l) for l in open('$tmp/j1.txt')]
+b = [json.loads(l) for l in open('$tmp/j4.txt')]
+def flat(x):
+    return [v for y in x for v in flat(y)] if isinstance(x, list) else [x]
+ok = len(a) == len(b) == 10
+for x, y in zip(a, b):
+    ok = ok and x['path'] == y['path'] and x['label'] == y['label'] and x['input'] == y['input']
+    for k in ('probs', 'attention', 'rollout'):
+        ok = ok and all(abs(p - q) <= 1e-5 for p, q in zip(flat(x[k]), flat(y[k])))
+print('ok' if ok else 'differ')")"
+printf 'not an image' > "$tmp/bad.png"
+$bin classify --batch 2 "$digits/idx0022_label2_32x32.png" "$digits/idx0139_label9_8x8.png" "$tmp/bad.png" \
+  "$digits/idx0036_label0_8x8.png" >"$tmp/b2.txt" 2>"$tmp/err"; check "--batch 2 with a bad image: exit 1" "1" "$?"
+check "--batch 2 with a bad image: the other three labels" "2 9 0" "$(cut -f2 "$tmp/b2.txt" | tr '\n' ' ' | sed 's/ $//')"
+check "--batch 2 with a bad image: one error" "1" "$(grep -c 'attnlite classify: ' "$tmp/err")"
+bad "--batch" --batch 0 "$one"
+
 check "help documents --heatmap" "1" "$($bin classify --help | grep -c -- '--head H|all|rollout')"
 exit $fail

@@ -22,6 +22,8 @@ out=$($book --device cuda "i'm home ." "go ." 2>"$tmp/err"); st=$?
 if [ $st -eq 0 ]; then
   echo "note: --device cuda ran on a GPU"
   check "--device cuda gives the CPU's translations" "$cpu" "$out"
+  check "--device cuda --batch 2 on three lines" "$($book "i'm home ." "go ." "i lost .")" \
+    "$($book --device cuda --batch 2 "i'm home ." "go ." "i lost ." 2>/dev/null)"
   check "--device cuda --json" "$($book --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')" \
     "$($book --device cuda --json --weights "he's calm ." | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])')"
 else

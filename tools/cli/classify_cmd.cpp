@@ -31,6 +31,8 @@ const char* kHelp =
     "                     input, attention shapes\n"
     "  --weights          with --json, every attention weight and the rollout\n"
     "  --device cpu|cuda  where the model runs (default cpu)\n"
+    "  --batch N          classify up to N images together (1..1024; default 1 on the\n"
+    "                     CPU, 64 on cuda), printed in order\n"
     "  --heatmap OUT.png  (one IMAGE only) draw the attention: the CLS token's attention\n"
     "                     over the patches, over the 8x8 input with its patch grid, for\n"
     "                     each layer (rows) and head (columns), and the attention rollout\n"
@@ -97,6 +99,7 @@ int cmd_classify(int argc, char** argv) {
   } catch (const Error& e) {
     throw UsageError{e.what()};
   }
+  const int batch = args.int_value("--batch", device_arg == "cuda" ? 64 : 1, 1, 1024);
   const auto paths = args.positionals();
   if (paths.empty()) throw UsageError{"give at least one image"};
   if (draw && heatmap.empty()) throw UsageError{"--heatmap needs a file name"};
@@ -109,7 +112,10 @@ int cmd_classify(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   ClassifyLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  lim.max_batch = batch;
+  GpuPayoff payoff(lim.device == Device::CUDA);
   Classifier cls(model, lim);
+  payoff.started();
   if (cls.channels() != 1 || cls.image_size() != 8)
     throw Error("this model reads " + std::to_string(cls.image_size()) + "x" + std::to_string(cls.image_size()) +
                 " images of " + std::to_string(cls.channels()) +
@@ -117,57 +123,75 @@ int cmd_classify(int argc, char** argv) {
   const auto& labels = model->labels();
   int status = kOk;
   std::vector<float> rollout((size_t)cls.tokens() * cls.tokens());
+  std::vector<float> px((size_t)batch * 64);
+  std::vector<const std::string*> pending;  // the images in px, in order
+  size_t count = 0;
+  // Classifies the pending images together and prints each one's line (or JSON) in order.
+  auto run = [&]() {
+    if (pending.empty()) return;
+    cls.classify(px.data(), (int)pending.size(), as_json || draw);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const std::string& path = *pending[i];
+      const float* in = px.data() + i * 64;
+      const Classification& r = cls.result((int)i);
+      if (draw) {
+        const auto f = figures::vit_map(cls, (int)i, in, vo);
+        write_figure(heatmap, f, format);
+        std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", heatmap.c_str(), f.caption.c_str(), f.rows, f.cols,
+                    f.image.width, f.image.height);
+      }
+      if (!as_json) {
+        std::printf("%s\t%s\t%.4f\n", path.c_str(), labels[(size_t)r.label].c_str(), r.prob);
+        continue;
+      }
+      std::vector<int> order((size_t)cls.num_classes());
+      for (int k = 0; k < cls.num_classes(); ++k) order[(size_t)k] = k;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.probs[a] > r.probs[b]; });
+      json tops = json::array(), probs = json::array(), input = json::array();
+      for (int k = 0; k < std::min(top, cls.num_classes()); ++k)
+        tops.push_back({{"label", labels[(size_t)order[(size_t)k]]}, {"index", order[(size_t)k]},
+                        {"prob", r.probs[order[(size_t)k]]}});
+      for (int k = 0; k < cls.num_classes(); ++k) probs.push_back(r.probs[k]);
+      for (int y = 0; y < 8; ++y) input.push_back(std::vector<float>(in + y * 8, in + y * 8 + 8));
+      json j = {{"path", path},
+                {"label", labels[(size_t)r.label]},
+                {"index", r.label},
+                {"prob", r.prob},
+                {"top", tops},
+                {"probs", probs},
+                {"input", input},
+                {"attention_shape", {r.layers, r.heads, r.tokens, r.tokens}}};
+      if (weights) {
+        j["attention"] = nested_array({r.layers, r.heads, r.tokens, r.tokens}, [&](const std::vector<int>& ix) {
+          return r.attn_at(ix[0], ix[1], ix[2], ix[3]);
+        });
+        cls.rollout((int)i, rollout.data());
+        json ro = json::array();
+        for (int q = 0; q < r.tokens; ++q)
+          ro.push_back(std::vector<float>(rollout.begin() + (long)q * r.tokens,
+                                          rollout.begin() + (long)(q + 1) * r.tokens));
+        j["rollout"] = ro;
+      }
+      std::printf("%s\n", j.dump().c_str());
+    }
+    std::fflush(stdout);
+    pending.clear();
+  };
   for (const auto& path : paths) {
-    float px[64];
     try {
-      digit_8x8(load_image(path), px);
+      digit_8x8(load_image(path), px.data() + pending.size() * 64);
     } catch (const Error& e) {
+      run();  // what came before is printed first
       std::fprintf(stderr, "attnlite classify: %s\n", e.what());
       status = kFailed;
       continue;
     }
-    cls.classify(px, 1, as_json || draw);
-    const Classification& r = cls.result(0);
-    if (draw) {
-      const auto f = figures::vit_map(cls, 0, px, vo);
-      write_figure(heatmap, f, format);
-      std::printf("%s: %s (%dx%d panels, %dx%d pixels)\n", heatmap.c_str(), f.caption.c_str(), f.rows, f.cols,
-                  f.image.width, f.image.height);
-    }
-    if (!as_json) {
-      std::printf("%s\t%s\t%.4f\n", path.c_str(), labels[(size_t)r.label].c_str(), r.prob);
-      continue;
-    }
-    std::vector<int> order((size_t)cls.num_classes());
-    for (int k = 0; k < cls.num_classes(); ++k) order[(size_t)k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.probs[a] > r.probs[b]; });
-    json tops = json::array(), probs = json::array(), input = json::array();
-    for (int k = 0; k < std::min(top, cls.num_classes()); ++k)
-      tops.push_back({{"label", labels[(size_t)order[(size_t)k]]}, {"index", order[(size_t)k]},
-                      {"prob", r.probs[order[(size_t)k]]}});
-    for (int k = 0; k < cls.num_classes(); ++k) probs.push_back(r.probs[k]);
-    for (int y = 0; y < 8; ++y) input.push_back(std::vector<float>(px + y * 8, px + y * 8 + 8));
-    json j = {{"path", path},
-              {"label", labels[(size_t)r.label]},
-              {"index", r.label},
-              {"prob", r.prob},
-              {"top", tops},
-              {"probs", probs},
-              {"input", input},
-              {"attention_shape", {r.layers, r.heads, r.tokens, r.tokens}}};
-    if (weights) {
-      j["attention"] = nested_array({r.layers, r.heads, r.tokens, r.tokens}, [&](const std::vector<int>& i) {
-        return r.attn_at(i[0], i[1], i[2], i[3]);
-      });
-      cls.rollout(0, rollout.data());
-      json ro = json::array();
-      for (int q = 0; q < r.tokens; ++q)
-        ro.push_back(std::vector<float>(rollout.begin() + (long)q * r.tokens,
-                                        rollout.begin() + (long)(q + 1) * r.tokens));
-      j["rollout"] = ro;
-    }
-    std::printf("%s\n", j.dump().c_str());
+    ++count;
+    pending.push_back(&path);
+    if ((int)pending.size() == batch) run();
   }
+  run();
+  payoff.done("classify", std::to_string(count) + (count == 1 ? " image" : " images"), count < (size_t)batch);
   return status;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <climits>
@@ -106,6 +107,27 @@ std::vector<std::string> Args::positionals() {
     r.push_back(a_[i]);
   }
   return r;
+}
+
+namespace {
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+GpuPayoff::GpuPayoff(bool cuda) : cuda_(cuda), t0_(seconds_now()) {}
+
+void GpuPayoff::started() { t1_ = seconds_now(); }
+
+void GpuPayoff::done(const char* cmd, const std::string& what, bool little) const {
+  if (!cuda_ || !little) return;
+  const double start = t1_ - t0_, work = seconds_now() - t1_;
+  if (start <= work) return;
+  std::fprintf(stderr,
+               "attnlite %s: note: the GPU's start-up took %.0f ms, the work (%s) %.0f ms: for so "
+               "little work --device cpu is likely faster (the GPU pays off on many lines or images "
+               "at once, and on long generations)\n",
+               cmd, start * 1e3, what.c_str(), work * 1e3);
 }
 
 float alpha_value(Args& args) {

@@ -55,6 +55,24 @@ class Args {
   std::vector<bool> used_;
 };
 
+// With --device cuda, whether the GPU paid off: the session's construction (CUDA's start-up,
+// the weights' upload, the workspace) is timed against the work after it. When the start-up
+// took longer and the work was little (less than one batch; any generation), a note on
+// stderr says that the CPU is likely faster for so little work. Full batches are where the
+// GPU pays off (docs/cuda.md), so a run of one or more full batches gets no note.
+class GpuPayoff {
+ public:
+  explicit GpuPayoff(bool cuda);  // the clock starts: the session is about to be made
+  void started();                 // the session is made: the work starts
+  // `what` names the work ("3 sentences"); `little`: the work was small for a GPU (less
+  // than one batch). Prints the note when it applies.
+  void done(const char* cmd, const std::string& what, bool little) const;
+
+ private:
+  bool cuda_;
+  double t0_ = 0, t1_ = 0;
+};
+
 // --alpha A (beam search length penalty): a number in [0, 10]; 0 when absent.
 float alpha_value(Args& args);
 // A sentence as the book preprocesses it: tokenized, tokens joined by single spaces.

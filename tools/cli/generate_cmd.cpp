@@ -104,8 +104,11 @@ int cmd_generate(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   GenerateLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  GpuPayoff payoff(lim.device == Device::CUDA);
   Generator gen(model, lim);
+  payoff.started();
   const Generation& g = gen.generate(pos[0], o);
+  payoff.done("generate", std::to_string(g.num_generated) + " tokens", true);
   if (g.num_unknown)
     std::fprintf(stderr, "attnlite generate: %d prompt word%s not in the vocabulary (read as <unk>)\n",
                  g.num_unknown, g.num_unknown > 1 ? "s are" : " is");

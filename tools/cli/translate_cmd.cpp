@@ -42,6 +42,9 @@ const char* kHelp =
     "                     (default 0 = summed log-probabilities)\n"
     "  --device cpu|cuda  where the model runs (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
+    "  --batch N          decode up to N lines together (1..256; default 1 on the CPU,\n"
+    "                     64 on cuda), printed in input order; scores and weights may\n"
+    "                     differ from one line at a time in their last float bits\n"
     "  --kernels K        CPU kernels: simd (the default where the CPU has them) or scalar,\n"
     "                     the reference (to compare with other builds, e.g. WebAssembly)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
@@ -126,6 +129,7 @@ int cmd_translate(int argc, char** argv) {
       throw UsageError{"--kernels must be simd or scalar, got '" + kernels_arg + "'"};
     ops::use_kernels(kernels_arg == "simd" ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
   }
+  const int batch = args.int_value("--batch", device_arg == "cuda" ? 64 : 1, 1, 256);
   std::vector<std::string> sentences = args.positionals();
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   if (tsv && !sentences.empty()) throw UsageError{"--tsv reads standard input; give no sentences"};
@@ -133,18 +137,23 @@ int cmd_translate(int argc, char** argv) {
     throw UsageError{"give one --ref per sentence argument (" + std::to_string(sentences.size()) +
                      " sentences, " + std::to_string(refs.size()) + " references)"};
 
+
   auto model = Model::load(resolve_model(model_arg));
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   lim.max_beam = opts.beam_size;
+  lim.max_batch = batch;
+  GpuPayoff payoff(lim.device == Device::CUDA);
   Translator tr(model, lim);
+  payoff.started();
   opts.attention = as_json;  // weights are only read for --json
 
   int failures = 0;
-  auto one = [&](const std::string& src, const std::string* ref, size_t index) {
-    try {
-      const Translation& r = tr.translate(src, opts);
+  // Prints sentence `index`'s result: row i of the Translator's last call.
+  auto emit = [&](int i, const std::string& src, const std::string* ref, size_t index) {
+    {
+      const Translation& r = tr.result(i);
       std::vector<std::string> unknown;
       if (!model->bpe())
         for (const auto& w : model->source_tokens(src))
@@ -189,7 +198,7 @@ int cmd_translate(int argc, char** argv) {
         j["positions"] = opts.d2l_compat ? "d2l" : "step";
         j["beam"] = opts.beam_size;
         j["length_penalty"] = opts.length_penalty;
-        j["nbest"] = nbest_json(tr.nbest(0), model->tgt_vocab());
+        j["nbest"] = nbest_json(tr.nbest(i), model->tgt_vocab());
         j["attention"] = attention_json(r, weights);
         if (ref) {
           j["reference"] = *ref;
@@ -202,7 +211,7 @@ int cmd_translate(int argc, char** argv) {
         std::printf("\n");
         if (opts.beam_size > 1) {
           int k = 0;
-          for (const Hypothesis& h : tr.nbest(0)) {
+          for (const Hypothesis& h : tr.nbest(i)) {
             std::printf("  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k, std::string(h.text).c_str(),
                         h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
             if (ref) std::printf(", bleu %.3f", bleu(std::string(h.text), *ref, 2));
@@ -221,16 +230,64 @@ int cmd_translate(int argc, char** argv) {
         if (ref) std::printf("\t%.3f", b);
         std::printf("\n");
       }
+    }
+  };
+  auto fail = [&](size_t index, const char* what) {
+    ++failures;
+    std::fprintf(stderr, "attnlite translate: error: sentence %zu: %s\n", index + 1, what);
+    if (sentences.empty() && !as_json) std::printf("\n");  // keep stdin lines aligned
+  };
+  auto one = [&](const std::string& src, const std::string* ref, size_t index) {
+    try {
+      tr.translate(src, opts);
+      emit(0, src, ref, index);
     } catch (const Error& e) {
-      ++failures;
-      std::fprintf(stderr, "attnlite translate: error: sentence %zu: %s\n", index + 1, e.what());
-      if (sentences.empty() && !as_json) std::printf("\n");  // keep stdin lines aligned
+      fail(index, e.what());
     }
     std::fflush(stdout);
   };
+  // Up to `batch` sentences decoded together, printed in order. A batch with a sentence the
+  // Translator refuses (empty, too long...) is translated one by one, so that only that
+  // sentence fails and the others are printed as without --batch.
+  struct Item {
+    std::string src;
+    std::string ref;
+    bool has_ref;
+    size_t index;
+  };
+  std::vector<Item> pending;
+  auto flush = [&]() {
+    if (pending.empty()) return;
+    std::vector<std::string_view> views;
+    for (const Item& it : pending) views.emplace_back(it.src);
+    bool together = pending.size() > 1;
+    if (together) {
+      try {
+        tr.translate_batch(views.data(), (int)views.size(), opts);
+      } catch (const Error&) {
+        together = false;
+      }
+    }
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const Item& it = pending[k];
+      if (together) {
+        emit((int)k, it.src, it.has_ref ? &it.ref : nullptr, it.index);
+        std::fflush(stdout);
+      } else {
+        one(it.src, it.has_ref ? &it.ref : nullptr, it.index);
+      }
+    }
+    pending.clear();
+  };
+  size_t count = 0;
+  auto add = [&](std::string src, const std::string* ref, size_t index) {
+    ++count;
+    pending.push_back({std::move(src), ref ? *ref : std::string(), ref != nullptr, index});
+    if ((int)pending.size() >= batch) flush();
+  };
 
   if (!sentences.empty()) {
-    for (size_t i = 0; i < sentences.size(); ++i) one(sentences[i], refs.empty() ? nullptr : &refs[i], i);
+    for (size_t i = 0; i < sentences.size(); ++i) add(sentences[i], refs.empty() ? nullptr : &refs[i], i);
   } else {
     std::string line;
     size_t i = 0;
@@ -239,6 +296,7 @@ int cmd_translate(int argc, char** argv) {
       if (tsv) {
         const size_t tab = line.find('\t');
         if (tab == std::string::npos) {
+          flush();  // keep the output in input order
           ++failures;
           std::fprintf(stderr, "attnlite translate: error: line %zu has no tab\n", i + 1);
           std::printf("\n");
@@ -247,12 +305,15 @@ int cmd_translate(int argc, char** argv) {
         }
         // References get the same preprocessing as the book's targets.
         const std::string pre = preprocessed(line.substr(tab + 1));
-        one(line.substr(0, tab), &pre, i++);
+        add(line.substr(0, tab), &pre, i++);
       } else {
-        one(line, nullptr, i++);
+        add(line, nullptr, i++);
       }
     }
   }
+  flush();
+  payoff.done("translate", std::to_string(count) + (count == 1 ? " sentence" : " sentences"),
+              count < (size_t)batch);
   return failures ? kFailed : kOk;
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `attnlite translate --batch N`: lines decoded N at a time give the translations of one line
+# at a time, in input order (the default model's held-out lines, greedy and beam 3; JSON
+# tokens equal, scores within float rounding); a refused line in a batch fails alone, the
+# others printed as without --batch; a bad N is a usage error.
+set -uo pipefail
+bin=$1
+root=$2
+fail=0
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
+head -300 "$root/models/transformer-fra-bpe.test.tsv" | cut -f1 > "$tmp/src"
+
+for beam in 1 3; do
+  "$bin" translate --beam $beam < "$tmp/src" > "$tmp/one"
+  "$bin" translate --beam $beam --batch 32 < "$tmp/src" > "$tmp/b32"
+  check "beam $beam: 300 lines" 300 "$(wc -l < "$tmp/b32")"
+  check "beam $beam: --batch 32 translates as one line at a time" "" "$(diff "$tmp/one" "$tmp/b32" | head -3)"
+done
+# 7 lines in batches of 3: the last batch is short
+head -7 "$tmp/src" > "$tmp/seven"
+check "--batch 3 on 7 lines" "$("$bin" translate < "$tmp/seven")" "$("$bin" translate --batch 3 < "$tmp/seven")"
+
+head -40 "$tmp/src" > "$tmp/forty"
+"$bin" translate --json < "$tmp/forty" > "$tmp/j1"
+"$bin" translate --json --batch 16 < "$tmp/forty" > "$tmp/j16"
+check "--json --batch 16: tokens equal, scores within 1e-5" "ok" "$("$py" - "$tmp/j1" "$tmp/j16" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+ok = len(a) == len(b) == 40
+for x, y in zip(a, b):
+    ok = ok and x["source"] == y["source"] and x["token_ids"] == y["token_ids"]
+    ok = ok and all(abs(p - q) <= 1e-5 for p, q in zip(x["scores"], y["scores"]))
+print("ok" if ok else "differ")
+PY
+)"
+
+# an empty line and an over-long one inside batches: they fail alone, the lines stay aligned
+long=$(head -c 5000 /dev/zero | tr '\0' 'a')
+printf 'go .\n\ni lost .\n%s\nhe is calm .\n' "$long" > "$tmp/bad"
+"$bin" translate < "$tmp/bad" > "$tmp/o1" 2> "$tmp/e1"; s1=$?
+"$bin" translate --batch 8 < "$tmp/bad" > "$tmp/o8" 2> "$tmp/e8"; s8=$?
+check "refused lines: exit status 1" "1 1" "$s1 $s8"
+check "refused lines: the same output" "$(cat "$tmp/o1")" "$(cat "$tmp/o8")"
+check "refused lines: the same errors" "$(cat "$tmp/e1")" "$(cat "$tmp/e8")"
+check "refused lines: 5 output lines, 2 empty" "5 2" "$(wc -l < "$tmp/o8") $(grep -c '^$' "$tmp/o8")"
+check "refused lines: errors name sentences 2 and 4" "2 4" \
+  "$(sed -n 's/.*error: sentence \([0-9]*\):.*/\1/p' "$tmp/e8" | tr '\n' ' ' | sed 's/ $//')"
+# --tsv: a line without a tab between batches keeps its place
+printf 'go .\tva !\nno tab here\ni lost .\tj'"'"'ai perdu .\n' > "$tmp/tsv"
+check "--tsv --batch 2 with a bad line" "$("$bin" translate --tsv < "$tmp/tsv" 2>/dev/null)" \
+  "$("$bin" translate --tsv --batch 2 < "$tmp/tsv" 2>/dev/null)"
+
+for n in 0 257 x; do
+  "$bin" translate --batch $n "go ." > /dev/null 2> "$tmp/err"; st=$?
+  check "--batch $n is a usage error" 2 "$st"
+done
+exit $fail
