@@ -72,11 +72,12 @@ def main():
     say("## Tests")
     say("")
     ctest = read(os.path.join(d, "ctest.log")) or ""
-    m = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", ctest)
+    # "100% tests passed out of 209" when none failed, else "99% tests passed, 1 tests failed out of 208"
+    m = re.search(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)", ctest)
     if m:
-        say(f"- ctest (CPU suite and GPU cases): {int(m.group(3)) - int(m.group(2))} of "
+        say(f"- ctest (CPU suite and GPU cases): {int(m.group(3)) - int(m.group(2) or 0)} of "
             f"{m.group(3)} passed")
-        failed = re.findall(r"^\s*\d+ - (\S+) \(Failed\)", ctest, re.M)
+        failed = re.findall(r"^\s*\d+ - (.+?) \(Failed\)", ctest, re.M)
         for f in failed:
             say(f"  - failed: {f}")
     gpu = read(os.path.join(d, "gpu_tests.log")) or ""
