@@ -158,6 +158,21 @@ parity() {  # parity MODEL BEAM: translate the test split's English on both devi
 for m in transformer-fra-bpe transformer-fra; do
   for beam in 1 4; do step "parity_${m}_beam$beam" 240 parity "$m" "$beam"; done
 done
+# the default model's split at other batch sizes on the GPU (the CLI's default is 64)
+sweep() {
+  local m=transformer-fra-bpe
+  for b in 16 256; do
+    local a c
+    a=$(now)
+    "$CLI" translate --model $m --device cuda --batch $b < "$OUT/$m.src" > "$OUT/$m.b$b.cuda" 2>/dev/null || return 1
+    c=$(now)
+    local same; same=$(paste -d '\n' "$OUT/$m.beam1.cpu" "$OUT/$m.b$b.cuda" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
+    printf '{"model": "%s", "batch": %d, "sentences": %d, "identical": %d, "cuda_s": %s}\n' \
+      "$m" "$b" "$(wc -l < "$OUT/$m.src")" "$same" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
+  done
+}
+: > "$OUT/batch.jsonl"
+step batch_sweep 120 sweep
 # little work on the GPU: the CLI says that its start-up outweighs it (stderr, in the report)
 small() {
   "$CLI" translate --device cuda "i'm home ." 2> "$OUT/small_work.txt" &&

@@ -141,6 +141,20 @@ def main():
     say("Goal: the default model's test split at least 10x faster on the GPU than on one CPU "
         "core (greedy row of transformer-fra-bpe; each run includes the process start).")
     say("")
+    sweep = jsonl(os.path.join(d, "batch.jsonl"))
+    if sweep:
+        cpu_s = next((p["cpu_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))
+                      if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
+        say("The same greedy run on the GPU at other `--batch` sizes (64 is the default):")
+        say("")
+        say("| batch | sentences | identical to the CPU | GPU s | speed-up over the CPU |")
+        say("|---:|---:|---:|---:|---:|")
+        for p in sweep:
+            if p["identical"] != p["sentences"]:
+                bad.append(f"batch {p['batch']} differs from the CPU")
+            say(f"| {p['batch']} | {p['sentences']} | {p['identical']} | {p['cuda_s']:.2f} | "
+                f"{ratio(cpu_s, p['cuda_s'])} |")
+        say("")
 
     for name, key, unit, cfg in (("lm", "tok_s", "tokens/s", "gens"), ("vit", "img_s", "images/s", "batch")):
         rows = jsonl(os.path.join(d, f"{name}.jsonl"))
