@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '7b4c6bc4d72c0419';
+const VERSION = '0436ba25abf41345';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

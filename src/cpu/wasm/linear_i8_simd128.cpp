@@ -143,6 +143,18 @@ inline int64_t isum(v128_t v) {
          ((int64_t)wasm_i32x4_extract_lane(v, 2) + wasm_i32x4_extract_lane(v, 3));
 }
 
+// Σ hi·q and Σ lo·q over the columns [K8, K) that the 8-wide loops leave (K mod 8 of them),
+// for one quantized row and one weight row: exact in 32 bits (under 8 products of at most
+// 2^14 · 2^7).
+inline void tail_dots(const int16_t* hi, const int16_t* lo, const int8_t* q, int K8, int K,
+                      int32_t& sh, int32_t& sl) {
+  sh = sl = 0;
+  for (int k = K8; k < K; ++k) {
+    sh += (int32_t)hi[k] * q[k];
+    sl += (int32_t)lo[k] * q[k];
+  }
+}
+
 // The rows of x that one integer pass reads: hi and lo of up to kRows rows over one block.
 struct Quantized {
   alignas(16) int16_t hi[kRows][kBlock];
@@ -172,11 +184,9 @@ __attribute__((noinline)) void int_tile(double out[MC][NC], const Quantized& xq,
   }
   for (int r = 0; r < MC; ++r)
     for (int j = 0; j < NC; ++j) {
-      int64_t sh = isum(ah[r][j]), sl = isum(al[r][j]);
-      for (int k = K8; k < K; ++k) {
-        sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
-        sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
-      }
+      int32_t th, tl;
+      tail_dots(xq.hi[r0 + r], xq.lo[r0 + r], q + j * ldq, K8, K, th, tl);
+      const int64_t sh = isum(ah[r][j]) + th, sl = isum(al[r][j]) + tl;
       out[r][j] = (double)sh * xq.s[r0 + r] + (double)sl * xq.s2[r0 + r];
     }
 }
@@ -227,11 +237,8 @@ __attribute__((noinline)) void row4(float* y, const Quantized& xq, const int8_t*
     if (K8 < K) {  // the last K mod 8 columns, in double (exact)
       alignas(16) double th[4] = {0, 0, 0, 0}, tl[4] = {0, 0, 0, 0};
       for (int j = 0; j < 4; ++j) {
-        int32_t sh = 0, sl = 0;
-        for (int k = K8; k < K; ++k) {
-          sh += (int32_t)xq.hi[0][k] * q[j * ldq + k];
-          sl += (int32_t)xq.lo[0][k] * q[j * ldq + k];
-        }
+        int32_t sh, sl;
+        tail_dots(xq.hi[0], xq.lo[0], q + j * ldq, K8, K, sh, sl);
         th[j] = sh;
         tl[j] = sl;
       }
@@ -281,11 +288,8 @@ __attribute__((noinline)) void tile2x2(float* y, int ldy, const Quantized& xq, i
       alignas(16) double th[4], tl[4];
       for (int r = 0; r < 2; ++r)
         for (int j = 0; j < 2; ++j) {
-          int32_t sh = 0, sl = 0;
-          for (int k = K8; k < K; ++k) {
-            sh += (int32_t)xq.hi[r0 + r][k] * q[j * ldq + k];
-            sl += (int32_t)xq.lo[r0 + r][k] * q[j * ldq + k];
-          }
+          int32_t sh, sl;
+          tail_dots(xq.hi[r0 + r], xq.lo[r0 + r], q + j * ldq, K8, K, sh, sl);
           th[2 * r + j] = sh;
           tl[2 * r + j] = sl;
         }
