@@ -50,15 +50,20 @@ __global__ void embed_positions_kernel(float* x, const float* table, const float
   x[i] = e + P[(long)p * H + c];                        // + P[:, :T]
 }
 
+// The activation a layer's epilogue applies (kActNone, kActRelu, kActGelu: PyTorch's exact,
+// erf-based GELU).
+__device__ __forceinline__ float activate(float v, int act) {
+  if (act == kActRelu) return v > 0.f ? v : 0.f;
+  if (act == kActGelu) return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+  return v;
+}
+
 __global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N, int act) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long)R * N) return;
   const int r = (int)(i / N), c = (int)(i % N);
   float* p = y + (long)r * ldy + c;
-  float v = b ? *p + b[c] : *p;
-  if (act == kActRelu) v = v > 0.f ? v : 0.f;
-  if (act == kActGelu) v = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
-  *p = v;
+  *p = activate(b ? *p + b[c] : *p, act);
 }
 
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, for few rows (M <= kGemvMaxRows) and up
@@ -111,10 +116,7 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     float v = acc[m];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     if (lane == m) {
-      if (b) v += b[n];
-      if (act == kActRelu) v = v > 0.f ? v : 0.f;
-      if (act == kActGelu) v = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
-      y[(long)m * ldy + n] = v;
+      y[(long)m * ldy + n] = activate(b ? v + b[n] : v, act);
     }
   }
 }

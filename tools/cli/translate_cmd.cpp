@@ -137,7 +137,6 @@ int cmd_translate(int argc, char** argv) {
     throw UsageError{"give one --ref per sentence argument (" + std::to_string(sentences.size()) +
                      " sentences, " + std::to_string(refs.size()) + " references)"};
 
-
   auto model = Model::load(resolve_model(model_arg));
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
@@ -152,84 +151,82 @@ int cmd_translate(int argc, char** argv) {
   int failures = 0;
   // Prints sentence `index`'s result: row i of the Translator's last call.
   auto emit = [&](int i, const std::string& src, const std::string* ref, size_t index) {
-    {
-      const Translation& r = tr.result(i);
-      std::vector<std::string> unknown;
-      if (!model->bpe())
-        for (const auto& w : model->source_tokens(src))
-          if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
-      if (model->bpe() && r.num_unknown)
-        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
-                     index + 1, r.num_unknown);
-      if (!unknown.empty()) {
-        std::string list;
-        for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
-        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
-                     index + 1, list.c_str());
+    const Translation& r = tr.result(i);
+    std::vector<std::string> unknown;
+    if (!model->bpe())
+      for (const auto& w : model->source_tokens(src))
+        if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
+    if (model->bpe() && r.num_unknown)
+      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
+                   index + 1, r.num_unknown);
+    if (!unknown.empty()) {
+      std::string list;
+      for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
+      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
+                   index + 1, list.c_str());
+    }
+    if (r.truncated)
+      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
+                   index + 1, r.S - 1);
+    const std::string text(r.text);
+    // the book's bleu on the book's tokens (a sub-word model's text is cased and detokenized)
+    const double b = !ref ? 0.0 : model->bpe() ? bleu(preprocessed(text), preprocessed(*ref), 2)
+                                               : bleu(text, *ref, 2);
+    if (as_json) {
+      json j;
+      j["source"] = src;
+      j["translation"] = text;
+      json toks = json::array(), scores = json::array(), ids = json::array(), srcs = json::array();
+      for (int k = 0; k < r.num_tokens; ++k) {
+        toks.push_back(model->tgt_vocab().token(r.tokens[k]));
+        ids.push_back(r.tokens[k]);
+        scores.push_back(r.probs[k]);
       }
-      if (r.truncated)
-        std::fprintf(stderr, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
-                     index + 1, r.S - 1);
-      const std::string text(r.text);
-      // the book's bleu on the book's tokens (a sub-word model's text is cased and detokenized)
-      const double b = !ref ? 0.0 : model->bpe() ? bleu(preprocessed(text), preprocessed(*ref), 2)
-                                                 : bleu(text, *ref, 2);
-      if (as_json) {
-        json j;
-        j["source"] = src;
-        j["translation"] = text;
-        json toks = json::array(), scores = json::array(), ids = json::array(), srcs = json::array();
-        for (int k = 0; k < r.num_tokens; ++k) {
-          toks.push_back(model->tgt_vocab().token(r.tokens[k]));
-          ids.push_back(r.tokens[k]);
-          scores.push_back(r.probs[k]);
+      for (int k = 0; k < r.S; ++k) srcs.push_back(model->src_vocab().token(r.src_ids[k]));
+      j["tokens"] = toks;
+      j["token_ids"] = ids;
+      j["scores"] = scores;
+      j["source_tokens"] = srcs;
+      j["source_valid_len"] = r.src_valid;
+      j["unknown"] = unknown;
+      j["truncated"] = r.truncated;
+      j["steps"] = r.steps;
+      j["eos"] = r.eos;
+      j["model"] = model->kind_name();
+      j["positions"] = opts.d2l_compat ? "d2l" : "step";
+      j["beam"] = opts.beam_size;
+      j["length_penalty"] = opts.length_penalty;
+      j["nbest"] = nbest_json(tr.nbest(i), model->tgt_vocab());
+      j["attention"] = attention_json(r, weights);
+      if (ref) {
+        j["reference"] = *ref;
+        j["bleu"] = b;
+      }
+      std::cout << j.dump() << "\n";
+    } else if (verbose) {
+      std::printf("%s => %s", src.c_str(), text.c_str());
+      if (ref) std::printf(", bleu %.3f", b);
+      std::printf("\n");
+      if (opts.beam_size > 1) {
+        int k = 0;
+        for (const Hypothesis& h : tr.nbest(i)) {
+          std::printf("  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k, std::string(h.text).c_str(),
+                      h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
+          if (ref) std::printf(", bleu %.3f", bleu(std::string(h.text), *ref, 2));
+          std::printf(")\n");
         }
-        for (int k = 0; k < r.S; ++k) srcs.push_back(model->src_vocab().token(r.src_ids[k]));
-        j["tokens"] = toks;
-        j["token_ids"] = ids;
-        j["scores"] = scores;
-        j["source_tokens"] = srcs;
-        j["source_valid_len"] = r.src_valid;
-        j["unknown"] = unknown;
-        j["truncated"] = r.truncated;
-        j["steps"] = r.steps;
-        j["eos"] = r.eos;
-        j["model"] = model->kind_name();
-        j["positions"] = opts.d2l_compat ? "d2l" : "step";
-        j["beam"] = opts.beam_size;
-        j["length_penalty"] = opts.length_penalty;
-        j["nbest"] = nbest_json(tr.nbest(i), model->tgt_vocab());
-        j["attention"] = attention_json(r, weights);
-        if (ref) {
-          j["reference"] = *ref;
-          j["bleu"] = b;
-        }
-        std::cout << j.dump() << "\n";
-      } else if (verbose) {
-        std::printf("%s => %s", src.c_str(), text.c_str());
-        if (ref) std::printf(", bleu %.3f", b);
-        std::printf("\n");
-        if (opts.beam_size > 1) {
-          int k = 0;
-          for (const Hypothesis& h : tr.nbest(i)) {
-            std::printf("  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k, std::string(h.text).c_str(),
-                        h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
-            if (ref) std::printf(", bleu %.3f", bleu(std::string(h.text), *ref, 2));
-            std::printf(")\n");
-          }
-        }
+      }
+    } else {
+      if (tokens_out) {
+        std::string t;
+        for (int k = 0; k < r.num_tokens; ++k)
+          t += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
+        std::printf("%s", t.c_str());
       } else {
-        if (tokens_out) {
-          std::string t;
-          for (int k = 0; k < r.num_tokens; ++k)
-            t += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
-          std::printf("%s", t.c_str());
-        } else {
-          std::printf("%s", text.c_str());
-        }
-        if (ref) std::printf("\t%.3f", b);
-        std::printf("\n");
+        std::printf("%s", text.c_str());
       }
+      if (ref) std::printf("\t%.3f", b);
+      std::printf("\n");
     }
   };
   auto fail = [&](size_t index, const char* what) {
