@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -275,6 +276,24 @@ TEST_CASE("simd gemm_nt and gemm_nn with strides match scalar", "[simd][gemm]") 
   }
 }
 
+// One row of gemm_nn (the attention context of one query) takes no packing; its sums are the
+// blocked kernel's, bit for bit: the same row of a two-row product.
+TEST_CASE("simd gemm_nn of one row equals that row of a blocked product", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  std::mt19937 rng(9);
+  for (int N : kSizes)
+    for (int K : {1, 4, 10, 33, 300, 1030}) {
+      const int ldb = N + 3;
+      const auto a = random_vec(rng, (size_t)2 * K), b = random_vec(rng, (size_t)K * ldb);
+      std::vector<float> one((size_t)N, kSentinel), two((size_t)2 * N, kSentinel);
+      s->gemm_nn(one.data(), N, a.data(), K, b.data(), ldb, 1, N, K);
+      s->gemm_nn(two.data(), N, a.data(), K, b.data(), ldb, 2, N, K);
+      INFO("N=" << N << " K=" << K);
+      CHECK(std::memcmp(one.data(), two.data(), sizeof(float) * N) == 0);
+    }
+}
+
 // The fused GRU step (both products and the gates in one pass over packed weights) against
 // nn.GRU's cell computed unfused in double, from x and from precomputed input products, at
 // hidden sizes around the block of 8 units and input sizes around the vector width.
@@ -330,6 +349,60 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
   CHECK(runs == 10 * 4 * 2 * 2 * (s ? 2 : 1));
   CHECK(worst <= 2e-6);
   CHECK(worst > 0.0);  // float arithmetic against double: the comparison is a real one
+}
+
+// The fused step with both gi and x: gi the products of the inputs beyond x's n columns (b_ih
+// included, as a decoder looks up its embedding's), x's products over its own packed W_ih
+// (no bias) added; against the whole layer's cell in double.
+TEST_CASE("gru_step with input products given for some inputs and x for the others", "[simd][gru]") {
+  const Kernels* s = attnlite::ops::simd_kernels();
+  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::mt19937 rng(78);
+  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  double worst = 0.0;
+  for (int H : {1, 7, 8, 9, 17, 32})
+    for (int n : {1, 5, 32})
+      for (int m : {1, 32})
+        for (int B : {1, 3}) {
+          const int G = 3 * H, in = n + m;
+          const auto w_ih = random_vec(rng, (size_t)G * in), b_ih = random_vec(rng, (size_t)G);
+          const auto w_hh = random_vec(rng, (size_t)G * H), b_hh = random_vec(rng, (size_t)G);
+          const auto x = random_vec(rng, (size_t)B * in, -2.f, 2.f), h0 = random_vec(rng, (size_t)B * H);
+          std::vector<float> gi((size_t)B * G), xn((size_t)B * n), wn((size_t)G * n), want((size_t)B * H);
+          for (int o = 0; o < G; ++o)
+            for (int k = 0; k < n; ++k) wn[(size_t)o * n + k] = w_ih[(size_t)o * in + k];
+          for (int b = 0; b < B; ++b) {
+            for (int k = 0; k < n; ++k) xn[(size_t)b * n + k] = x[(size_t)b * in + k];
+            std::vector<double> i(G), g(G);
+            for (int o = 0; o < G; ++o) {
+              double si = b_ih[o], sm = b_ih[o], sh = b_hh[o];
+              for (int k = 0; k < in; ++k) si += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
+              for (int k = n; k < in; ++k) sm += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
+              for (int k = 0; k < H; ++k) sh += (double)w_hh[(size_t)o * H + k] * h0[(size_t)b * H + k];
+              i[o] = si;
+              g[o] = sh;
+              gi[(size_t)b * G + o] = (float)sm;
+            }
+            for (int j = 0; j < H; ++j) {
+              const double rg = sig(i[j] + g[j]), zg = sig(i[H + j] + g[H + j]);
+              const double nn = std::tanh(i[2 * H + j] + rg * g[2 * H + j]);
+              want[(size_t)b * H + j] = (float)((1 - zg) * nn + zg * h0[(size_t)b * H + j]);
+            }
+          }
+          std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(n, H), kSentinel);
+          attnlite::ops::gru_pack(pk.data(), wn.data(), nullptr, w_hh.data(), b_hh.data(), n, H);
+          for (const Kernels* k : {&r, s}) {
+            if (!k) continue;
+            std::vector<float> h = h0, tmp((size_t)H, kSentinel), g = gi;
+            k->gru_step(h.data(), tmp.data(), xn.data(), g.data(), pk.data(), B, n, H);
+            const double d = max_abs_diff(h.data(), want.data(), h.size());
+            worst = d > worst ? d : worst;
+            if (d > 2e-6)
+              FAIL_CHECK(k->name << " H=" << H << " n=" << n << " m=" << m << " B=" << B << " diff=" << d);
+          }
+        }
+  CHECK(worst <= 2e-6);
+  CHECK(worst > 0.0);
 }
 
 TEST_CASE("simd softmax_rows: random rows, masked entries give exact 0", "[simd][softmax]") {
@@ -589,5 +662,33 @@ TEST_CASE("simd exp and tanh accuracy against std::exp / std::tanh", "[simd][acc
   std::printf("tanh8: max absolute error %.3g, max relative error %.3g\n", abs_err, rel_err);
   CHECK(abs_err <= 2e-7);
   CHECK(rel_err <= 5e-7);
+
+  // The GRU's gates: the rational tanh and the sigmoid made from it, over the same sweep.
+  std::vector<float> tg = t, sg = t;
+  simd::tanh_gate(tg.data(), (int)tg.size());
+  simd::sigmoid_gate(sg.data(), (int)sg.size());
+  double gate_abs = 0.0, gate_rel = 0.0, sig_abs = 0.0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double ref = std::tanh((double)t[i]), e = std::fabs(tg[i] - ref);
+    gate_abs = e > gate_abs ? e : gate_abs;
+    if (ref != 0.0) gate_rel = e / std::fabs(ref) > gate_rel ? e / std::fabs(ref) : gate_rel;
+    const double es = std::fabs(sg[i] - 1.0 / (1.0 + std::exp(-(double)t[i])));
+    sig_abs = es > sig_abs ? es : sig_abs;
+  }
+  std::printf("tanh_gate8: max absolute error %.3g, max relative error %.3g; sigmoid_gate8: %.3g\n",
+              gate_abs, gate_rel, sig_abs);
+  CHECK(gate_abs <= 3e-7);
+  CHECK(gate_rel <= 3e-7);
+  CHECK(sig_abs <= 2e-7);
+  std::vector<float> big = {1e6f, -1e6f, 30.f, -30.f, 0.f};
+  std::vector<float> tb = big, sb = big;
+  simd::tanh_gate(tb.data(), (int)tb.size());
+  simd::sigmoid_gate(sb.data(), (int)sb.size());
+  CHECK(std::fabs(tb[0] - 1.f) <= 3e-7f);
+  CHECK(std::fabs(tb[1] + 1.f) <= 3e-7f);
+  CHECK(tb[4] == 0.f);
+  CHECK(std::fabs(sb[0] - 1.f) <= 2e-7f);
+  CHECK(std::fabs(sb[1]) <= 2e-7f);
+  CHECK(sb[4] == 0.5f);
 }
 #endif

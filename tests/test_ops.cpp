@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -302,6 +303,100 @@ TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every 
     op.zero(a + 40, sizeof(float) * 10);
     return std::vector<Floats>{mem.get(a, 64), mem.get(b, 64)};
   });
+}
+
+TEST_CASE("ops: gru_step from x, from input products, and from both, on every op set", "[ops]") {
+  // Both: gi holds the products of the inputs after x's n columns (b_ih included) and the
+  // layer's W_ih covers x's columns alone, without bias (a decoder's looked-up embedding).
+  const int B = 3, Hh = 10, G = 3 * Hh, n = 6, m = 5, in = n + m;
+  const Floats w_ih = rnd((size_t)G * in, 30), b_ih = rnd(G, 31), w_hh = rnd((size_t)G * Hh, 32),
+               b_hh = rnd(G, 33), x = rnd((size_t)B * in, 34, 2.f), h0 = rnd((size_t)B * Hh, 35);
+  Floats wn((size_t)G * n), xn((size_t)B * n), gi_rest((size_t)B * G), gi_all((size_t)B * G);
+  for (int o = 0; o < G; ++o)
+    for (int k = 0; k < n; ++k) wn[(size_t)o * n + k] = w_ih[(size_t)o * in + k];
+  for (int b = 0; b < B; ++b) {
+    for (int k = 0; k < n; ++k) xn[(size_t)b * n + k] = x[(size_t)b * in + k];
+    for (int o = 0; o < G; ++o) {
+      double all = b_ih[o], rest = b_ih[o];
+      for (int k = 0; k < in; ++k) all += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
+      for (int k = n; k < in; ++k) rest += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
+      gi_all[(size_t)b * G + o] = (float)all;
+      gi_rest[(size_t)b * G + o] = (float)rest;
+    }
+  }
+  for (bool fused : {false, true})
+    each_set([&](const ops::Ops& op, Mem& mem, bool) {
+      AlignedBuffer buf(1 << 16);
+      Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena(mem.put(Floats(1 << 12)), 1 << 14);
+      const Linear hh{mem.put(w_hh), mem.put(b_hh), G, Hh};
+      const Linear ih_all{mem.put(w_ih), mem.put(b_ih), G, in}, ih_n{mem.put(wn), nullptr, G, n};
+      // the CPU's fused kernel reads host layouts; other sets ignore them
+      std::vector<float> pk_all, pk_n;
+      if (fused && op.host_memory()) {
+        pk_all.resize(op.gru_packed_floats(in, Hh));
+        pk_n.resize(op.gru_packed_floats(n, Hh));
+        op.gru_pack(pk_all.data(), Linear{w_ih.data(), b_ih.data(), G, in}, Linear{w_hh.data(), b_hh.data(), G, Hh});
+        op.gru_pack(pk_n.data(), Linear{wn.data(), nullptr, G, n}, Linear{w_hh.data(), b_hh.data(), G, Hh});
+      }
+      const float* p_all = pk_all.empty() ? nullptr : pk_all.data();
+      const float* p_n = pk_n.empty() ? nullptr : pk_n.data();
+      float* h1 = mem.put(h0);
+      float* h2 = mem.put(h0);
+      float* h3 = mem.put(h0);
+      op.gru_step(h1, mem.put(x), nullptr, ih_all, hh, p_all, B, scratch);
+      op.gru_step(h2, nullptr, mem.put(gi_all), ih_all, hh, p_all, B, scratch);
+      op.gru_step(h3, mem.put(xn), mem.put(gi_rest), ih_n, hh, p_n, B, scratch);
+      const Floats a = mem.get(h1, (size_t)B * Hh), b = mem.get(h2, (size_t)B * Hh), c = mem.get(h3, (size_t)B * Hh);
+      REQUIRE_CLOSE(b, a, 1e-5);  // the three ways are one GRU step
+      REQUIRE_CLOSE(c, a, 1e-5);
+      return std::vector<Floats>{a, b, c};
+    });
+}
+
+TEST_CASE("ops: argmax_rows picks what a plain scan picks among NaN, infinities and ties", "[ops]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const int V = 37;
+  std::vector<Floats> rows;
+  for (int r = 0; r < 9; ++r) rows.push_back(rnd(V, 50 + r, 3.f));
+  rows[0][0] = nan;               // a NaN first: nothing replaces it
+  rows[1][20] = nan;              // a NaN later: ignored
+  rows[1][30] = 9.f;
+  rows[2][5] = inf;               // +inf wins
+  rows[3][3] = -inf;              // -inf loses
+  rows[3][33] = 8.f;
+  rows[4][7] = rows[4][25] = 7.f;  // a tie: the lower id
+  for (float& v : rows[5]) v = -inf;  // all -inf: the first
+  rows[6][36] = 20.f;             // the last
+  rows[7][0] = 20.f;              // the first
+  rows[8][16] = 0.f;              // -0 and 0 tied at the top: the lower id
+  for (float& v : rows[8]) v = v > 0.f ? -v : v;
+  rows[8][12] = -0.f;
+  for (const auto table : {ops::KernelTable::Scalar, ops::KernelTable::Simd}) {
+    if (table == ops::KernelTable::Simd && !ops::simd_kernels()) continue;
+    const auto before = ops::kernel_table();
+    ops::use_kernels(table);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Floats& lg = rows[r];
+      int want = 0;
+      for (int v = 1; v < V; ++v)
+        if (lg[v] > lg[want]) want = v;
+      AlignedBuffer buf(1 << 12);
+      Arena scratch(buf.data(), buf.size());
+      int id = -1;
+      float prob = 0.f;
+      double logp = 0.0;
+      ops::cpu().argmax_rows(&id, &prob, &logp, lg.data(), 1, V, scratch);
+      INFO("row " << r << " table " << ops::kernels_name());
+      CHECK(id == want);
+      if (r == 4 || r == 6 || r == 7) {  // finite rows: the probability of the chosen id
+        double s = 0.0;
+        for (int v = 0; v < V; ++v) s += std::exp((double)lg[v] - lg[want]);
+        CHECK(std::fabs(prob - 1.0 / s) <= 1e-6);
+        CHECK(std::fabs(logp + std::log(s)) <= 1e-6);
+      }
+    }
+    ops::use_kernels(before);
+  }
 }
 
 TEST_CASE("ops: the ops on host arrays on every op set", "[ops]") {

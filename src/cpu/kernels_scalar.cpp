@@ -137,7 +137,7 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
         nh[u] = p[5 * U + u];
       }
       const float* w = p + 6 * U;
-      if (!gb)
+      if (xb)
         for (int k = 0; k < in; ++k, w += 3 * U)
           for (int u = 0; u < U; ++u) {
             r[u] += xb[k] * w[u];
@@ -190,8 +190,8 @@ void gru_pack(float* pk, const float* w_ih, const float* b_ih, const float* w_hh
     for (int u = 0; u < U && j0 + u < H; ++u)
       for (int g = 0; g < 3; ++g) {
         const long row = (long)g * H + j0 + u;  // gate g's row of unit j0 + u
-        p[g * U + u] = b_ih[row];
-        p[(3 + g) * U + u] = b_hh[row];
+        p[g * U + u] = b_ih ? b_ih[row] : 0.f;
+        p[(3 + g) * U + u] = b_hh ? b_hh[row] : 0.f;
         for (int k = 0; k < in; ++k) p[6 * U + (3L * k + g) * U + u] = w_ih[row * in + k];
         for (int k = 0; k < H; ++k) p[6 * U + 3L * U * in + (3L * k + g) * U + u] = w_hh[row * H + k];
       }

@@ -136,7 +136,10 @@ class CpuOps final : public Ops {
       for (int j = 0; j < len; ++j)
         K.add(feat + (long)j * Hh, qp + (long)b * Hh, kp + ((long)b * Tk + j) * Hh, Hh);
       K.tanh(feat, len * Hh);
-      ops::linear_serial(attn + (long)b * Tk, w_v, feat, len);
+      if (w_v.w && !w_v.b && w_v.out == 1)  // the book's w_v: one dot product per key
+        K.gemm_nt(attn + (long)b * Tk, Tk, w_v.w, Hh, feat, Hh, 1, len, Hh, 1.f);
+      else
+        ops::linear_serial(attn + (long)b * Tk, w_v, feat, len);
     }
     masked_softmax(attn, B, 1, Tk, vl, 1, Tk);
     for (int b = 0; b < B; ++b)
@@ -188,24 +191,29 @@ class CpuOps final : public Ops {
                    Arena&) const override {
     for (int r = 0; r < R; ++r) {
       const float* lg = logits + (long)r * V;
-      // The first index of the largest value, as a plain scan finds it (a NaN never replaces
-      // the best): blocks of 16 that hold nothing above the best so far (most of them, once a
-      // high logit is seen) are passed with one vectorised test.
-      int best = 0;
-      float bv = lg[0];
-      int v = 1;
-      for (; v + 16 <= V; v += 16) {
-        bool above = false;
-        for (int u = 0; u < 16; ++u) above |= lg[v + u] > bv;
-        if (above)
-          for (int u = 0; u < 16; ++u)
-            if (lg[v + u] > bv) bv = lg[best = v + u];
-      }
-      for (; v < V; ++v)
-        if (lg[v] > bv) bv = lg[best = v];
       float mx = 0.f;
       double s = 0.0;
-      kernels().exp_sum(lg, V, &mx, &s);  // mx is lg[best]
+      kernels().exp_sum(lg, V, &mx, &s);
+      // The first index of the largest value, as a plain scan finds it (a NaN never replaces
+      // the best). With every logit finite (the sum is then finite), that is the first one
+      // equal to the max exp_sum found; otherwise a scan: blocks of 16 that hold nothing above
+      // the best so far are passed with one vectorised test.
+      int best = 0;
+      if (std::isfinite(s)) {
+        while (best < V - 1 && lg[best] != mx) ++best;
+      } else {
+        float bv = lg[0];
+        int v = 1;
+        for (; v + 16 <= V; v += 16) {
+          bool above = false;
+          for (int u = 0; u < 16; ++u) above |= lg[v + u] > bv;
+          if (above)
+            for (int u = 0; u < 16; ++u)
+              if (lg[v + u] > bv) bv = lg[best = v + u];
+        }
+        for (; v < V; ++v)
+          if (lg[v] > bv) bv = lg[best = v];
+      }
       ids[r] = best;
       probs[r] = (float)(1.0 / s);
       logp[r] = -std::log(s);

@@ -16,7 +16,12 @@ void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const 
   ArenaScope scope(scratch);
   const int Hh = hh.in;
   const GruStepScratch p = gru_step_scratch(scratch, gi, B, Hh);
-  if (!gi) linear(p.gi, x, ih, B);
+  if (!gi) {
+    linear(p.gi, x, ih, B);
+  } else if (x) {  // gi += x·ih.wᵀ (+ ih.b)
+    linear(p.gh, x, ih, B);
+    add(gi, gi, p.gh, (long)B * 3 * Hh);
+  }
   linear(p.gh, h, hh, B);
   rnn_cell(h, nullptr, p.gi, p.gh, Cell::GRU, B, Hh);
 }

@@ -45,8 +45,10 @@ struct Kernels {
   void (*exp_sum)(const float* x, int n, float* max, double* sum);
   // One GRU step of B rows (nn.GRU's cell, gates r, z, n), the input and hidden products fused
   // with the gates in one pass over weights packed by gru_pack (below): h (B, H) ← GRU(x, h).
-  // With gi (B, 3H) = x·W_ihᵀ + b_ih already taken (an encoder takes them for the whole
-  // sequence at once), x is not read; else x is (B, in). tmp: H floats.
+  // gi (B, 3H): input products already taken, b_ih included (an encoder takes them for the
+  // whole sequence at once; a decoder looks up its embedding's), or nullptr (then b_ih comes
+  // from the packed weights); x (B, in): the inputs whose products with the packed W_ih are
+  // added, or nullptr (none). tmp: H floats.
   void (*gru_step)(float* h, float* tmp, const float* x, const float* gi, const float* packed,
                    int B, int in, int H);
   // fp32 linear layers on weights packed once at load (a table without them: nullptr, and
@@ -70,7 +72,7 @@ inline int64_t linear_packed_floats(int N, int K) {
 // zero-padded): per block, the biases b_ih and b_hh of r, z, n (6 x kGruBlock), then for each
 // input feature k the r, z, n weights of W_ih (3 x kGruBlock), then the same for W_hh over
 // the H hidden features: gru_block_floats(in, H) floats per block, gru_packed_floats(in, H)
-// in all; w_ih (3H, in), w_hh (3H, H).
+// in all; w_ih (3H, in), w_hh (3H, H); a null bias packs as zeros.
 constexpr int kGruBlock = 8;
 inline long gru_block_floats(int in, int H) { return (long)kGruBlock * (6 + 3L * in + 3L * H); }
 inline long gru_packed_floats(int in, int H) {

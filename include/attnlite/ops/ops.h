@@ -96,10 +96,11 @@ class Ops {
   virtual void rnn_cell(float* h, float* c, float* gi, float* gh, Cell cell, int B,
                         int Hh) const = 0;
   // One GRU step, its input and hidden products fused with the gates: h (B, Hh) in place from
-  // x (B, ih.in), or from gi (B, 3Hh) = the input products already taken (then clobbered; x
-  // unused). packed: the layer's gru_pack (below), or nullptr. The default takes the two
-  // products with linear() and updates with rnn_cell(); the CPU set runs the fused kernel on
-  // packed weights.
+  // x (B, ih.in), or from gi (B, 3Hh) = input products already taken (then clobbered), or
+  // from both: gi holds the products of inputs outside x (b_ih included) and x·ih.wᵀ is added
+  // (ih then without bias). packed: the layer's gru_pack (below), or nullptr. The default
+  // takes the products with linear() and updates with rnn_cell(); the CPU set runs the fused
+  // kernel on packed weights.
   virtual void gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
                         const float* packed, int B, Arena& scratch) const;
   // Greedy choice per row of logits (R, V): ids, probs (softmax probability of the id) and

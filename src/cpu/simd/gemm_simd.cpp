@@ -520,8 +520,10 @@ constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 #define ATTNLITE_GEMV_PREFETCH 2048
 #endif
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
-// P panels at once (P = 1, 2): 4P chains sharing each broadcast of x.
-template <int P>
+// P panels at once (P = 1, 2): 4P chains sharing each broadcast of x. Prefetch: whether to
+// fetch ahead (off for a matrix that stays in cache between calls, where the prefetches are
+// only instructions).
+template <int P, bool Prefetch>
 inline void gemv_panels(float* y, const float* x, const float* p, const float* bias, int n0, int N,
                         int K, int act) {
   const v8 z = simde_mm256_setzero_ps();
@@ -533,8 +535,10 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
     const v8 a0 = simde_mm256_broadcast_ss(x + k), a1 = simde_mm256_broadcast_ss(x + k + 1);
     for (int q = 0; q < P; ++q) {
       const float* pk = p + q * stride + (long)k * NR;
-      __builtin_prefetch(pk + kPrefetchFloats);
-      __builtin_prefetch(pk + kPrefetchFloats + NR);
+      if (Prefetch) {
+        __builtin_prefetch(pk + kPrefetchFloats);
+        __builtin_prefetch(pk + kPrefetchFloats + NR);
+      }
       e0[q] = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk), e0[q]);
       e1[q] = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk + kW), e1[q]);
       o0[q] = simde_mm256_fmadd_ps(a1, simde_mm256_load_ps(pk + NR), o0[q]);
@@ -565,13 +569,29 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 #define ATTNLITE_GEMV_TWO_PANELS_MAX_K 128
 #endif
 
-void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
-                 int act) {
+// Matrices up to this many bytes are read without prefetches: they stay in L2 from one
+// decoding step to the next (the book's 32-wide layers: 1 x 201 x 32 is 26 KB).
+#ifndef ATTNLITE_GEMV_NO_PREFETCH_BYTES
+#define ATTNLITE_GEMV_NO_PREFETCH_BYTES 65536
+#endif
+
+template <bool Prefetch>
+void gemv_packed_with(float* y, const float* x, const float* wp, const float* bias, int N, int K,
+                      int act) {
   int n0 = 0;
   if (K <= ATTNLITE_GEMV_TWO_PANELS_MAX_K)
     for (; n0 + NR < N; n0 += 2 * NR)
-      gemv_panels<2>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
-  for (; n0 < N; n0 += NR) gemv_panels<1>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
+      gemv_panels<2, Prefetch>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
+  for (; n0 < N; n0 += NR)
+    gemv_panels<1, Prefetch>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
+}
+
+void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
+                 int act) {
+  if ((long)N * K * 4 <= ATTNLITE_GEMV_NO_PREFETCH_BYTES)
+    gemv_packed_with<false>(y, x, wp, bias, N, K, act);
+  else
+    gemv_packed_with<true>(y, x, wp, bias, N, K, act);
 }
 
 #endif  // ATTNLITE_PACKED_WEIGHTS
@@ -664,12 +684,45 @@ void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb
   gemm_nt_any(c, ldc, a, lda, b, ldb, M, N, K, alpha, nullptr);
 }
 
+// c (1, N) = a (1, K) · B (K, N), B rows of stride ldb: the attention context of one query
+// (its weights times the values), K <= KC. Each output is the FMA chain over k in order from
+// 0, as the blocked kernel's micro-tile sums a single K block, without packing B.
+static void row_times_nn(float* c, const float* a, const float* b, long ldb, int N, int K) {
+  int n0 = 0;
+  for (; n0 + 2 * kW <= N; n0 += 2 * kW) {
+    v8 s0 = simde_mm256_setzero_ps(), s1 = s0;
+    for (int k = 0; k < K; ++k) {
+      const v8 ak = v_set(a[k]);
+      s0 = simde_mm256_fmadd_ps(ak, simde_mm256_loadu_ps(b + k * ldb + n0), s0);
+      s1 = simde_mm256_fmadd_ps(ak, simde_mm256_loadu_ps(b + k * ldb + n0 + kW), s1);
+    }
+    simde_mm256_storeu_ps(c + n0, s0);
+    simde_mm256_storeu_ps(c + n0 + kW, s1);
+  }
+  for (; n0 < N; n0 += kW) {
+    const int nr = imin(kW, N - n0);
+    v8 s = simde_mm256_setzero_ps();
+    for (int k = 0; k < K; ++k) {
+      alignas(32) float row[kW] = {};
+      for (int j = 0; j < nr; ++j) row[j] = b[k * ldb + n0 + j];
+      s = simde_mm256_fmadd_ps(v_set(a[k]), simde_mm256_load_ps(row), s);
+    }
+    alignas(32) float out[kW];
+    simde_mm256_store_ps(out, s);
+    for (int j = 0; j < nr; ++j) c[n0 + j] = out[j];
+  }
+}
+
 void gemm_nn(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
              int K) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     for (int m = 0; m < M; ++m)
       for (int n = 0; n < N; ++n) c[(long)m * ldc + n] = 0.f;
+    return;
+  }
+  if (M == 1 && K <= KC) {  // one K block: the blocked kernel's sums are single chains too
+    row_times_nn(c, a, b, ldb, N, K);
     return;
   }
   gemm_blocked<false>(c, ldc, a, lda, b, ldb, M, N, K, 1.f, nullptr);

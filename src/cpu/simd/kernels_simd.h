@@ -33,6 +33,9 @@ void add(float* y, const float* a, const float* b, int n);
 void relu(float* x, int n);
 void tanh(float* x, int n);
 void sigmoid(float* x, int n);
+// The GRU step's gates (simd_math.h: tanh_gate8, sigmoid_gate8), in place (for their tests).
+void tanh_gate(float* x, int n);
+void sigmoid_gate(float* x, int n);
 void gelu(float* x, int n);
 void exp_sum(const float* x, int n, float* max, double* sum);
 // gru_simd.cpp

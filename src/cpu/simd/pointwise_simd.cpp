@@ -202,6 +202,8 @@ void relu(float* x, int n) {
 void exp_inplace(float* x, int n) { map_inplace<exp8>(x, n); }
 void tanh(float* x, int n) { map_inplace<tanh8>(x, n); }
 void sigmoid(float* x, int n) { map_inplace<sigmoid8>(x, n); }
+void tanh_gate(float* x, int n) { map_inplace<tanh_gate8>(x, n); }
+void sigmoid_gate(float* x, int n) { map_inplace<sigmoid_gate8>(x, n); }
 void gelu(float* x, int n) { map_inplace<gelu8>(x, n); }
 
 }  // namespace attnlite::ops::simd

@@ -127,6 +127,36 @@ static inline v8 sigmoid8(v8 x) {
   return v_div(v_set(1.f), simde_mm256_add_ps(v_set(1.f), e));
 }
 
+// The recurrent cells' gates: tanh(x) as a rational function, x·P(x²) / Q(x²) of degrees 13
+// and 6 (the minimax fit Eigen uses for float), on x clamped to ±7.9988 where it reaches the
+// float nearest 1; one division and no exp. Its error against tanh in double is below 3e-7
+// absolute (tests/test_kernels_simd.cpp); the GRU's gates use it and tanh8 stays the
+// pointwise tanh (which keeps 2e-7).
+static inline v8 tanh_gate8(v8 x) {
+  const v8 lim = v_set(7.99881172180175781f);
+  const v8 xc = simde_mm256_min_ps(simde_mm256_max_ps(x, simde_mm256_sub_ps(simde_mm256_setzero_ps(), lim)), lim);
+  const v8 x2 = simde_mm256_mul_ps(xc, xc);
+  v8 p = v_set(-2.76076847742355e-16f);
+  p = simde_mm256_fmadd_ps(p, x2, v_set(2.00018790482477e-13f));
+  p = simde_mm256_fmadd_ps(p, x2, v_set(-8.60467152213735e-11f));
+  p = simde_mm256_fmadd_ps(p, x2, v_set(5.12229709037114e-08f));
+  p = simde_mm256_fmadd_ps(p, x2, v_set(1.48572235717979e-05f));
+  p = simde_mm256_fmadd_ps(p, x2, v_set(6.37261928875436e-04f));
+  p = simde_mm256_fmadd_ps(p, x2, v_set(4.89352455891786e-03f));
+  p = simde_mm256_mul_ps(p, xc);
+  v8 q = v_set(1.19825839466702e-06f);
+  q = simde_mm256_fmadd_ps(q, x2, v_set(1.18534705686654e-04f));
+  q = simde_mm256_fmadd_ps(q, x2, v_set(2.26843463243900e-03f));
+  q = simde_mm256_fmadd_ps(q, x2, v_set(4.89352518554385e-03f));
+  return v_div(p, q);
+}
+
+// sigmoid(x) = (1 + tanh(x / 2)) / 2, for the gates (absolute error below 2e-7).
+static inline v8 sigmoid_gate8(v8 x) {
+  const v8 half = v_set(0.5f);
+  return simde_mm256_fmadd_ps(tanh_gate8(simde_mm256_mul_ps(x, half)), half, half);
+}
+
 // gelu(x) = x · (1 + erf(x / √2)) / 2 with erf from Abramowitz & Stegun 7.1.26:
 // erf(z) = 1 − t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))·e^{−z²}, t = 1 / (1 + p·z), z ≥ 0, odd
 // in z (absolute error of the formula ≤ 1.5e-7). Large |x| gives x or exactly 0; NaN stays NaN.
