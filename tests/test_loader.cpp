@@ -219,10 +219,16 @@ TEST_CASE("Model: weights are used in place, not copied", "[loader]") {
     // encoder layers over embed 32 then hidden 32, 2 decoder layers over 32 + 32 then 32),
     // and with SIMD kernels every fp32 linear layer (a 2-D "*.weight" that is no embedding
     // table, and the recurrent layers' input weights) is packed in panels; the int8 model's
-    // layers are read as stored.
+    // layers are read as stored. The Bahdanau model also gets its first layers' input
+    // products of every embedding row (source and target vocabularies, 3 x 32 each) and the
+    // decoder's first layer over the context alone (its W_ih columns, their fused layout).
     long packed = 0;
-    if (std::string(mapped->kind_name()) == "bahdanau")
+    if (std::string(mapped->kind_name()) == "bahdanau") {
       packed = ops::gru_packed_floats(32, 32) * 3 + ops::gru_packed_floats(64, 32);
+      const long v_src = st.get("encoder.embedding.weight").shape[0];
+      const long v_tgt = st.get("decoder.embedding.weight").shape[0];
+      packed += (v_src + v_tgt) * 96 + 96 * 32 + ops::gru_packed_floats(32, 32);
+    }
     if (ops::kernels().linear_pack)
       for (const TensorInfo& t : st.tensors()) {
         const std::string& n = t.name;

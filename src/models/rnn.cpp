@@ -1,5 +1,7 @@
 #include "attnlite/models/rnn.h"
 
+#include <vector>
+
 namespace attnlite::models {
 
 RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
@@ -33,7 +35,7 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
 }
 
 void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float* x, int T, int B,
-                 const ops::Ctx& cx) {
+                 const ops::Ctx& cx, const Embedding* projected, const int* ids) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.hidden, G = w.gates() * Hh;
   float* gi = cx.scratch.floats((size_t)T * B * G);
@@ -47,7 +49,10 @@ void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float*
     float* out = (w.layers - 1 - l) % 2 == 0 ? y : mid;
     float* hl = h + (long)l * B * Hh;
     float* cl = c ? c + (long)l * B * Hh : nullptr;
-    cx.op.linear(gi, in, lw.ih, T * B);  // the input products of every step at once
+    if (l == 0 && projected)
+      cx.op.embed(gi, G, *projected, ids, T * B, 1.f);  // looked up
+    else
+      cx.op.linear(gi, in, lw.ih, T * B);  // the input products of every step at once
     for (int t = 0; t < T; ++t) {
       if (w.cell == ops::Cell::GRU) {
         cx.op.gru_step(hl, nullptr, gi + (long)t * B * G, lw.ih, lw.hh, lw.packed, B, cx.scratch);
@@ -61,7 +66,8 @@ void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float*
   }
 }
 
-void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const ops::Ctx& cx) {
+void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const ops::Ctx& cx,
+              const RNNLayerWeights* first, float* gi0) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.hidden, G = w.gates() * Hh;
   const bool gru = w.cell == ops::Cell::GRU;
@@ -69,17 +75,47 @@ void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, co
   float* gh = gru ? nullptr : cx.scratch.floats((size_t)B * G);
   const float* in = x;
   for (int l = 0; l < w.layers; ++l) {
-    const RNNLayerWeights& lw = w.layer_weights[l];
+    const RNNLayerWeights& lw = l == 0 && first ? *first : w.layer_weights[l];
+    float* given = l == 0 && first ? gi0 : nullptr;
     float* hl = h + (long)l * B * Hh;
     if (gru) {
-      cx.op.gru_step(hl, in, nullptr, lw.ih, lw.hh, lw.packed, B, cx.scratch);
+      cx.op.gru_step(hl, in, given, lw.ih, lw.hh, lw.packed, B, cx.scratch);
     } else {
       cx.op.linear(gi, in, lw.ih, B);
+      if (given) cx.op.add(gi, gi, given, (long)B * G);
       cx.op.linear(gh, hl, lw.hh, B);
       cx.op.rnn_cell(hl, c ? c + (long)l * B * Hh : nullptr, gi, gh, w.cell, B, Hh);
     }
     in = hl;
   }
+}
+
+RNNLayerWeights split_first_layer(WeightStore& ws, const RNNWeights& w, int n) {
+  const RNNLayerWeights& l0 = w.layer_weights[0];
+  const int G = l0.ih.out, I = l0.in;
+  RNNLayerWeights s;
+  s.in = n;
+  s.hh = l0.hh;
+  float* wc = ws.derived((size_t)G * n);
+  for (int o = 0; o < G; ++o)
+    for (int k = 0; k < n; ++k) wc[(long)o * n + k] = l0.ih.w[(long)o * I + k];
+  s.ih = {wc, nullptr, G, n};
+  if (w.cell == ops::Cell::GRU) {
+    const ops::Ops& cpu = ops::cpu();
+    float* p = ws.derived(cpu.gru_packed_floats(n, w.hidden));
+    cpu.gru_pack(p, s.ih, s.hh);
+    s.packed = p;
+  }
+  return s;
+}
+
+void project_inputs(float* proj, const RNNWeights& w, int n, const float* inputs, int rows) {
+  const RNNLayerWeights& l0 = w.layer_weights[0];
+  const int G = l0.ih.out, I = l0.in, m = I - n;
+  std::vector<float> wr((size_t)G * m);
+  for (int o = 0; o < G; ++o)
+    for (int k = 0; k < m; ++k) wr[(size_t)o * m + k] = l0.ih.w[(long)o * I + n + k];
+  ops::cpu().linear(proj, inputs, Linear{wr.data(), l0.ih.b, G, m}, rows);
 }
 
 }  // namespace attnlite::models

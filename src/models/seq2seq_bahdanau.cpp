@@ -1,4 +1,7 @@
 #include "attnlite/models/seq2seq_bahdanau.h"
+
+#include <vector>
+
 using namespace attnlite::attention;
 
 namespace attnlite::models {
@@ -9,6 +12,21 @@ Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& p
   Seq2SeqEncoderWeights w;
   w.embedding = bind_embedding(ws, prefix + "embedding.weight", vocab_size, embed_size);
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
+  const int G = w.rnn.gates() * num_hiddens;
+  if (ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats) {
+    // Each row as the linear layer computes it at run time (the same kernel on the same
+    // packed weights), so the lookup gives the products bit for bit.
+    const ops::Ops& cpu = ops::cpu();
+    std::vector<int> ids((size_t)vocab_size);
+    for (int i = 0; i < vocab_size; ++i) ids[(size_t)i] = i;
+    std::vector<float> rows((size_t)vocab_size * embed_size);
+    cpu.embed(rows.data(), embed_size, w.embedding, ids.data(), vocab_size, 1.f);
+    float* p = ws.derived((size_t)vocab_size * G);
+    cpu.linear(p, rows.data(), w.rnn.layer_weights[0].ih, vocab_size);
+    w.projected.w = p;
+    w.projected.rows = vocab_size;
+    w.projected.dim = G;
+  }
   return w;
 }
 
@@ -17,13 +35,22 @@ void seq2seq_encode(float* out, float* h, float* c, const Seq2SeqEncoderWeights&
   ArenaScope scope(cx.scratch);
   const int E = w.rnn.input_size, Hh = w.rnn.hidden, L = w.rnn.layers;
   const size_t row = sizeof(float) * E;
-  // X = embedding(X).permute(1, 0, 2): rows (b, t) gathered, then laid out time-major (t, b)
+  // Both ways take the same scratch, whichever way a dry run on other weights went.
   float* xb = cx.scratch.floats((size_t)B * S * E);
   float* x = cx.scratch.floats((size_t)S * B * E);
-  cx.op.embed(xb, E, w.embedding, src, B * S, 1.f);
-  for (int b = 0; b < B; ++b) cx.op.copy_2d(x + (long)b * E, row * B, xb + (long)b * S * E, row, row, S);
+  int* ids = cx.scratch.take<int>((size_t)S * B);
   cx.op.zero(h, sizeof(float) * L * B * Hh);
   if (c) cx.op.zero(c, sizeof(float) * L * B * Hh);
+  if (w.projected.w && cx.op.host_memory() && !cx.op.counting()) {
+    // The first layer's input products looked up, time-major: row (t, b) is src[b, t]'s.
+    for (int t = 0; t < S; ++t)
+      for (int b = 0; b < B; ++b) ids[(long)t * B + b] = src[(long)b * S + t];
+    rnn_forward(out, h, c, w.rnn, nullptr, S, B, cx, &w.projected, ids);
+    return;
+  }
+  // X = embedding(X).permute(1, 0, 2): rows (b, t) gathered, then laid out time-major (t, b)
+  cx.op.embed(xb, E, w.embedding, src, B * S, 1.f);
+  for (int b = 0; b < B; ++b) cx.op.copy_2d(x + (long)b * E, row * B, xb + (long)b * S * E, row, row, S);
   rnn_forward(out, h, c, w.rnn, x, S, B, cx);
 }
 
@@ -35,6 +62,19 @@ BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
   w.dec_embedding = bind_embedding(ws, "decoder.embedding.weight", c.tgt_vocab_size, E);
   w.dec_rnn = bind_rnn(ws, "decoder.rnn.", c.cell, E + Hh, Hh, c.num_layers);
   w.dense = bind_linear(ws, "decoder.dense", Hh, c.tgt_vocab_size, true);
+  const int G = w.dec_rnn.gates() * Hh, V = c.tgt_vocab_size;
+  if (ws.readable() && w.dec_rnn.layer_weights[0].ih.w && (long)V * G <= kMaxProjectedFloats) {
+    std::vector<int> ids((size_t)V);
+    for (int i = 0; i < V; ++i) ids[(size_t)i] = i;
+    std::vector<float> rows((size_t)V * E);
+    ops::cpu().embed(rows.data(), E, w.dec_embedding, ids.data(), V, 1.f);
+    float* p = ws.derived((size_t)V * G);
+    project_inputs(p, w.dec_rnn, Hh, rows.data(), V);
+    w.dec_projected.w = p;
+    w.dec_projected.rows = V;
+    w.dec_projected.dim = G;
+    w.dec_first = split_first_layer(ws, w.dec_rnn, Hh);
+  }
   return w;
 }
 
@@ -57,13 +97,24 @@ void bahdanau_decode_step(float* logits, float* attn, const BahdanauWeights& w,
                           const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const int Hh = w.dec_rnn.hidden, E = w.dec_rnn.input_size - Hh, L = w.dec_rnn.layers;
+  const int G = w.dec_rnn.gates() * Hh;
+  // Both ways take the same scratch, whichever way a dry run on other weights went.
   float* x = cx.scratch.floats((size_t)B * (Hh + E));
+  float* gi = cx.scratch.floats((size_t)B * G);
   const float* query = st.h + (long)(L - 1) * B * Hh;  // hidden_state[-1]
-  // x = cat(context, embedding(token)): the context lands in the first Hh columns
-  additive_attention_projected(x, Hh + E, attn, w.attention, query, st.enc_kp, st.enc_out, B, 1,
-                               st.S, Hh, src_vl, cx);
-  cx.op.embed(x + Hh, Hh + E, w.dec_embedding, tokens, B, 1.f);
-  rnn_step(st.h, st.c, w.dec_rnn, x, B, cx);
+  if (w.dec_projected.w && cx.op.host_memory() && !cx.op.counting()) {
+    // x = the context alone; the embedding's products looked up
+    additive_attention_projected(x, Hh, attn, w.attention, query, st.enc_kp, st.enc_out, B, 1,
+                                 st.S, Hh, src_vl, cx);
+    cx.op.embed(gi, G, w.dec_projected, tokens, B, 1.f);
+    rnn_step(st.h, st.c, w.dec_rnn, x, B, cx, &w.dec_first, gi);
+  } else {
+    // x = cat(context, embedding(token)): the context lands in the first Hh columns
+    additive_attention_projected(x, Hh + E, attn, w.attention, query, st.enc_kp, st.enc_out, B,
+                                 1, st.S, Hh, src_vl, cx);
+    cx.op.embed(x + Hh, Hh + E, w.dec_embedding, tokens, B, 1.f);
+    rnn_step(st.h, st.c, w.dec_rnn, x, B, cx);
+  }
   cx.op.linear(logits, st.h + (long)(L - 1) * B * Hh, w.dense, B);
 }
 

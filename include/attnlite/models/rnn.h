@@ -31,10 +31,25 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
 
 // Whole sequence, time-major like PyTorch: x (T, B, I) -> y (T, B, Hh).
 // h (L, B, Hh) holds h0 on entry and h_n on return; c likewise for LSTM (else nullptr).
+// With `projected` (rows: the first layer's input products x·W_ihᵀ + b_ih of each possible
+// input, an embedding's rows projected at load), layer 0's input products are its rows
+// ids (T, B) and x is not read.
 void rnn_forward(float* y, float* h, float* c, const RNNWeights& w, const float* x, int T, int B,
-                 const ops::Ctx& cx);
+                 const ops::Ctx& cx, const Embedding* projected = nullptr,
+                 const int* ids = nullptr);
 
 // One step for all layers: x (B, I) -> top-layer output in h[L-1]; h, c updated in place.
-void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const ops::Ctx& cx);
+// With `first` (a split first layer: its W_ih over x's columns only, no bias) and gi0 (B, G):
+// the products of the first layer's other inputs, b_ih included (a decoder's embedding,
+// looked up), to which x's are added; gi0 is clobbered.
+void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, const ops::Ctx& cx,
+              const RNNLayerWeights* first = nullptr, float* gi0 = nullptr);
+
+// The first layer of w split by input columns: the layer over columns [0, n) alone (W_ih
+// copied, no bias, the GRU's fused layout when w has one) and proj (rows, G·Hh) =
+// inputs · W_ih[:, n:]ᵀ + b_ih for `rows` inputs (rows, I − n) on the host. Store memory, a
+// readable store and fp32 W_ih.
+RNNLayerWeights split_first_layer(WeightStore& ws, const RNNWeights& w, int n);
+void project_inputs(float* proj, const RNNWeights& w, int n, const float* inputs, int rows);
 
 }  // namespace attnlite::models

@@ -23,7 +23,12 @@ struct BahdanauConfig {
 struct Seq2SeqEncoderWeights {
   Embedding embedding;               // (V_src, E)
   RNNWeights rnn;
+  // embedding · W_ih_l0ᵀ + b_ih_l0 (V_src, G·Hh), made at load on the host (the first
+  // layer's input products of every source token, looked up instead of multiplied), or
+  // empty (weights in device memory, or a table above kMaxProjectedFloats).
+  Embedding projected;
 };
+constexpr long kMaxProjectedFloats = 1L << 20;
 Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
                                      int vocab_size, int embed_size, int num_hiddens,
                                      int num_layers);
@@ -39,6 +44,12 @@ struct BahdanauWeights {
   Embedding dec_embedding;               // (V_tgt, E)
   RNNWeights dec_rnn;                      // input E + Hh (context first, then embedding)
   Linear dense;                      // (V_tgt, Hh)
+  // Made at load on the host (empty for weights in device memory or a table above
+  // kMaxProjectedFloats): the decoder's first layer over the context alone, and
+  // dec_embedding · W_ih_l0[:, Hh:]ᵀ + b_ih_l0 (V_tgt, G·Hh), the embedding's products
+  // looked up instead of multiplied at every step.
+  RNNLayerWeights dec_first;
+  Embedding dec_projected;
 };
 BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c);
 
