@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '0436ba25abf41345';
+const VERSION = 'cee129af072505eb';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
