@@ -264,8 +264,10 @@ BENCHMARK(BM_rows)
     ->ArgsProduct({{0, 1}, {0, 1, 2, 3}, {100}, {256}});
 
 // One fused GRU step (B = 1) on weights packed by gru_pack: the book's Bahdanau model's
-// encoder (its input products given: in = 0 here) and decoder (in = 64: the embedding and
-// the context) at 32 hidden units. Args: simd, in, H; the time is one step's.
+// encoder (its input products given: in = 0 here), its decoder's layers (in = 32: the
+// context, its embedding's products looked up; the second layer) and the first decoder layer
+// over the embedding and the context multiplied (in = 64), at 32 hidden units. Args: simd,
+// in, H; the time is one step's.
 void BM_gru_step(benchmark::State& state) {
   const Kernels* k = table((int)state.range(0));
   if (skip_if_missing(state, k)) return;

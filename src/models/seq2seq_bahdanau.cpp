@@ -4,6 +4,14 @@
 
 using namespace attnlite::attention;
 
+// The first layers' input products of every embedding row, looked up at run time; the small
+// core (ATTNLITE_PACKED_WEIGHTS=0) derives no layout beyond the GRU's and multiplies them.
+#if !defined(ATTNLITE_PACKED_WEIGHTS) || ATTNLITE_PACKED_WEIGHTS
+constexpr bool kProjectedInputs = true;
+#else
+constexpr bool kProjectedInputs = false;
+#endif
+
 namespace attnlite::models {
 
 Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& prefix, ops::Cell cell,
@@ -13,7 +21,7 @@ Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& p
   w.embedding = bind_embedding(ws, prefix + "embedding.weight", vocab_size, embed_size);
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
   const int G = w.rnn.gates() * num_hiddens;
-  if (ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats) {
+  if (kProjectedInputs && ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats) {
     // Each row as the linear layer computes it at run time (the same kernel on the same
     // packed weights), so the lookup gives the products bit for bit.
     const ops::Ops& cpu = ops::cpu();
@@ -63,7 +71,8 @@ BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
   w.dec_rnn = bind_rnn(ws, "decoder.rnn.", c.cell, E + Hh, Hh, c.num_layers);
   w.dense = bind_linear(ws, "decoder.dense", Hh, c.tgt_vocab_size, true);
   const int G = w.dec_rnn.gates() * Hh, V = c.tgt_vocab_size;
-  if (ws.readable() && w.dec_rnn.layer_weights[0].ih.w && (long)V * G <= kMaxProjectedFloats) {
+  if (kProjectedInputs && ws.readable() && w.dec_rnn.layer_weights[0].ih.w &&
+      (long)V * G <= kMaxProjectedFloats) {
     std::vector<int> ids((size_t)V);
     for (int i = 0; i < V; ++i) ids[(size_t)i] = i;
     std::vector<float> rows((size_t)V * E);
