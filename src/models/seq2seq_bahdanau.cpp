@@ -22,8 +22,8 @@ Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& p
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
   const int G = w.rnn.gates() * num_hiddens;
   if (kProjectedInputs && ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats) {
-    // Each row as the linear layer computes it at run time (the same kernel on the same
-    // packed weights), so the lookup gives the products bit for bit.
+    // Each row by the linear layer that computes the products at run time (the same kernel on
+    // the same packed fp32 weights, whose sums per row do not depend on the row count).
     const ops::Ops& cpu = ops::cpu();
     std::vector<int> ids((size_t)vocab_size);
     for (int i = 0; i < vocab_size; ++i) ids[(size_t)i] = i;
