@@ -109,13 +109,28 @@ RNNLayerWeights split_first_layer(WeightStore& ws, const RNNWeights& w, int n) {
   return s;
 }
 
-void project_inputs(float* proj, const RNNWeights& w, int n, const float* inputs, int rows) {
+Embedding project_embedding(WeightStore& ws, const RNNWeights& w, const Embedding& table, int n) {
   const RNNLayerWeights& l0 = w.layer_weights[0];
-  const int G = l0.ih.out, I = l0.in, m = I - n;
-  std::vector<float> wr((size_t)G * m);
-  for (int o = 0; o < G; ++o)
-    for (int k = 0; k < m; ++k) wr[(size_t)o * m + k] = l0.ih.w[(long)o * I + n + k];
-  ops::cpu().linear(proj, inputs, Linear{wr.data(), l0.ih.b, G, m}, rows);
+  const int G = l0.ih.out, I = l0.in, m = I - n, V = table.rows;
+  const ops::Ops& cpu = ops::cpu();
+  std::vector<int> ids((size_t)V);
+  for (int i = 0; i < V; ++i) ids[(size_t)i] = i;
+  std::vector<float> rows((size_t)V * m);
+  cpu.embed(rows.data(), m, table, ids.data(), V, 1.f);
+  float* proj = ws.derived((size_t)V * G);
+  if (n == 0) {
+    cpu.linear(proj, rows.data(), l0.ih, V);
+  } else {
+    std::vector<float> wr((size_t)G * m);  // W_ih[:, n:]
+    for (int o = 0; o < G; ++o)
+      for (int k = 0; k < m; ++k) wr[(size_t)o * m + k] = l0.ih.w[(long)o * I + n + k];
+    cpu.linear(proj, rows.data(), Linear{wr.data(), l0.ih.b, G, m}, V);
+  }
+  Embedding e;
+  e.w = proj;
+  e.rows = V;
+  e.dim = G;
+  return e;
 }
 
 }  // namespace attnlite::models

@@ -1,7 +1,5 @@
 #include "attnlite/models/seq2seq_bahdanau.h"
 
-#include <vector>
-
 using namespace attnlite::attention;
 
 // The first layers' input products of every embedding row, looked up at run time; the small
@@ -21,20 +19,8 @@ Seq2SeqEncoderWeights bind_seq2seq_encoder(WeightStore& ws, const std::string& p
   w.embedding = bind_embedding(ws, prefix + "embedding.weight", vocab_size, embed_size);
   w.rnn = bind_rnn(ws, prefix + "rnn.", cell, embed_size, num_hiddens, num_layers);
   const int G = w.rnn.gates() * num_hiddens;
-  if (kProjectedInputs && ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats) {
-    // Each row by the linear layer that computes the products at run time (the same kernel on
-    // the same packed fp32 weights, whose sums per row do not depend on the row count).
-    const ops::Ops& cpu = ops::cpu();
-    std::vector<int> ids((size_t)vocab_size);
-    for (int i = 0; i < vocab_size; ++i) ids[(size_t)i] = i;
-    std::vector<float> rows((size_t)vocab_size * embed_size);
-    cpu.embed(rows.data(), embed_size, w.embedding, ids.data(), vocab_size, 1.f);
-    float* p = ws.derived((size_t)vocab_size * G);
-    cpu.linear(p, rows.data(), w.rnn.layer_weights[0].ih, vocab_size);
-    w.projected.w = p;
-    w.projected.rows = vocab_size;
-    w.projected.dim = G;
-  }
+  if (kProjectedInputs && ws.readable() && (long)vocab_size * G <= kMaxProjectedFloats)
+    w.projected = project_embedding(ws, w.rnn, w.embedding, 0);
   return w;
 }
 
@@ -70,18 +56,10 @@ BahdanauWeights bind_bahdanau(WeightStore& ws, const BahdanauConfig& c) {
   w.dec_embedding = bind_embedding(ws, "decoder.embedding.weight", c.tgt_vocab_size, E);
   w.dec_rnn = bind_rnn(ws, "decoder.rnn.", c.cell, E + Hh, Hh, c.num_layers);
   w.dense = bind_linear(ws, "decoder.dense", Hh, c.tgt_vocab_size, true);
-  const int G = w.dec_rnn.gates() * Hh, V = c.tgt_vocab_size;
+  const int G = w.dec_rnn.gates() * Hh;
   if (kProjectedInputs && ws.readable() && w.dec_rnn.layer_weights[0].ih.w &&
-      (long)V * G <= kMaxProjectedFloats) {
-    std::vector<int> ids((size_t)V);
-    for (int i = 0; i < V; ++i) ids[(size_t)i] = i;
-    std::vector<float> rows((size_t)V * E);
-    ops::cpu().embed(rows.data(), E, w.dec_embedding, ids.data(), V, 1.f);
-    float* p = ws.derived((size_t)V * G);
-    project_inputs(p, w.dec_rnn, Hh, rows.data(), V);
-    w.dec_projected.w = p;
-    w.dec_projected.rows = V;
-    w.dec_projected.dim = G;
+      (long)c.tgt_vocab_size * G <= kMaxProjectedFloats) {
+    w.dec_projected = project_embedding(ws, w.dec_rnn, w.dec_embedding, Hh);
     w.dec_first = split_first_layer(ws, w.dec_rnn, Hh);
   }
   return w;

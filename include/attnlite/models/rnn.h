@@ -46,10 +46,14 @@ void rnn_step(float* h, float* c, const RNNWeights& w, const float* x, int B, co
               const RNNLayerWeights* first = nullptr, float* gi0 = nullptr);
 
 // The first layer of w split by input columns: the layer over columns [0, n) alone (W_ih
-// copied, no bias, the GRU's fused layout when w has one) and proj (rows, G·Hh) =
-// inputs · W_ih[:, n:]ᵀ + b_ih for `rows` inputs (rows, I − n) on the host. Store memory, a
-// readable store and fp32 W_ih.
+// copied, no bias, the GRU's fused layout when w has one). Store memory, a readable store and
+// fp32 W_ih.
 RNNLayerWeights split_first_layer(WeightStore& ws, const RNNWeights& w, int n);
-void project_inputs(float* proj, const RNNWeights& w, int n, const float* inputs, int rows);
+// The first layer's input products of every row of `table` (V, I − n), which feeds its
+// inputs [n, I): table · W_ih[:, n:]ᵀ + b_ih (V, G·Hh), in store memory, made on the host and
+// looked up (ops embed) instead of multiplied. With n = 0 the product is the layer's own linear
+// call, the kernel and packed weights of the run-time product. A readable store; fp32 W_ih
+// when n > 0.
+Embedding project_embedding(WeightStore& ws, const RNNWeights& w, const Embedding& table, int n);
 
 }  // namespace attnlite::models
