@@ -294,6 +294,41 @@ TEST_CASE("simd gemm_nn of one row equals that row of a blocked product", "[simd
     }
 }
 
+// nn.GRU's cell unfused in double for B rows of x (B, in) and h0 (B, H): want (B, H), and
+// gi (B, 3H) = b_ih + the input products over x's columns [from, in) (from = 0: all of them).
+struct GruReference {
+  std::vector<float> want, gi;
+};
+static GruReference gru_reference(const std::vector<float>& w_ih, const std::vector<float>& b_ih,
+                                  const std::vector<float>& w_hh, const std::vector<float>& b_hh,
+                                  const std::vector<float>& x, const std::vector<float>& h0, int B,
+                                  int in, int H, int from) {
+  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  const int G = 3 * H;
+  GruReference ref{std::vector<float>((size_t)B * H), std::vector<float>((size_t)B * G)};
+  for (int b = 0; b < B; ++b) {
+    std::vector<double> i(G), g(G);
+    for (int o = 0; o < G; ++o) {
+      double si = b_ih[o], sp = b_ih[o], sh = b_hh[o];
+      for (int k = 0; k < in; ++k) {
+        const double p = (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
+        si += p;
+        if (k >= from) sp += p;
+      }
+      for (int k = 0; k < H; ++k) sh += (double)w_hh[(size_t)o * H + k] * h0[(size_t)b * H + k];
+      i[o] = si;
+      g[o] = sh;
+      ref.gi[(size_t)b * G + o] = (float)sp;
+    }
+    for (int j = 0; j < H; ++j) {
+      const double rg = sig(i[j] + g[j]), zg = sig(i[H + j] + g[H + j]);
+      const double n = std::tanh(i[2 * H + j] + rg * g[2 * H + j]);
+      ref.want[(size_t)b * H + j] = (float)((1 - zg) * n + zg * h0[(size_t)b * H + j]);
+    }
+  }
+  return ref;
+}
+
 // The fused GRU step (both products and the gates in one pass over packed weights) against
 // nn.GRU's cell computed unfused in double, from x and from precomputed input products, at
 // hidden sizes around the block of 8 units and input sizes around the vector width.
@@ -301,7 +336,6 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
   const Kernels* s = attnlite::ops::simd_kernels();
   const Kernels& r = attnlite::ops::scalar_kernels();
   std::mt19937 rng(77);
-  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   double worst = 0.0;
   int runs = 0;
   // H: one block, a pair of blocks (the SIMD decoder step's) with every kind of tail
@@ -312,23 +346,9 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
         const auto w_ih = random_vec(rng, (size_t)G * in), b_ih = random_vec(rng, (size_t)G);
         const auto w_hh = random_vec(rng, (size_t)G * H), b_hh = random_vec(rng, (size_t)G);
         const auto x = random_vec(rng, (size_t)B * in, -2.f, 2.f), h0 = random_vec(rng, (size_t)B * H);
-        std::vector<float> gi((size_t)B * G), want((size_t)B * H);
-        for (int b = 0; b < B; ++b) {
-          std::vector<double> i(G), g(G);
-          for (int o = 0; o < G; ++o) {
-            double si = b_ih[o], sh = b_hh[o];
-            for (int k = 0; k < in; ++k) si += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
-            for (int k = 0; k < H; ++k) sh += (double)w_hh[(size_t)o * H + k] * h0[(size_t)b * H + k];
-            i[o] = si;
-            g[o] = sh;
-            gi[(size_t)b * G + o] = (float)si;
-          }
-          for (int j = 0; j < H; ++j) {
-            const double rg = sig(i[j] + g[j]), zg = sig(i[H + j] + g[H + j]);
-            const double n = std::tanh(i[2 * H + j] + rg * g[2 * H + j]);
-            want[(size_t)b * H + j] = (float)((1 - zg) * n + zg * h0[(size_t)b * H + j]);
-          }
-        }
+        const GruReference ref = gru_reference(w_ih, b_ih, w_hh, b_hh, x, h0, B, in, H, 0);
+        const std::vector<float>& gi = ref.gi;
+        const std::vector<float>& want = ref.want;
         std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(in, H), kSentinel);
         attnlite::ops::gru_pack(pk.data(), w_ih.data(), b_ih.data(), w_hh.data(), b_hh.data(), in, H);
         for (const Kernels* k : {&r, s}) {
@@ -358,7 +378,6 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
   const Kernels* s = attnlite::ops::simd_kernels();
   const Kernels& r = attnlite::ops::scalar_kernels();
   std::mt19937 rng(78);
-  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   double worst = 0.0;
   for (int H : {1, 7, 8, 9, 17, 32})
     for (int n : {1, 5, 32})
@@ -368,27 +387,14 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
           const auto w_ih = random_vec(rng, (size_t)G * in), b_ih = random_vec(rng, (size_t)G);
           const auto w_hh = random_vec(rng, (size_t)G * H), b_hh = random_vec(rng, (size_t)G);
           const auto x = random_vec(rng, (size_t)B * in, -2.f, 2.f), h0 = random_vec(rng, (size_t)B * H);
-          std::vector<float> gi((size_t)B * G), xn((size_t)B * n), wn((size_t)G * n), want((size_t)B * H);
+          const GruReference ref = gru_reference(w_ih, b_ih, w_hh, b_hh, x, h0, B, in, H, n);
+          const std::vector<float>& gi = ref.gi;
+          const std::vector<float>& want = ref.want;
+          std::vector<float> xn((size_t)B * n), wn((size_t)G * n);
           for (int o = 0; o < G; ++o)
             for (int k = 0; k < n; ++k) wn[(size_t)o * n + k] = w_ih[(size_t)o * in + k];
-          for (int b = 0; b < B; ++b) {
+          for (int b = 0; b < B; ++b)
             for (int k = 0; k < n; ++k) xn[(size_t)b * n + k] = x[(size_t)b * in + k];
-            std::vector<double> i(G), g(G);
-            for (int o = 0; o < G; ++o) {
-              double si = b_ih[o], sm = b_ih[o], sh = b_hh[o];
-              for (int k = 0; k < in; ++k) si += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
-              for (int k = n; k < in; ++k) sm += (double)w_ih[(size_t)o * in + k] * x[(size_t)b * in + k];
-              for (int k = 0; k < H; ++k) sh += (double)w_hh[(size_t)o * H + k] * h0[(size_t)b * H + k];
-              i[o] = si;
-              g[o] = sh;
-              gi[(size_t)b * G + o] = (float)sm;
-            }
-            for (int j = 0; j < H; ++j) {
-              const double rg = sig(i[j] + g[j]), zg = sig(i[H + j] + g[H + j]);
-              const double nn = std::tanh(i[2 * H + j] + rg * g[2 * H + j]);
-              want[(size_t)b * H + j] = (float)((1 - zg) * nn + zg * h0[(size_t)b * H + j]);
-            }
-          }
           std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(n, H), kSentinel);
           attnlite::ops::gru_pack(pk.data(), wn.data(), nullptr, w_hh.data(), b_hh.data(), n, H);
           for (const Kernels* k : {&r, s}) {

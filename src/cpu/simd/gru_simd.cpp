@@ -46,37 +46,6 @@ static inline void gate_sums(v8& r, v8& z, v8& n, const float* w, const float* s
   n = simde_mm256_add_ps(n, n1);
 }
 
-// One block of kW hidden units of one row: h'[j0 .. j0 + n) of the GRU cell, into tmp.
-__attribute__((always_inline)) static inline void gru_block(float* tmp, const float* hb, const float* xb, const float* gb,
-                             const float* p, int j0, int in, int H) {
-  const int n = H - j0 < kW ? H - j0 : kW;
-  v8 r = simde_mm256_loadu_ps(p + 3 * kW), z = simde_mm256_loadu_ps(p + 4 * kW);
-  v8 ni, nh = simde_mm256_loadu_ps(p + 5 * kW);
-  if (gb) {
-    r = simde_mm256_add_ps(load_n(gb + j0, n), r);
-    z = simde_mm256_add_ps(load_n(gb + H + j0, n), z);
-    ni = load_n(gb + 2 * H + j0, n);
-  } else {
-    r = simde_mm256_add_ps(simde_mm256_loadu_ps(p), r);
-    z = simde_mm256_add_ps(simde_mm256_loadu_ps(p + kW), z);
-    ni = simde_mm256_loadu_ps(p + 2 * kW);
-  }
-  if (xb) gate_sums(r, z, ni, p + 6 * kW, xb, in);
-  gate_sums(r, z, nh, p + 6 * kW + 3L * kW * in, hb, H);
-  r = sigmoid_gate8(r);
-  z = sigmoid_gate8(z);
-  const v8 ng = tanh_gate8(simde_mm256_fmadd_ps(r, nh, ni));
-  // h' = (h − n)·z + n
-  const v8 out = simde_mm256_fmadd_ps(simde_mm256_sub_ps(load_n(hb + j0, n), ng), z, ng);
-  if (n == kW) {
-    simde_mm256_storeu_ps(tmp + j0, out);
-  } else {
-    alignas(32) float o[kW];
-    simde_mm256_store_ps(o, out);
-    for (int u = 0; u < n; ++u) tmp[j0 + u] = o[u];
-  }
-}
-
 void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
               int in, int H) {
   const long block = gru_block_floats(in, H);
@@ -84,7 +53,35 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
     float* hb = h + (long)b * H;
     const float* xb = x ? x + (long)b * in : nullptr;
     const float* gb = gi ? gi + (long)b * 3 * H : nullptr;
-    for (int j0 = 0; j0 < H; j0 += kW) gru_block(tmp, hb, xb, gb, pk + (long)(j0 / kW) * block, j0, in, H);
+    for (int j0 = 0; j0 < H; j0 += kW) {
+      const float* p = pk + (long)(j0 / kW) * block;
+      const int n = H - j0 < kW ? H - j0 : kW;
+      v8 r = simde_mm256_loadu_ps(p + 3 * kW), z = simde_mm256_loadu_ps(p + 4 * kW);
+      v8 ni, nh = simde_mm256_loadu_ps(p + 5 * kW);
+      if (gb) {
+        r = simde_mm256_add_ps(load_n(gb + j0, n), r);
+        z = simde_mm256_add_ps(load_n(gb + H + j0, n), z);
+        ni = load_n(gb + 2 * H + j0, n);
+      } else {
+        r = simde_mm256_add_ps(simde_mm256_loadu_ps(p), r);
+        z = simde_mm256_add_ps(simde_mm256_loadu_ps(p + kW), z);
+        ni = simde_mm256_loadu_ps(p + 2 * kW);
+      }
+      if (xb) gate_sums(r, z, ni, p + 6 * kW, xb, in);
+      gate_sums(r, z, nh, p + 6 * kW + 3L * kW * in, hb, H);
+      r = sigmoid_gate8(r);
+      z = sigmoid_gate8(z);
+      const v8 ng = tanh_gate8(simde_mm256_fmadd_ps(r, nh, ni));
+      // h' = (h − n)·z + n
+      const v8 out = simde_mm256_fmadd_ps(simde_mm256_sub_ps(load_n(hb + j0, n), ng), z, ng);
+      if (n == kW) {
+        simde_mm256_storeu_ps(tmp + j0, out);
+      } else {
+        alignas(32) float o[kW];
+        simde_mm256_store_ps(o, out);
+        for (int u = 0; u < n; ++u) tmp[j0 + u] = o[u];
+      }
+    }
     for (int j = 0; j < H; ++j) hb[j] = tmp[j];
   }
 }
