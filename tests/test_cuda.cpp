@@ -115,7 +115,8 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
     }
   }
   SECTION("add + layer norm") {
-    for (int n : {1, 7, 32, 33, 256, 257, 1000}) {
+    // a warp per row up to 1,024 values (4, 8, 16 or 32 a lane), a block per row past it
+    for (int n : {1, 7, 32, 33, 128, 129, 256, 257, 512, 1000, 1024, 1025, 2000}) {
       INFO("n " << n);
       const int R = 5;
       auto x = rnd((size_t)R * n), y = rnd((size_t)R * n), g = rnd((size_t)n), b = rnd((size_t)n);
@@ -151,7 +152,11 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   SECTION("multi-head attention core with valid lengths (-1e6 mask, per batch, all heads)") {
     for (auto [B, Tq, Tk, H, NH] : std::vector<std::array<int, 5>>{
              {1, 1, 1, 4, 1}, {2, 1, 7, 32, 4}, {3, 10, 10, 32, 4}, {2, 5, 130, 64, 8},
-             {1, 3, 300, 512, 8}}) {
+             {1, 3, 300, 512, 8},
+             // decoding steps of the base model (D 64), more keys than a block has threads,
+             // heads of 16, 32, 128, 256 and 9 values
+             {1, 1, 20, 512, 8}, {4, 1, 33, 512, 8}, {2, 1, 1025, 64, 1}, {1, 2, 5, 512, 2},
+             {2, 2, 17, 64, 4}, {2, 3, 40, 128, 4}, {1, 1, 50, 256, 2}, {1, 4, 9, 36, 4}}) {
       for (bool masked : {false, true}) {
         INFO("B " << B << " Tq " << Tq << " Tk " << Tk << " H " << H << " NH " << NH
                   << " masked " << masked);

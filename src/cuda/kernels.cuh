@@ -50,7 +50,7 @@ cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, 
 void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);
 
 // out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); y == nullptr: LayerNorm(x).
-// out may alias x or y.
+// out may alias x or y. A warp per row up to 1,024 values, a block per row past that.
 // CPU: add_norm() (src/models/layers.cpp), the book's AddNorm at inference.
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n, float eps, cudaStream_t stream);
