@@ -6,10 +6,12 @@
 // a CUDA build or device, and the kernels against the scalar CPU reference: test_cuda.cpp.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnlite/classify.h"
@@ -168,6 +170,62 @@ TEST_CASE("CUDA translations match the CPU on the random fixture Transformer", "
     cpu.translate_batch(v.data(), 64, {});
     gpu.translate_batch(v.data(), 64, {});
     for (int b = 0; b < 64; ++b) require_same(gpu.result(b), cpu.result(b), true);
+  }
+}
+
+TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]") {
+  if (!have_gpu("the CUDA graph check")) return;
+  auto model = random_transformer();
+  const auto sentences = random_sentences(6);
+  // ATTNLITE_CUDA_GRAPHS: unset, steps of up to 8 rows; "all", every step; "0", none
+  const char* env = std::getenv("ATTNLITE_CUDA_GRAPHS");
+  const std::string mode = env ? env : "";
+  for (const auto& [batch, beam] : std::vector<std::pair<int, int>>{{2, 1}, {2, 4}, {3, 4}}) {
+    const int rows = batch * beam;  // 2, 8 and 12 rows a step
+    const bool graphs = mode == "all" || (mode != "0" && rows <= 8);
+    for (const bool attention : {false, true}) {
+      INFO("batch " << batch << ", beam " << beam << (attention ? "" : ", no attention"));
+      Limits lim;
+      lim.max_batch = batch;
+      lim.max_beam = 4;
+      Translator cpu(model, lim);
+      lim.device = Device::CUDA;
+      Translator gpu(model, lim);
+      DecodeOptions o;
+      o.attention = attention;
+      o.beam_size = beam;
+      std::vector<std::string_view> v(sentences.begin(), sentences.begin() + batch);
+      cpu.translate_batch(v.data(), batch, o);
+      int steps = 0;
+      for (int b = 0; b < batch; ++b) steps = std::max(steps, cpu.result(b).steps);
+      const long made = cuda::graphs_made(), launched = cuda::graph_launches();
+      // the same batch three times: launch by launch, captured, then replayed
+      for (int rep = 0; rep < 3; ++rep) {
+        INFO("rep " << rep);
+        gpu.translate_batch(v.data(), batch, o);
+        for (int b = 0; b < batch; ++b) require_same(gpu.result(b), cpu.result(b), attention);
+      }
+      const long m = cuda::graphs_made() - made, l = cuda::graph_launches() - launched;
+      INFO("steps " << steps << ", graphs made " << m << ", launched " << l);
+      // every step of reps 2 and 3 ran as a graph: a graph per step, as many as the longest
+      // row's steps in greedy search (beam search may go on after its best hypotheses end),
+      // each launched twice; none where the mode leaves the step out
+      if (graphs) {
+        REQUIRE(m >= steps);
+        if (beam == 1) REQUIRE(m == steps);
+        REQUIRE(l == 2 * m);
+      } else {
+        REQUIRE(m == 0);
+        REQUIRE(l == 0);
+      }
+      // other sentences (other source lengths) after them: their own steps, the CPU's results
+      std::vector<std::string_view> w(sentences.begin() + batch, sentences.begin() + 2 * batch);
+      for (int rep = 0; rep < 2; ++rep) {
+        cpu.translate_batch(w.data(), batch, o);
+        gpu.translate_batch(w.data(), batch, o);
+        for (int b = 0; b < batch; ++b) require_same(gpu.result(b), cpu.result(b), attention);
+      }
+    }
   }
 }
 

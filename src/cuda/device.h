@@ -15,6 +15,9 @@ bool available(std::string* reason = nullptr);
 std::string device_name();
 // cudaMalloc calls the backend has made in this process.
 long malloc_count();
+// CUDA graphs of decoder steps made, and launched, in this process (ops::Ops::replay).
+long graphs_made();
+long graph_launches();
 
 // Each kernel on host data, for the tests that hold it against the CPU reference. These
 // allocate device memory per call (they are not on the translate path).

@@ -5,8 +5,11 @@
 // additive attention and the recurrent cells are here.
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "attnlite/error.h"
 #include "attnlite/ops/ops.h"
@@ -22,7 +25,7 @@ using ops::ValidLens;
 
 namespace {
 
-std::atomic<long> g_mallocs{0};
+std::atomic<long> g_mallocs{0}, g_graphs{0}, g_graph_launches{0};
 constexpr int kThreads = 256;
 int blocks_for(long n) { return (int)((n + kThreads - 1) / kThreads); }
 const cudaStream_t kStream = cudaStreamPerThread;
@@ -120,6 +123,41 @@ __global__ void rnn_cell_kernel(float* h, float* c, const float* gi, const float
     c[i] = f * c[i] + in * gg;
     h[i] = o * tanhf(c[i]);
   }
+}
+
+// A session's CUDA graphs, one per step key seen twice (ops::Ops::replay). Bounded: past
+// kMaxKeys keys or kMaxGraphs graphs, steps run launch by launch as before.
+struct Graphs final : ops::Recording {
+  static constexpr size_t kMaxKeys = 1024, kMaxGraphs = 256;
+  struct Entry {
+    ops::StepKey key;
+    int seen = 0;
+    bool failed = false;  // capturing it did not give a graph: it always runs eagerly
+    cudaGraphExec_t exec = nullptr;
+  };
+  std::vector<Entry> entries;
+  size_t graphs = 0;
+  Graphs() { entries.reserve(kMaxKeys); }
+  ~Graphs() override {
+    for (auto& e : entries)
+      if (e.exec) cudaGraphExecDestroy(e.exec);
+  }
+};
+
+// Which decoder steps become graphs (ATTNLITE_CUDA_GRAPHS in the environment): by default
+// the steps of up to kGemvMaxRows rows (a sentence or a beam of up to 8 at a time), whose
+// ~70 small launches cost more than their GPU work; "all": every step, batches too (faster when
+// the same batch shapes come back many times, as in a benchmark; slower for a file of
+// sentences, whose batches' shapes rarely repeat: each graph costs a capture); "0": none.
+enum class GraphMode { Off, Small, All };
+GraphMode graph_mode() {
+  static const GraphMode mode = [] {
+    const char* e = std::getenv("ATTNLITE_CUDA_GRAPHS");
+    if (e && std::strcmp(e, "0") == 0) return GraphMode::Off;
+    if (e && std::strcmp(e, "all") == 0) return GraphMode::All;
+    return GraphMode::Small;
+  }();
+  return mode;
 }
 
 ValidDev device_lens(const ValidLens& vl) {
@@ -252,6 +290,58 @@ class CudaOps final : public ops::Ops {
   void release(void* p) const override { cudaFree(p); }
   void sync() const override { ok(cudaStreamSynchronize(kStream), "a CUDA op"); }
 
+  // The first call with a key runs fn launch by launch; the second captures it into a graph
+  // (the stream in capture mode: nothing runs until the graph is launched) and launches the
+  // graph; later calls launch the graph alone. A capture that fails (an op that cannot be
+  // captured) leaves nothing launched, so fn then runs eagerly, for that key from then on.
+  void replay(std::unique_ptr<ops::Recording>& rec, const ops::StepKey& key, int rows,
+              void (*fn)(void*), void* arg) const override {
+    const GraphMode mode = graph_mode();
+    if (mode == GraphMode::Off || (mode == GraphMode::Small && rows > cuda::kGemvMaxRows))
+      return fn(arg);
+    if (!rec) rec = std::make_unique<Graphs>();
+    auto& g = static_cast<Graphs&>(*rec);  // only this op set makes a session's recording
+    Graphs::Entry* e = nullptr;
+    for (auto& x : g.entries)
+      if (x.key == key) { e = &x; break; }
+    if (!e) {
+      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, 1, false, nullptr});
+      return fn(arg);
+    }
+    if (e->exec) {
+      ++g_graph_launches;
+      return ok(cudaGraphLaunch(e->exec, kStream), "replaying a step");
+    }
+    if (e->failed || ++e->seen < 2 || g.graphs >= Graphs::kMaxGraphs) return fn(arg);
+    if (cudaStreamBeginCapture(kStream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      (void)cudaGetLastError();
+      e->failed = true;
+      return fn(arg);
+    }
+    cudaGraph_t graph = nullptr;
+    bool thrown = false;
+    try {
+      fn(arg);
+    } catch (...) {  // an op refused in capture mode: end the capture, then run fn eagerly
+      thrown = true;
+    }
+    cudaError_t st = cudaStreamEndCapture(kStream, &graph);
+    if (thrown) st = cudaErrorStreamCaptureInvalidated;
+    cudaGraphExec_t exec = nullptr;
+    if (st == cudaSuccess && graph) st = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (st != cudaSuccess || !exec) {
+      (void)cudaGetLastError();
+      e->failed = true;
+      return fn(arg);
+    }
+    e->exec = exec;
+    ++g.graphs;
+    ++g_graphs;
+    ++g_graph_launches;
+    ok(cudaGraphLaunch(exec, kStream), "replaying a step");
+  }
+
  private:
   // One cuBLAS handle per thread, on the per-thread stream, made on the thread's first use.
   static cublasHandle_t blas() {
@@ -294,6 +384,8 @@ std::string device_name() {
 }
 
 long malloc_count() { return g_mallocs.load(); }
+long graphs_made() { return g_graphs.load(); }
+long graph_launches() { return g_graph_launches.load(); }
 
 }  // namespace attnlite::cuda
 

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "attnlite/arena.h"
 #include "attnlite/ops/operands.h"
@@ -41,6 +42,24 @@ struct AttnOut {
 // Relu: max(x, 0); Gelu: PyTorch's exact gelu, x * (1 + erf(x / sqrt(2))) / 2.
 enum class Act { None, Relu, Gelu };
 enum class Cell { GRU, LSTM };
+
+// Device work an op set recorded for replay (CUDA graphs), owned by the session that asked for
+// it and released with it; opaque to the blocks.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+};
+// What one recorded step depends on besides device memory: every host value that reaches its
+// launches (rows, step, position, source length, scratch offset...), in the first `n` slots.
+struct StepKey {
+  static constexpr int kSlots = 8;
+  long v[kSlots] = {};
+  bool operator==(const StepKey& o) const {
+    for (int i = 0; i < kSlots; ++i)
+      if (v[i] != o.v[i]) return false;
+    return true;
+  }
+};
 
 class Ops {
  public:
@@ -155,6 +174,18 @@ class Ops {
   virtual void release(void* p) const = 0;
   // Waits until every op issued so far has finished (no-op on the CPU).
   virtual void sync() const {}
+  // Runs fn(arg), which only issues ops of this set (no download, no sync, nothing the host
+  // reads afterwards) whose arguments depend on `key` alone; `rows` is the step's row count.
+  // An op set that records (CUDA: graphs) may instead replay what an earlier call with an
+  // equal key and the same `rec` issued: it records a key the second time it sees it, in
+  // `rec` (made on first use). The default, and every host op set, runs fn.
+  virtual void replay(std::unique_ptr<Recording>& rec, const StepKey& key, int rows,
+                      void (*fn)(void*), void* arg) const {
+    (void)rec;
+    (void)key;
+    (void)rows;
+    fn(arg);
+  }
 };
 
 // What a block needs to run: the op set and the scratch arena (in the op set's memory).

@@ -108,8 +108,16 @@ class TransformerDriver final : public Seq2SeqRows {
         dec_attn_[l].cross = {crs + ((long)l * T_ + t) * NH_ * S_, cross_len(), S_, S_};
       }
     }
-    transformer_decode(logits_, attention ? dec_attn_ : nullptr, w_, c_, P_, in, rows, 1, t,
-                       &pos, /*causal=*/false, caches_, cross_, row_lens(), cx);
+    // The step's launches depend on these host values alone (the buffers are the session's),
+    // so a device op set may replay them (ops::Ops::replay: CUDA graphs).
+    auto run = [&] {
+      transformer_decode(logits_, attention ? dec_attn_ : nullptr, w_, c_, P_, in, rows, 1, t,
+                         &pos, /*causal=*/false, caches_, cross_, row_lens(), cx);
+    };
+    using Run = decltype(run);
+    const ops::StepKey key{{rows, t, pos, cross_[0].S, attention ? 1 : 0, K_,
+                            (long)cx.scratch.used()}};
+    cx.op.replay(graphs_, key, rows, [](void* f) { (*static_cast<Run*>(f))(); }, &run);
     return logits_;
   }
 
@@ -154,6 +162,7 @@ class TransformerDriver final : public Seq2SeqRows {
   std::vector<float> P_table_;  // (max(S, T), H)
   const float* P_;              // P_table_, or its copy in op memory
   DeviceWeights device_;  // on a device: the weights' copy
+  std::unique_ptr<ops::Recording> graphs_;  // a device's recorded decoder steps
   int L_ = 0, NH_ = 1, H_ = 0, V_ = 0;
 
   float* enc_out_ = nullptr;       // (B, S, H)
