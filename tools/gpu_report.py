@@ -103,14 +103,19 @@ def main():
 
     say("## Base Transformer decode (H 512, 6+6 layers, vocabulary 32,000; fp32, TF32 off)")
     say("")
-    ours = read(os.path.join(d, "bench_cuda.json"))
     peer = read(os.path.join(d, "peer_torch_cuda.json"))
-    ours = json.loads(ours) if ours else {"rows": []}
     peer = json.loads(peer) if peer else {"rows": []}
+    # attnlite's default (CUDA graphs for steps of up to 8 rows), then every step as a graph
+    # (ATTNLITE_CUDA_GRAPHS=all)
+    runs = []
+    for name, label in (("bench_cuda.json", ""), ("bench_cuda_all.json", " (graphs: all)")):
+        text = read(os.path.join(d, name))
+        for r in (json.loads(text)["rows"] if text else []):
+            runs.append((label, r))
     say("| batch | attnlite tok/s | PyTorch eager tok/s | PyTorch CUDA graphs tok/s | "
         "vs eager | vs graphs (goal 1.5x) |")
     say("|---:|---:|---:|---:|---:|---:|")
-    for r in ours["rows"]:
+    for label, r in runs:
         if r.get("device", "cuda") != "cuda":
             continue
         b = r["batch"]
@@ -122,7 +127,7 @@ def main():
         g = ratio(t, graphs)
         if graphs:
             g += f" ({goal(t >= 1.5 * graphs)})"
-        say(f"| {b} | {t:,.0f} | {eager or 0:,.0f} | {graphs or 0:,.0f} | {ratio(t, eager)} | {g} |")
+        say(f"| {b}{label} | {t:,.0f} | {eager or 0:,.0f} | {graphs or 0:,.0f} | {ratio(t, eager)} | {g} |")
     if peer.get("torch"):
         say("")
         say(f"PyTorch {peer['torch']} on {peer.get('device', '?')}.")
