@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'a14fb1557b3a1d3d';
+const VERSION = '0fdc1507b253e42c';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
