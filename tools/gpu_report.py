@@ -150,7 +150,7 @@ def main():
     if sweep:
         cpu_s = next((p["cpu_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))
                       if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
-        say("The same greedy run on the GPU at other `--batch` sizes (64 is the default):")
+        say("The same greedy run on the GPU at other `--batch` sizes (256 is the default):")
         say("")
         say("| batch | sentences | identical to the CPU | GPU s | speed-up over the CPU |")
         say("|---:|---:|---:|---:|---:|")
