@@ -50,7 +50,7 @@ class Recording {
   virtual ~Recording() = default;
 };
 // What one recorded step depends on besides device memory: every host value that reaches its
-// launches (rows, step, position, source length, scratch offset...), in the first `n` slots.
+// launches (rows, step, position, source length, scratch offset...); unused slots stay 0.
 struct StepKey {
   static constexpr int kSlots = 8;
   long v[kSlots] = {};
