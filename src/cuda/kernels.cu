@@ -392,29 +392,28 @@ cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, 
   return st;
 }
 
-template <int PerLane, bool HasY>
+// A warp per row (n <= 1,024), 4 rows a block, with the fewest values a lane that hold a row.
+template <bool HasY>
 void add_layer_norm_warp(float* out, const float* x, const float* y, const float* gamma,
                          const float* beta, int R, int n, float eps, cudaStream_t stream) {
   constexpr int kRows = 4;
-  add_layer_norm_warp_kernel<PerLane, HasY>
-      <<<(R + kRows - 1) / kRows, kRows * 32, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+  const dim3 grid((unsigned)((R + kRows - 1) / kRows)), block(kRows * 32);
+  if (n <= 32 * 4)
+    add_layer_norm_warp_kernel<4, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+  else if (n <= 32 * 8)
+    add_layer_norm_warp_kernel<8, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+  else if (n <= 32 * 16)
+    add_layer_norm_warp_kernel<16, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+  else
+    add_layer_norm_warp_kernel<32, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
 }
 
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n, float eps, cudaStream_t stream) {
   if (R <= 0 || n <= 0) return;
-  if (n <= 32 * 32) {  // a warp per row, 4 rows a block
-    if (y) {
-      if (n <= 32 * 4) return add_layer_norm_warp<4, true>(out, x, y, gamma, beta, R, n, eps, stream);
-      if (n <= 32 * 8) return add_layer_norm_warp<8, true>(out, x, y, gamma, beta, R, n, eps, stream);
-      if (n <= 32 * 16) return add_layer_norm_warp<16, true>(out, x, y, gamma, beta, R, n, eps, stream);
-      return add_layer_norm_warp<32, true>(out, x, y, gamma, beta, R, n, eps, stream);
-    }
-    if (n <= 32 * 4) return add_layer_norm_warp<4, false>(out, x, y, gamma, beta, R, n, eps, stream);
-    if (n <= 32 * 8) return add_layer_norm_warp<8, false>(out, x, y, gamma, beta, R, n, eps, stream);
-    if (n <= 32 * 16) return add_layer_norm_warp<16, false>(out, x, y, gamma, beta, R, n, eps, stream);
-    return add_layer_norm_warp<32, false>(out, x, y, gamma, beta, R, n, eps, stream);
-  }
+  if (n <= 32 * 32)
+    return y ? add_layer_norm_warp<true>(out, x, y, gamma, beta, R, n, eps, stream)
+             : add_layer_norm_warp<false>(out, x, y, gamma, beta, R, n, eps, stream);
   const size_t smem = sizeof(float) * ((size_t)n + 32);
   add_layer_norm_kernel<<<R, kRowThreads, smem, stream>>>(out, x, y, gamma, beta, n, eps);
 }

@@ -125,13 +125,13 @@ __global__ void rnn_cell_kernel(float* h, float* c, const float* gi, const float
   }
 }
 
-// A session's CUDA graphs, one per step key seen twice (ops::Ops::replay). Bounded: past
-// kMaxKeys keys or kMaxGraphs graphs, steps run launch by launch as before.
+// A session's CUDA graphs, one per step key seen twice (ops::Ops::replay): a key's entry is
+// made at its first step, its graph at its second. Bounded: past kMaxKeys keys or kMaxGraphs
+// graphs, steps run launch by launch as before.
 struct Graphs final : ops::Recording {
   static constexpr size_t kMaxKeys = 1024, kMaxGraphs = 256;
   struct Entry {
     ops::StepKey key;
-    int seen = 0;
     bool failed = false;  // capturing it did not give a graph: it always runs eagerly
     cudaGraphExec_t exec = nullptr;
   };
@@ -291,9 +291,7 @@ class CudaOps final : public ops::Ops {
   void sync() const override { ok(cudaStreamSynchronize(kStream), "a CUDA op"); }
 
   // The first call with a key runs fn launch by launch; the second captures it into a graph
-  // (the stream in capture mode: nothing runs until the graph is launched) and launches the
-  // graph; later calls launch the graph alone. A capture that fails (an op that cannot be
-  // captured) leaves nothing launched, so fn then runs eagerly, for that key from then on.
+  // and launches the graph; later calls launch the graph alone.
   void replay(std::unique_ptr<ops::Recording>& rec, const ops::StepKey& key, int rows,
               void (*fn)(void*), void* arg) const override {
     const GraphMode mode = graph_mode();
@@ -305,44 +303,49 @@ class CudaOps final : public ops::Ops {
     for (auto& x : g.entries)
       if (x.key == key) { e = &x; break; }
     if (!e) {
-      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, 1, false, nullptr});
+      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, false, nullptr});
       return fn(arg);
     }
-    if (e->exec) {
-      ++g_graph_launches;
-      return ok(cudaGraphLaunch(e->exec, kStream), "replaying a step");
+    if (!e->exec) {
+      if (e->failed || g.graphs >= Graphs::kMaxGraphs) return fn(arg);
+      e->exec = capture(fn, arg);
+      if (!e->exec) {
+        e->failed = true;
+        return fn(arg);
+      }
+      ++g.graphs;
+      ++g_graphs;
     }
-    if (e->failed || ++e->seen < 2 || g.graphs >= Graphs::kMaxGraphs) return fn(arg);
-    if (cudaStreamBeginCapture(kStream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      (void)cudaGetLastError();
-      e->failed = true;
-      return fn(arg);
-    }
-    cudaGraph_t graph = nullptr;
-    bool thrown = false;
-    try {
-      fn(arg);
-    } catch (...) {  // an op refused in capture mode: end the capture, then run fn eagerly
-      thrown = true;
-    }
-    cudaError_t st = cudaStreamEndCapture(kStream, &graph);
-    if (thrown) st = cudaErrorStreamCaptureInvalidated;
-    cudaGraphExec_t exec = nullptr;
-    if (st == cudaSuccess && graph) st = cudaGraphInstantiate(&exec, graph, 0);
-    if (graph) cudaGraphDestroy(graph);
-    if (st != cudaSuccess || !exec) {
-      (void)cudaGetLastError();
-      e->failed = true;
-      return fn(arg);
-    }
-    e->exec = exec;
-    ++g.graphs;
-    ++g_graphs;
     ++g_graph_launches;
-    ok(cudaGraphLaunch(exec, kStream), "replaying a step");
+    ok(cudaGraphLaunch(e->exec, kStream), "replaying a step");
   }
 
  private:
+  // fn's ops captured on the thread's stream (in capture mode nothing runs) and instantiated,
+  // or nullptr when that fails (an op refused in capture mode: fn then ran nothing).
+  static cudaGraphExec_t capture(void (*fn)(void*), void* arg) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t st = cudaStreamBeginCapture(kStream, cudaStreamCaptureModeThreadLocal);
+    if (st == cudaSuccess) {
+      bool thrown = false;
+      try {
+        fn(arg);
+      } catch (...) {  // an op's CUDA error: end the capture all the same
+        thrown = true;
+      }
+      st = cudaStreamEndCapture(kStream, &graph);
+      if (thrown) st = cudaErrorStreamCaptureInvalidated;
+      if (st == cudaSuccess && graph) st = cudaGraphInstantiate(&exec, graph, 0);
+      if (graph) cudaGraphDestroy(graph);
+    }
+    if (st != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return exec;
+  }
+
   // One cuBLAS handle per thread, on the per-thread stream, made on the thread's first use.
   static cublasHandle_t blas() {
     struct Handle {
