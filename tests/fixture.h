@@ -49,6 +49,24 @@ struct Scratch {
   ops::Ctx cx{ops::cpu(), arena};
 };
 
+// A driver's buffers: its carve() on counting arenas, then on blocks of those sizes, and a
+// scratch arena of scratch_bytes. carve(host, mem) takes the two arenas.
+struct DriverBlocks {
+  AlignedBuffer host, mem, scratch;
+  Arena scratch_arena;
+  template <class Carve>
+  DriverBlocks(Carve&& carve, size_t scratch_bytes) {
+    Arena h, m;
+    carve(h, m);
+    host = AlignedBuffer(h.peak() + 64);
+    mem = AlignedBuffer(m.peak() + 64);
+    scratch = AlignedBuffer(scratch_bytes);
+    Arena hb(host.data(), host.size()), mb(mem.data(), mem.size());
+    carve(hb, mb);
+    scratch_arena = Arena(scratch.data(), scratch.size());
+  }
+};
+
 struct Diff {
   double max = 0;
   size_t at = 0;

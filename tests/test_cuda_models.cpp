@@ -43,6 +43,12 @@ const std::vector<std::string> kSentences = {
     "get out !", "we lost .", "I am tired!", "zyzzyva !",
     "this sentence is a great deal longer than the ten steps the model was trained on ."};
 
+// The same limits on the GPU.
+Limits on_cuda(Limits lim) {
+  lim.device = Device::CUDA;
+  return lim;
+}
+
 // Random-model sentences: placeholder words of the fixture vocabulary.
 std::vector<std::string> random_sentences(int count) {
   std::mt19937 rng(7);
@@ -115,8 +121,7 @@ void compare_translators(const std::shared_ptr<const Model>& model,
     Limits lim;
     lim.max_batch = batch;
     Translator cpu(model, lim);
-    lim.device = Device::CUDA;
-    Translator gpu(model, lim);
+    Translator gpu(model, on_cuda(lim));
     DecodeOptions o;
     o.d2l_compat = compat;
     o.attention = attention;
@@ -164,8 +169,7 @@ TEST_CASE("CUDA translations match the CPU on the random fixture Transformer", "
     lim.max_batch = 64;
     lim.max_tgt_steps = 25;
     Translator cpu(model, lim);
-    lim.device = Device::CUDA;
-    Translator gpu(model, lim);
+    Translator gpu(model, on_cuda(lim));
     std::vector<std::string_view> v(many.begin(), many.end());
     cpu.translate_batch(v.data(), 64, {});
     gpu.translate_batch(v.data(), 64, {});
@@ -189,8 +193,7 @@ TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]"
       lim.max_batch = batch;
       lim.max_beam = 4;
       Translator cpu(model, lim);
-      lim.device = Device::CUDA;
-      Translator gpu(model, lim);
+      Translator gpu(model, on_cuda(lim));
       DecodeOptions o;
       o.attention = attention;
       o.beam_size = beam;
@@ -266,8 +269,7 @@ TEST_CASE("CUDA beam search and Bahdanau match the CPU", "[cuda]") {
     Limits lim;
     lim.max_beam = 4;
     Translator cpu(model, lim);
-    lim.device = Device::CUDA;
-    Translator gpu(model, lim);
+    Translator gpu(model, on_cuda(lim));
     DecodeOptions o;
     o.beam_size = 4;
     o.length_penalty = 0.75f;

@@ -104,28 +104,11 @@ const float* scale_of(const WeightStore& ws, const std::string& name) {
   throw Error("no scales for " + name);
 }
 
-// A driver's buffers: its carve() on counting arenas, then on blocks of those sizes.
-struct Blocks {
-  AlignedBuffer host, mem, scratch;
-  Arena scratch_arena;
-  template <class Carve>
-  Blocks(Carve&& carve, size_t scratch_bytes) {
-    Arena h, m;
-    carve(h, m);
-    host = AlignedBuffer(h.peak() + 64);
-    mem = AlignedBuffer(m.peak() + 64);
-    scratch = AlignedBuffer(scratch_bytes);
-    Arena hb(host.data(), host.size()), mb(mem.data(), mem.size());
-    carve(hb, mb);
-    scratch_arena = Arena(scratch.data(), scratch.size());
-  }
-};
-
 // Logits of a few decoder steps of a translator on op set `op` (greedy: row 0's argmax).
 std::vector<float> seq2seq_logits(const Model& m, const ops::Ops& op) {
   const drivers::Limits lim{1, 1, m.num_steps(), 4};
   auto d = family_of(m).seq2seq_driver(op, lim);
-  Blocks b([&](Arena& h, Arena& mem) { d->carve(h, mem); }, size_t(64) << 20);
+  test::DriverBlocks b([&](Arena& h, Arena& mem) { d->carve(h, mem); }, size_t(64) << 20);
   const ops::Ctx cx{op, b.scratch_arena};
   std::vector<int> src((size_t)lim.S, m.src_vocab().pad_id);
   const std::vector<std::string> words{"i", "'m", "home", "."};
@@ -148,7 +131,7 @@ std::vector<float> seq2seq_logits(const Model& m, const ops::Ops& op) {
 
 std::vector<float> lm_logits(const Model& m, const ops::Ops& op) {
   auto d = family_of(m).text_driver(op);
-  Blocks b([&](Arena&, Arena& mem) { d->carve(mem); }, size_t(64) << 20);
+  test::DriverBlocks b([&](Arena&, Arena& mem) { d->carve(mem); }, size_t(64) << 20);
   const ops::Ctx cx{op, b.scratch_arena};
   const std::vector<int> prompt{m.tgt_vocab().bos_id, 5, 6, 7};
   const float* z = d->forward(prompt.data(), (int)prompt.size(), 0, true, true, cx);
@@ -159,7 +142,7 @@ std::vector<float> lm_logits(const Model& m, const ops::Ops& op) {
 
 std::vector<float> vit_logits(const Model& m, const ops::Ops& op) {
   auto d = family_of(m).image_driver(op, 2);
-  Blocks b([&](Arena&, Arena& mem) { d->carve(mem); }, size_t(64) << 20);
+  test::DriverBlocks b([&](Arena&, Arena& mem) { d->carve(mem); }, size_t(64) << 20);
   const ops::Ctx cx{op, b.scratch_arena};
   std::vector<float> images(2 * (size_t)d->image_floats());
   for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 7919) % 17) / 16.f;

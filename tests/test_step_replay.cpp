@@ -164,23 +164,6 @@ class LoggingCpu final : public ops::Ops {
   mutable std::vector<long long> log_;
 };
 
-// The driver's buffers: its carve() on counting arenas, then on blocks of those sizes.
-struct Blocks {
-  AlignedBuffer host, mem, scratch;
-  Arena h, m, s;
-  explicit Blocks(drivers::Seq2SeqDriver& d) {
-    Arena hc, mc;
-    d.carve(hc, mc);
-    host = AlignedBuffer(hc.peak() + 64);
-    mem = AlignedBuffer(mc.peak() + 64);
-    scratch = AlignedBuffer(size_t(64) << 20);
-    h = Arena(host.data(), host.size());
-    m = Arena(mem.data(), mem.size());
-    d.carve(h, m);
-    s = Arena(scratch.data(), scratch.size());
-  }
-};
-
 }  // namespace
 
 TEST_CASE("a replayed step issues the same ops for an equal key (Transformer driver)", "[ops]") {
@@ -194,8 +177,8 @@ TEST_CASE("a replayed step issues the same ops for an equal key (Transformer dri
     LoggingCpu op;
     const drivers::Limits lim{2, K, S, 6};
     auto d = fam.seq2seq_driver(op, lim);
-    Blocks b(*d);
-    const ops::Ctx cx{op, b.s};
+    test::DriverBlocks b([&](Arena& h, Arena& m) { d->carve(h, m); }, size_t(64) << 20);
+    const ops::Ctx cx{op, b.scratch_arena};
     // one session: without and with attention weights, positions t and the book's position 0
     for (const bool attention : {false, true}) {
       for (const bool compat : {false, true}) {
