@@ -18,8 +18,10 @@ namespace {
 
 using attnlite::ops::Kernels;
 
+// 0: the scalar reference, 1: the 256-bit SIMD table, 2: the AVX-512 one (x86-64 CPUs with it).
 const Kernels* table(int simd) {
-  return simd ? attnlite::ops::simd_kernels() : &attnlite::ops::scalar_kernels();
+  if (simd == 2) return attnlite::ops::avx512_kernels();
+  return simd ? attnlite::ops::simd256_kernels() : &attnlite::ops::scalar_kernels();
 }
 
 std::vector<float> random_vec(size_t n, unsigned seed) {
@@ -80,9 +82,11 @@ BENCHMARK(BM_linear)
 // fp32 weights as stored (linear) against packed once (linear_packed), the SIMD table, on
 // the base Transformer's shapes: decoding (M = 1, 16), a 20-token source (M = 20), the
 // output layer (32000 x 512: from DRAM) and an FFN layer (2048 x 512: from L3). Args:
-// packed (0/1), M, N, K. Counters as BM_linear; compare them with attnlite_peak's roofs.
+// packed (0 as stored, 1 packed, 2 packed through the AVX-512 table), M, N, K. Counters as
+// BM_linear; compare them with attnlite_peak's roofs.
 void BM_linear_packed(benchmark::State& state) {
-  const Kernels* k = attnlite::ops::simd_kernels();
+  // packed 2: the same packed panels through the AVX-512 table's linear_packed
+  const Kernels* k = state.range(0) == 2 ? attnlite::ops::avx512_kernels() : attnlite::ops::simd256_kernels();
   if (skip_if_missing(state, k)) return;
   const bool packed = state.range(0) != 0;
   const int M = (int)state.range(1), N = (int)state.range(2), K = (int)state.range(3);
@@ -101,15 +105,15 @@ void BM_linear_packed(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   linear_counters(state, M, N, K);
-  state.SetLabel(packed ? "packed" : "as stored");
+  state.SetLabel(std::string(packed ? "packed " : "as stored ") + k->name);
 }
 BENCHMARK(BM_linear_packed)
     ->ArgNames({"packed", "M", "N", "K"})
-    ->ArgsProduct({{0, 1}, {1, 16, 20}, {32000, 2048}, {512}})
-    ->ArgsProduct({{0, 1}, {1, 16, 20}, {512}, {2048}})
+    ->ArgsProduct({{0, 1, 2}, {1, 16, 20}, {32000, 2048}, {512}})
+    ->ArgsProduct({{0, 1, 2}, {1, 16, 20}, {512}, {2048}})
     // the book's 32-wide models, one decoding step: the Bahdanau output layer (201 words),
     // a GRU's gates, the query projection
-    ->ArgsProduct({{1}, {1}, {32, 96, 201}, {32, 64}})
+    ->ArgsProduct({{1, 2}, {1}, {32, 96, 201}, {32, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 // fp32 against int8 weights with the same SIMD table, side by side. Args: int8 (0/1), M, N, K.
@@ -261,7 +265,7 @@ void BM_rows(benchmark::State& state) {
 }
 BENCHMARK(BM_rows)
     ->ArgNames({"simd", "op", "rows", "n"})
-    ->ArgsProduct({{0, 1}, {0, 1, 2, 3}, {100}, {256}});
+    ->ArgsProduct({{0, 1, 2}, {0, 1, 2, 3}, {100}, {256}});
 
 // One fused GRU step (B = 1) on weights packed by gru_pack: the book's Bahdanau model's
 // encoder (its input products given: in = 0 here), its decoder's layers (in = 32: the
@@ -286,7 +290,7 @@ void BM_gru_step(benchmark::State& state) {
   }
   state.SetLabel(k->name);
 }
-BENCHMARK(BM_gru_step)->ArgNames({"simd", "in", "H"})->ArgsProduct({{0, 1}, {0, 32, 64}, {32}});
+BENCHMARK(BM_gru_step)->ArgNames({"simd", "in", "H"})->ArgsProduct({{0, 1, 2}, {0, 32, 64}, {32}});
 
 }  // namespace
 

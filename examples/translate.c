@@ -2,7 +2,7 @@
  * needs (built with the small core, cmake -DATTNLITE_MINIMAL=ON; docs/edge.md).
  *
  *   translate MODEL.safetensors [BEAM [ALPHA]] < english.txt > french.txt
- *   translate --kernels      (prints the CPU kernel table in use: neon, avx2-fma, scalar...)
+ *   translate --kernels      (prints the CPU kernel table in use: neon, avx512, scalar...)
  *
  * One translation per input line, as `attnlite translate --model MODEL [--beam BEAM --alpha
  * ALPHA]` prints it. Buffers are sized once, when the translator is made; the loop

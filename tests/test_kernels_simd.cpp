@@ -38,12 +38,27 @@ namespace {
 
 const int kSizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 15, 16, 17, 31, 32, 33, 64, 100, 128, 129, 136};
 
+// The SIMD tables this CPU runs: the 256-bit one and the AVX-512 one where there is one (x86-64),
+// or the one table there is (WebAssembly's SIMD128).
+std::vector<const Kernels*> simd_tables() {
+  std::vector<const Kernels*> t;
+  for (const Kernels* k : {attnlite::ops::simd256_kernels(), attnlite::ops::avx512_kernels()})
+    if (k) t.push_back(k);
+  if (t.empty() && attnlite::ops::simd_kernels()) t.push_back(attnlite::ops::simd_kernels());
+  return t;
+}
+
+// The test case runs once per SIMD table (GENERATE), or is skipped without one.
 const Kernels* simd_or_skip() {
-  const Kernels* s = attnlite::ops::simd_kernels();
+  std::vector<const Kernels*> t = simd_tables();
+  if (t.empty()) t.push_back(nullptr);
+  const Kernels* s = GENERATE_COPY(from_range(t));
   if (!s) {
     WARN("SIMD kernels not built or not supported by this CPU: test skipped");
     SUCCEED("skipped");
+    return nullptr;
   }
+  UNSCOPED_INFO("kernel table " << s->name);
   return s;
 }
 
@@ -85,16 +100,25 @@ double gemm_tol(int K) { return 1e-5 * (K > 256 ? K / 256.0 : 1.0); }
 
 }  // namespace
 
-TEST_CASE("use_kernels(Simd) selects the SIMD table", "[simd]") {
-  const Kernels* s = simd_or_skip();
-  if (!s) return;
+TEST_CASE("use_kernels(Simd) selects the widest SIMD table", "[simd]") {
+  const Kernels* s = attnlite::ops::simd_kernels();
+  if (!s) {
+    WARN("SIMD kernels not built or not supported by this CPU: test skipped");
+    return;
+  }
+  // the widest: AVX-512 where the CPU has it, else the 256-bit table (or SIMD128)
+  const Kernels* wide = attnlite::ops::avx512_kernels();
+  const Kernels* narrow = attnlite::ops::simd256_kernels();
+  CHECK(s == (wide ? wide : narrow ? narrow : s));
+  if (wide) CHECK(std::string(wide->name) == "avx512");
   const auto before = attnlite::ops::kernel_table();
   attnlite::ops::use_kernels(attnlite::ops::KernelTable::Simd);
   CHECK(&attnlite::ops::kernels() == s);
   CHECK(attnlite::ops::kernel_table() == attnlite::ops::KernelTable::Simd);
-  // named for the instructions it was compiled to, as CMake expects for this target
-  CHECK(std::string(attnlite::ops::kernels().name) == ATTNLITE_EXPECT_KERNELS);
-  CHECK(std::string(attnlite::ops::kernels_name()) == ATTNLITE_EXPECT_KERNELS);
+  CHECK(std::string(attnlite::ops::kernels_name()) == s->name);
+  // the 256-bit table is named for the instructions it was compiled to, as CMake expects for
+  // this target
+  CHECK(std::string((narrow ? narrow : s)->name) == ATTNLITE_EXPECT_KERNELS);
   attnlite::ops::use_kernels(attnlite::ops::KernelTable::Scalar);
   CHECK(&attnlite::ops::kernels() == &attnlite::ops::scalar_kernels());
   attnlite::ops::use_kernels(before);
@@ -333,13 +357,14 @@ static GruReference gru_reference(const std::vector<float>& w_ih, const std::vec
 // nn.GRU's cell computed unfused in double, from x and from precomputed input products, at
 // hidden sizes around the block of 8 units and input sizes around the vector width.
 TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru]") {
-  const Kernels* s = attnlite::ops::simd_kernels();
-  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::vector<const Kernels*> tables = simd_tables();
+  tables.insert(tables.begin(), &attnlite::ops::scalar_kernels());
   std::mt19937 rng(77);
   double worst = 0.0;
   int runs = 0;
-  // H: one block, a pair of blocks (the SIMD decoder step's) with every kind of tail
-  for (int H : {1, 3, 8, 9, 15, 16, 17, 24, 25, 32})
+  // H: one block, pairs of blocks and the AVX-512 kernel's groups of four, with every kind of
+  // tail
+  for (int H : {1, 3, 8, 9, 15, 16, 17, 24, 25, 32, 33, 40, 48, 57, 64})
     for (int in : {1, 5, 32, 64})
       for (int B : {1, 3}) {
         const int G = 3 * H;
@@ -351,8 +376,7 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
         const std::vector<float>& want = ref.want;
         std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(in, H), kSentinel);
         attnlite::ops::gru_pack(pk.data(), w_ih.data(), b_ih.data(), w_hh.data(), b_hh.data(), in, H);
-        for (const Kernels* k : {&r, s}) {
-          if (!k) continue;
+        for (const Kernels* k : tables) {
           for (bool from_gi : {false, true}) {
             std::vector<float> h = h0, tmp((size_t)H, kSentinel), g = gi;
             k->gru_step(h.data(), tmp.data(), from_gi ? nullptr : x.data(), from_gi ? g.data() : nullptr,
@@ -360,13 +384,15 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
             const double d = max_abs_diff(h.data(), want.data(), h.size());
             worst = d > worst ? d : worst;
             ++runs;
-            REQUIRE(tmp[(size_t)H - 1] != kSentinel);  // the kernel used its tmp
+            // the kernel used its tmp; the AVX-512 one writes h directly when one group of four
+            // blocks (32 units) holds all of it
+            if (std::string(k->name) != "avx512" || H > 32) REQUIRE(tmp[(size_t)H - 1] != kSentinel);
             if (d > 2e-6)
               FAIL_CHECK(k->name << " H=" << H << " in=" << in << " B=" << B << " gi=" << from_gi << " diff=" << d);
           }
         }
       }
-  CHECK(runs == 10 * 4 * 2 * 2 * (s ? 2 : 1));
+  CHECK(runs == 15 * 4 * 2 * 2 * (int)tables.size());
   CHECK(worst <= 2e-6);
   CHECK(worst > 0.0);  // float arithmetic against double: the comparison is a real one
 }
@@ -375,8 +401,8 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
 // included, as a decoder looks up its embedding's), x's products over its own packed W_ih
 // (no bias) added; against the whole layer's cell in double.
 TEST_CASE("gru_step with input products given for some inputs and x for the others", "[simd][gru]") {
-  const Kernels* s = attnlite::ops::simd_kernels();
-  const Kernels& r = attnlite::ops::scalar_kernels();
+  std::vector<const Kernels*> tables = simd_tables();
+  tables.insert(tables.begin(), &attnlite::ops::scalar_kernels());
   std::mt19937 rng(78);
   double worst = 0.0;
   for (int H : {1, 7, 8, 9, 17, 32})
@@ -397,8 +423,7 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
             for (int k = 0; k < n; ++k) xn[(size_t)b * n + k] = x[(size_t)b * in + k];
           std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(n, H), kSentinel);
           attnlite::ops::gru_pack(pk.data(), wn.data(), nullptr, w_hh.data(), b_hh.data(), n, H);
-          for (const Kernels* k : {&r, s}) {
-            if (!k) continue;
+          for (const Kernels* k : tables) {
             std::vector<float> h = h0, tmp((size_t)H, kSentinel), g = gi;
             k->gru_step(h.data(), tmp.data(), xn.data(), g.data(), pk.data(), B, n, H);
             const double d = max_abs_diff(h.data(), want.data(), h.size());
@@ -409,6 +434,90 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
         }
   CHECK(worst <= 2e-6);
   CHECK(worst > 0.0);
+}
+
+// The AVX-512 kernels that do the AVX2 kernels' operations on each element in wider vectors
+// (kernels_avx512.cpp) give their results bit for bit: the GRU step (from x, from input
+// products, both), the packed GEMV and GEMM with every epilogue, the pointwise tanh; at the
+// sizes around both kernels' blocks and vectors, on the 256-bit table's own packed weights.
+TEST_CASE("the AVX-512 GRU step, packed products and tanh give the AVX2 kernels' bits", "[simd][avx512]") {
+  const Kernels* w = attnlite::ops::avx512_kernels();
+  const Kernels* n = attnlite::ops::simd256_kernels();
+  if (!w || !n) {
+    WARN("no AVX-512 table on this CPU or build: test skipped");
+    return;
+  }
+  std::mt19937 rng(512);
+  int compared = 0;
+  for (int H : {1, 7, 8, 9, 16, 17, 24, 31, 32, 33, 40, 48, 57, 64, 100})
+    for (int in : {1, 2, 5, 32, 33, 64})
+      for (int B : {1, 2}) {
+        const int G = 3 * H;
+        const auto w_ih = random_vec(rng, (size_t)G * in), b_ih = random_vec(rng, (size_t)G);
+        const auto w_hh = random_vec(rng, (size_t)G * H), b_hh = random_vec(rng, (size_t)G);
+        const auto x = random_vec(rng, (size_t)B * in, -3.f, 3.f), h0 = random_vec(rng, (size_t)B * H);
+        const auto gi = random_vec(rng, (size_t)B * G, -4.f, 4.f);
+        std::vector<float> pk((size_t)attnlite::ops::gru_packed_floats(in, H));
+        attnlite::ops::gru_pack(pk.data(), w_ih.data(), b_ih.data(), w_hh.data(), b_hh.data(), in, H);
+        for (int mode = 0; mode < 3; ++mode) {  // x alone, gi alone, both
+          const float* xp = mode == 1 ? nullptr : x.data();
+          const float* gp = mode == 0 ? nullptr : gi.data();
+          std::vector<float> hw = h0, hn = h0, tw((size_t)H), tn((size_t)H);
+          // three steps, each from the last
+          for (int step = 0; step < 3; ++step) {
+            w->gru_step(hw.data(), tw.data(), xp, gp, pk.data(), B, in, H);
+            n->gru_step(hn.data(), tn.data(), xp, gp, pk.data(), B, in, H);
+          }
+          ++compared;
+          if (std::memcmp(hw.data(), hn.data(), hw.size() * sizeof(float)) != 0)
+            FAIL_CHECK("gru_step H=" << H << " in=" << in << " B=" << B << " mode " << mode
+                                     << " diff=" << max_abs_diff(hw.data(), hn.data(), hw.size()));
+        }
+      }
+  CHECK(compared == 15 * 6 * 2 * 3);
+
+  std::vector<int> Ns(std::begin(kSizes), std::end(kSizes));
+  for (int v : {201, 1000}) Ns.push_back(v);
+  // M = 1 (the GEMV), the blocked GEMM's tiles of 1 to 6 rows (M = 2, 7, 13: 7 = 4 + 3) and
+  // K in one, two and three blocks of at most 512
+  for (int M : {1, 2, 7, 13})
+    for (int N : Ns)
+      for (int K : {1, 2, 3, 7, 8, 31, 32, 33, 64, 127, 128, 129, 130, 512, 513, 1100}) {
+        if (M > 1 && N > 201 && K > 130) continue;  // the large shapes once, at M = 1
+        const auto x = random_vec(rng, (size_t)M * K), wt = random_vec(rng, (size_t)N * K);
+        const auto b = random_vec(rng, (size_t)N);
+        attnlite::AlignedBuffer wp((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
+        n->linear_pack(static_cast<float*>(wp.data()), wt.data(), N, K);
+        const float* pw = static_cast<const float*>(wp.data());
+        for (int act : {attnlite::ops::kActNone, attnlite::ops::kActRelu, attnlite::ops::kActGelu})
+          for (const float* bp : {(const float*)nullptr, b.data()}) {
+            const size_t len = (size_t)M * N;
+            std::vector<float> yw(len + 1, kSentinel), yn(len + 1, kSentinel);
+            w->linear_packed(yw.data(), x.data(), pw, bp, M, N, K, act);
+            n->linear_packed(yn.data(), x.data(), pw, bp, M, N, K, act);
+            CHECK(yw[len] == kSentinel);  // nothing written past the rows
+            ++compared;
+            if (std::memcmp(yw.data(), yn.data(), yw.size() * sizeof(float)) != 0)
+              FAIL_CHECK("linear_packed M=" << M << " N=" << N << " K=" << K << " act " << act << " bias "
+                                            << (bp != nullptr)
+                                            << " diff=" << max_abs_diff(yw.data(), yn.data(), yw.size()));
+          }
+      }
+  CHECK(compared > 15 * 6 * 2 * 3 + 2000);
+
+  for (int len : {1, 5, 15, 16, 17, 33, 128, 1000}) {
+    auto v = random_vec(rng, (size_t)len + 1, -12.f, 12.f);
+    if (len > 4) {
+      v[0] = 0.f, v[1] = -0.f, v[2] = 1e-30f, v[3] = 50.f, v[4] = -std::numeric_limits<float>::infinity();
+    }
+    v[(size_t)len] = kSentinel;
+    auto vw = v, vn = v;
+    w->tanh(vw.data(), len);
+    n->tanh(vn.data(), len);
+    INFO("tanh n=" << len);
+    CHECK(vw[(size_t)len] == kSentinel);
+    CHECK(std::memcmp(vw.data(), vn.data(), vw.size() * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("simd softmax_rows: random rows, masked entries give exact 0", "[simd][softmax]") {

@@ -68,8 +68,9 @@ al_error* al_error_new(const char* message);
 
 /* ---- CPU kernels --------------------------------------------------------------------- */
 /* The CPU kernel table every session uses, chosen at first use: the SIMD table this build
- * has and this CPU runs ("avx2-fma" on x86-64, "neon" on Arm, "simd128" in WebAssembly,
- * "simde-portable" where SIMDe found no vector unit) or else "scalar". A static string. */
+ * has and this CPU runs ("avx2-fma" on x86-64, "avx512" there on a CPU with AVX-512 F, DQ
+ * and VL unless ATTNLITE_AVX512=0, "neon" on Arm, "simd128" in WebAssembly, "simde-portable"
+ * where SIMDe found no vector unit) or else "scalar". A static string. */
 const char* al_kernels(void);
 /* Chooses the table for the whole process: "simd" or "scalar". AL_OK, or AL_ERR_INPUT with
  * *err set (SIMD not built in or not supported by this CPU, another word). Call it before

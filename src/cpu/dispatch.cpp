@@ -1,6 +1,8 @@
 // The kernel table in use: SIMD when built and supported by this CPU, else the scalar
 // reference; use_kernels switches it.
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
@@ -16,6 +18,40 @@ namespace attnlite::ops {
 #if defined(ATTNLITE_HAVE_SIMD)
 const Kernels* simd_kernels_impl();  // src/cpu/simd/kernels_simd.cpp
 #endif
+
+#if defined(ATTNLITE_HAVE_AVX512_TABLE)
+const Kernels* avx512_kernels_impl();  // src/cpu/avx512/kernels_avx512.cpp
+#endif
+
+const Kernels* simd256_kernels() {
+#if defined(__wasm_simd128__) || !defined(ATTNLITE_HAVE_SIMD)
+  return nullptr;
+#else
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!ok) return nullptr;
+#endif
+  return simd_kernels_impl();
+#endif
+}
+
+const Kernels* avx512_kernels() {
+#if defined(ATTNLITE_HAVE_AVX512_TABLE)
+  // The CPU and the OS (its saving of the 512-bit registers: GCC's check reads XCR0) both;
+  // ATTNLITE_AVX512=0 keeps the 256-bit table.
+  static const Kernels* k = [] {
+    const char* env = std::getenv("ATTNLITE_AVX512");
+    if (env && std::strcmp(env, "0") == 0) return (const Kernels*)nullptr;
+    const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                    __builtin_cpu_supports("avx512vl");
+    return ok ? avx512_kernels_impl() : nullptr;
+  }();
+  return k;
+#else
+  return nullptr;
+#endif
+}
 
 const Kernels* simd_kernels() {
 #if defined(__wasm_simd128__)
@@ -38,11 +74,10 @@ const Kernels* simd_kernels() {
   }();
   return &k;
 #elif defined(ATTNLITE_HAVE_SIMD)
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (!ok) return nullptr;
+#if defined(ATTNLITE_HAVE_AVX512_TABLE)
+  if (const Kernels* wide = avx512_kernels()) return wide;
 #endif
-  return simd_kernels_impl();
+  return simd256_kernels();
 #else
   return nullptr;
 #endif

@@ -197,7 +197,8 @@ static void test_beam(const al_model* m) {
 /* al_model_adopt_bytes: the model takes over a malloc()ed copy of the file (freed with it, or
  * at once on failure: leak checkers see both), and translates as the loaded one does. */
 /* The kernel table: the one this build was configured for (ATTNLITE_EXPECT_KERNELS, from
- * CMake's view of the target: "neon" on Arm, "avx2-fma" on x86-64, "scalar" without SIMD),
+ * CMake's view of the target: "neon" on Arm, "avx2-fma" on x86-64, "avx512" there on a CPU
+ * with AVX-512, "scalar" without SIMD),
  * switchable to the scalar reference and back; translations identical on both. */
 static void test_kernels(al_model* m) {
   const char* expect = ATTNLITE_EXPECT_KERNELS;
@@ -205,6 +206,16 @@ static void test_kernels(al_model* m) {
   printf("kernels: %s (this build: %s)\n", now, expect);
   /* x86-64 without AVX2 and FMA falls back to the reference */
   if (strcmp(expect, "avx2-fma") == 0 && strcmp(now, "scalar") == 0) expect = "scalar";
+#if defined(__x86_64__) && defined(__GNUC__)
+  /* and picks the AVX-512 table on a CPU with AVX-512 F, DQ and VL, unless ATTNLITE_AVX512=0 */
+  {
+    const char* off = getenv("ATTNLITE_AVX512");
+    if (strcmp(expect, "avx2-fma") == 0 && !(off && strcmp(off, "0") == 0) &&
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      expect = "avx512";
+  }
+#endif
   CHECK_STR(now, expect);
   al_error* err = NULL;
   CHECK(al_use_kernels("fast", &err) == AL_ERR_INPUT);

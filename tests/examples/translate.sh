@@ -13,6 +13,12 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 got=$($ex --kernels)
 [ "$kernels" == avx2-fma ] && [ "$got" == scalar ] && kernels=scalar  # an x86-64 CPU without AVX2
+# an x86-64 CPU with AVX-512 F, DQ and VL: the AVX-512 table, unless ATTNLITE_AVX512=0
+if [ "$kernels" == avx2-fma ] && [ "${ATTNLITE_AVX512:-}" != 0 ] &&
+   flags=$(grep -m1 '^flags' /proc/cpuinfo) && [[ " $flags " == *" avx512f "* ]] &&
+   [[ " $flags " == *" avx512dq "* ]] && [[ " $flags " == *" avx512vl "* ]]; then
+  kernels=avx512
+fi
 check "kernel table" "$kernels" "$got"
 # Typed input (no final full stop, a typographic apostrophe) and the book's sentences.
 printf '%s\n' "I'm home." "where is the station" "Don’t worry" "He is a good person." \

@@ -341,7 +341,7 @@ int cmd_info(int argc, char** argv) {
   if (args.flag("--help") || args.flag("-h")) {
     std::puts("usage: attnlite info [--model PATH|NAME]\n\nPrints a model's kind, config, vocabulary sizes and weight bytes, and\n"
               "this build: the processor it was built for (arch) and the CPU kernel table\n"
-              "in use (kernels: avx2-fma, neon, simd128 or scalar).");
+              "in use (kernels: avx512, avx2-fma, neon, simd128 or scalar).");
     return kOk;
   }
   std::string model_arg;

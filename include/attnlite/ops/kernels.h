@@ -82,8 +82,15 @@ void gru_pack(float* packed, const float* w_ih, const float* b_ih, const float* 
               const float* b_hh, int in, int H);
 
 const Kernels& scalar_kernels();
-// The SIMD table, or nullptr when not built or the CPU lacks the instructions.
+// The SIMD table, or nullptr when not built or the CPU lacks the instructions: the widest this
+// CPU runs, avx512_kernels() where there is one, else simd256_kernels().
 const Kernels* simd_kernels();
+// The 256-bit table (AVX2/FMA on x86, NEON on Arm through SIMDe; nullptr in WebAssembly, whose
+// SIMD128 table is simd_kernels()), and the AVX-512 one (x86-64 CPUs with AVX-512 F, DQ and VL,
+// unless ATTNLITE_AVX512=0): each nullptr when not built or not runnable here. The tests and
+// benchmarks compare them.
+const Kernels* simd256_kernels();
+const Kernels* avx512_kernels();
 
 // The table the CPU op set uses: SIMD when available, else scalar; use_kernels (ops.h)
 // switches it.

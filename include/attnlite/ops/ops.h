@@ -208,7 +208,7 @@ const Ops& cuda();
 enum class KernelTable { Scalar, Simd };
 void use_kernels(KernelTable);  // throws attnlite::Error when the SIMD table is not available
 KernelTable kernel_table();     // the table in use
-// Its name: "scalar", or the SIMD table's ("avx2-fma", "neon", "simd128", ...).
+// Its name: "scalar", or the SIMD table's ("avx512", "avx2-fma", "neon", "simd128", ...).
 const char* kernels_name();
 
 }  // namespace attnlite::ops
