@@ -1,22 +1,22 @@
 // attnlite — the AVX-512 kernel table (x86-64): the AVX2/FMA table with its decoding-step
 // kernels in 512-bit vectors, for CPUs whose 512-bit FMAs run at full width (AMD Zen 5, Intel
-// server cores: twice the 256-bit FLOP peak; bench/RESULTS.md). This file alone is compiled with
-// -mavx512f -mavx512dq -mavx512vl (CMakeLists.txt); the dispatcher (src/cpu/dispatch.cpp) hands the table
-// out only after checking the CPU at run time.
+// server cores: twice the 256-bit FLOP peak; bench/RESULTS.md). This file alone is compiled
+// with -mavx512f -mavx512dq -mavx512vl (CMakeLists.txt); the dispatcher (src/cpu/dispatch.cpp)
+// hands the table out only after checking the CPU at run time.
 //
 // In 512 bits:
 //  * gru_step: the same packed layout (blocks of 8 hidden units, kGruBlock) read two k at a
 //    time as three vectors, [r z](k) [n r](k, k+1) [z n](k+1), against x[k], x[k] | x[k+1]
 //    and x[k+1]: every unit's gate sums are the AVX2 kernel's even and odd FMA chains, in the
 //    same order. Four blocks at once (twelve chains), the gates of two blocks per vector.
-//  * linear_packed (fp32 weights packed at load in panels of 16 output features, one vector per
-//    k): at M = 1 the GEMV, each output the AVX2 kernel's even and odd chains, four to six
+//  * linear_packed (fp32 weights packed at load in panels of 16 output features, one vector
+//    per k): at M = 1 the GEMV, each output the AVX2 kernel's even and odd chains, four to six
 //    panels at once for short rows; at M ≥ 2 the blocked GEMM, tiles of up to 6 rows x 2
 //    panels, each output one chain per K block as the AVX2 micro-kernel's.
 //  * tanh, exp_sum, softmax_rows: the AVX2 kernels' formulas, 16 lanes at a time.
-// gru_step, linear_packed and tanh give the AVX2 kernels' results bit for bit (the same operations on
-// each element); exp_sum and softmax_rows sum in another order (tests/test_kernels_simd.cpp).
-// Everything else is the AVX2 table's.
+// gru_step, linear_packed and tanh give the AVX2 kernels' results bit for bit (the same
+// operations on each element); exp_sum and softmax_rows sum in another order
+// (tests/test_kernels_simd.cpp holds both). Everything else is the AVX2 table's.
 #include "attnlite/ops/kernels.h"
 #include "cpu/simd/kernels_simd.h"
 
@@ -28,8 +28,10 @@ const Kernels* avx512_kernels_impl();  // here: the table, or nullptr when built
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 // GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_ps(), which its
 // uninitialized-value warnings report at every inlined call.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cmath>
