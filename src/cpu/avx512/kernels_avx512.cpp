@@ -241,9 +241,6 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
 
 // ---- the packed GEMV ---------------------------------------------------------------------
 
-#ifndef ATTNLITE_GEMV_PREFETCH
-#define ATTNLITE_GEMV_PREFETCH 2048
-#endif
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
 
 // P panels at once: each output's sums over even and odd k, added, then the bias, as the AVX2
@@ -283,7 +280,7 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 // Up to this K, panels four to six at once (eight to twelve chains: a short row's two chains
 // end before the FMA latency is hidden); longer rows stream from memory, two panels at once.
 constexpr int kManyPanelsMaxK = 128;
-constexpr long kNoPrefetchBytes = 65536;  // as gemm_simd.cpp: stays in L2 between steps
+constexpr long kNoPrefetchBytes = ATTNLITE_GEMV_NO_PREFETCH_BYTES;  // stays in L2 between steps
 
 template <bool Prefetch>
 void gemv_group(int P, float* y, const float* x, const float* p, const float* bias, int n0, int N,
@@ -313,13 +310,8 @@ void gemv_packed(float* y, const float* x, const float* wp, const float* bias, i
 
 // ---- the packed GEMM (M ≥ 2) --------------------------------------------------------------
 
-// gemm_simd.cpp's blocks: the same K blocks (so the same sums), rows in tiles of up to 6.
-#ifndef ATTNLITE_GEMM_KC
-#define ATTNLITE_GEMM_KC 512
-#endif
-#ifndef ATTNLITE_GEMM_MC
-#define ATTNLITE_GEMM_MC 1020
-#endif
+// gemm_simd.cpp's blocks (kernels_simd.h): the same K blocks, so the same sums; rows in tiles
+// of up to 6.
 constexpr int KC = ATTNLITE_GEMM_KC, MC = ATTNLITE_GEMM_MC, MR = 6;
 
 // The lines of the next panels this tile fetches into L2 while it works (gemm_simd.cpp's

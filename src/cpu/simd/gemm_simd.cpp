@@ -38,17 +38,11 @@ namespace {
 
 constexpr int MR = 6;    // micro-tile rows (of A / C)
 constexpr int NR = 16;   // micro-tile columns: two vectors
-// Block sizes, tuned on an AMD Zen 4 core (32 KiB L1d, 1 MiB L2); overridable at compile
-// time for other targets. KC = 512 keeps K ≤ 512 in one block, so C is written once instead
+// Block sizes (kernels_simd.h), tuned on an AMD Zen 4 core (32 KiB L1d, 1 MiB L2); overridable
+// at compile time for other targets. KC = 512 keeps K ≤ 512 in one block, so C is written once instead
 // of being read back per K block (+8% on 512x2048x512 against KC = 256); a large MC packs
 // each panel of w once per K block instead of once per M block (+3%). The 32 KiB panel and
 // the 6 rows of A stream from L1/L2 at ~15 bytes per cycle, well within L2 bandwidth.
-#ifndef ATTNLITE_GEMM_KC
-#define ATTNLITE_GEMM_KC 512
-#endif
-#ifndef ATTNLITE_GEMM_MC
-#define ATTNLITE_GEMM_MC 1020
-#endif
 constexpr int KC = ATTNLITE_GEMM_KC;  // max K block: the B panel is KC x NR floats (32 KiB)
 constexpr int MC = ATTNLITE_GEMM_MC;  // M block (a multiple of MR)
 static_assert(MC % MR == 0 && KC % 8 == 0, "block sizes");
@@ -515,10 +509,7 @@ constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 // two vectors of sums over even k and two over odd k (four independent FMA chains; for short
 // rows two panels side by side, eight), x broadcast element by element, the panel read front
 // to back: the whole matrix is one sequential stream, fetched ATTNLITE_GEMV_PREFETCH bytes
-// ahead. y = sums + bias, then act.
-#ifndef ATTNLITE_GEMV_PREFETCH
-#define ATTNLITE_GEMV_PREFETCH 2048
-#endif
+// (kernels_simd.h) ahead. y = sums + bias, then act.
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
 // P panels at once (P = 1, 2): 4P chains sharing each broadcast of x. Prefetch: whether to
 // fetch ahead (off for a matrix that stays in cache between calls, where the prefetches are
@@ -569,11 +560,9 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 #define ATTNLITE_GEMV_TWO_PANELS_MAX_K 128
 #endif
 
-// Matrices up to this many bytes are read without prefetches: they stay in L2 from one
-// decoding step to the next (the book's 32-wide layers: 1 x 201 x 32 is 26 KB).
-#ifndef ATTNLITE_GEMV_NO_PREFETCH_BYTES
-#define ATTNLITE_GEMV_NO_PREFETCH_BYTES 65536
-#endif
+// Matrices up to ATTNLITE_GEMV_NO_PREFETCH_BYTES (kernels_simd.h) are read without
+// prefetches: they stay in L2 from one decoding step to the next (the book's 32-wide layers:
+// 1 x 201 x 32 is 26 KB).
 
 template <bool Prefetch>
 void gemv_packed_with(float* y, const float* x, const float* wp, const float* bias, int N, int K,

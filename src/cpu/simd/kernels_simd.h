@@ -11,6 +11,22 @@
 #define ATTNLITE_PACKED_WEIGHTS 1
 #endif
 
+// The products' block sizes and prefetch distances, overridable at compile time (-D): the
+// 256-bit kernels' (gemm_simd.cpp says why these values) and the AVX-512 ones'
+// (src/cpu/avx512/), which block K alike so that each output is the same sum.
+#ifndef ATTNLITE_GEMM_KC
+#define ATTNLITE_GEMM_KC 512  // the largest K block
+#endif
+#ifndef ATTNLITE_GEMM_MC
+#define ATTNLITE_GEMM_MC 1020  // the largest M block (a multiple of 6)
+#endif
+#ifndef ATTNLITE_GEMV_PREFETCH
+#define ATTNLITE_GEMV_PREFETCH 2048  // bytes the GEMV fetches ahead of its stream
+#endif
+#ifndef ATTNLITE_GEMV_NO_PREFETCH_BYTES
+#define ATTNLITE_GEMV_NO_PREFETCH_BYTES 65536  // matrices up to this size: no prefetches
+#endif
+
 namespace attnlite::ops::simd {
 
 // gemm_simd.cpp
