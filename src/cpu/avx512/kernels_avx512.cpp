@@ -209,6 +209,17 @@ inline void gru_blocks(float* out, const float* hb, const float* xb, const float
   }
 }
 
+// Blocks j .. j+G−1 (1 ≤ G ≤ 4) by gru_blocks<G>.
+inline void gru_group(int G, float* out, const float* hb, const float* xb, const float* gb,
+                      const float* pk, long block, int j, int in, int H) {
+  switch (G) {
+    case 4: gru_blocks<4>(out, hb, xb, gb, pk, block, j, in, H); break;
+    case 3: gru_blocks<3>(out, hb, xb, gb, pk, block, j, in, H); break;
+    case 2: gru_blocks<2>(out, hb, xb, gb, pk, block, j, in, H); break;
+    default: gru_blocks<1>(out, hb, xb, gb, pk, block, j, in, H); break;
+  }
+}
+
 void gru_step(float* h, float* tmp, const float* x, const float* gi, const float* pk, int B,
               int in, int H) {
   const long block = gru_block_floats(in, H);
@@ -219,22 +230,11 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
     const float* gb = gi ? gi + (long)b * 3 * H : nullptr;
     if (blocks <= 4) {
       // one group (the book's 32 units): its sums have read all of h before its gates write
-      switch (blocks) {
-        case 4: gru_blocks<4>(hb, hb, xb, gb, pk, block, 0, in, H); break;
-        case 3: gru_blocks<3>(hb, hb, xb, gb, pk, block, 0, in, H); break;
-        case 2: gru_blocks<2>(hb, hb, xb, gb, pk, block, 0, in, H); break;
-        default: gru_blocks<1>(hb, hb, xb, gb, pk, block, 0, in, H); break;
-      }
+      gru_group(blocks, hb, hb, xb, gb, pk, block, 0, in, H);
       continue;
     }
-    int j = 0;
-    for (; j + 4 <= blocks; j += 4) gru_blocks<4>(tmp, hb, xb, gb, pk, block, j, in, H);
-    switch (blocks - j) {
-      case 3: gru_blocks<3>(tmp, hb, xb, gb, pk, block, j, in, H); break;
-      case 2: gru_blocks<2>(tmp, hb, xb, gb, pk, block, j, in, H); break;
-      case 1: gru_blocks<1>(tmp, hb, xb, gb, pk, block, j, in, H); break;
-      default: break;
-    }
+    for (int j = 0; j < blocks; j += 4)
+      gru_group(blocks - j < 4 ? blocks - j : 4, tmp, hb, xb, gb, pk, block, j, in, H);
     for (int i = 0; i < H; ++i) hb[i] = tmp[i];
   }
 }
