@@ -244,7 +244,7 @@ void gru_step(float* h, float* tmp, const float* x, const float* gi, const float
 constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
 
 // P panels at once: each output's sums over even and odd k, added, then the bias, as the AVX2
-// kernel (gemm_simd.cpp: gemv_panels, store_row).
+// kernel (gemm_simd.cpp: gemv_panels, store_row, whose multiply by alpha = 1 changes nothing).
 template <int P, bool Prefetch>
 inline void gemv_panels(float* y, const float* x, const float* p, const float* bias, int n0, int N,
                         int K) {
@@ -271,7 +271,7 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
   for (int q = 0; q < P; ++q) {
     const int m0 = n0 + q * kW;
     const __mmask16 m = first_n(N - m0);
-    v16 r = _mm512_mul_ps(_mm512_add_ps(e[q], o[q]), v_set(1.f));
+    v16 r = _mm512_add_ps(e[q], o[q]);
     if (bias) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, bias + m0));
     _mm512_mask_storeu_ps(y + m0, m, r);
   }
@@ -308,6 +308,13 @@ void gemv_packed(float* y, const float* x, const float* wp, const float* bias, i
   }
 }
 
+// act (kActRelu, kActGelu) on n values of y in place, by the AVX2 table's relu and gelu, as
+// the AVX2 products apply it.
+inline void apply_act(float* y, int n, int act) {
+  if (act == kActRelu) simd::relu(y, n);
+  if (act == kActGelu) simd::gelu(y, n);
+}
+
 // ---- the packed GEMM (M ≥ 2) --------------------------------------------------------------
 
 // gemm_simd.cpp's blocks (kernels_simd.h): the same K blocks, so the same sums; rows in tiles
@@ -315,7 +322,7 @@ void gemv_packed(float* y, const float* x, const float* wp, const float* bias, i
 constexpr int KC = ATTNLITE_GEMM_KC, MC = ATTNLITE_GEMM_MC, MR = 6;
 
 // The lines of the next panels this tile fetches into L2 while it works (gemm_simd.cpp's
-// Fetch): q[0], q[1] (or null) from line `first`, every `stride` floats, n of them each.
+// Fetch): from q[0] and q[1] (or null), every `stride` floats, n lines of each.
 struct Fetch {
   const float* q[2] = {nullptr, nullptr};
   long stride = 0;
@@ -422,8 +429,8 @@ void gemm_packed(float* y, const float* x, const float* wp, const float* bias, i
           } else {
             micro_rows<1, false>(rows, kc, am, K, p, pstride, cm, N, nr, bn, first, f);
           }
-          if (last && act != kActNone)
-            for (int r = 0; r < rows; ++r) (act == kActRelu ? simd::relu : simd::gelu)(cm + (long)r * N, nr);
+          if (last)
+            for (int r = 0; r < rows; ++r) apply_act(cm + (long)r * N, nr, act);
           m += rows;
         }
       }
@@ -445,8 +452,7 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
     gemv_packed<false>(y, x, wp, b, N, K);
   else
     gemv_packed<true>(y, x, wp, b, N, K);
-  if (act == kActRelu) simd::relu(y, N);
-  if (act == kActGelu) simd::gelu(y, N);
+  apply_act(y, N, act);
 }
 
 // ---- element-wise and row kernels --------------------------------------------------------
