@@ -42,9 +42,9 @@ const Kernels* avx512_kernels() {
   static const Kernels* k = [] {
     const char* env = std::getenv("ATTNLITE_AVX512");
     if (env && std::strcmp(env, "0") == 0) return (const Kernels*)nullptr;
-    const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                    __builtin_cpu_supports("avx512vl");
+    // the 256-bit table's CPU check too: the AVX-512 table is built on it
+    const bool ok = simd256_kernels() && __builtin_cpu_supports("avx512f") &&
+                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     return ok ? avx512_kernels_impl() : nullptr;
   }();
   return k;
