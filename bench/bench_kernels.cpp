@@ -178,6 +178,10 @@ BENCHMARK(BM_linear_int8)
     ->Args({1, 4, 128, 512})
     ->Args({0, 16, 128, 512})
     ->Args({1, 16, 128, 512})
+    // beam 4 on the default model (transformer-fra-bpe, int8: 256 wide, FFN 1024, 8106 French
+    // sub-words): its output layer, a projection, an FFN layer in and out
+    ->ArgsProduct({{1}, {4}, {8106, 256, 1024}, {256}})
+    ->Args({1, 4, 256, 1024})
     // the book's models (K = 32: the d2l Transformer's encoder over 10 source tokens, the
     // Bahdanau encoder's GRU input products) and K = 64
     ->ArgsProduct({{0}, {4, 10}, {32, 96}, {32, 64}})

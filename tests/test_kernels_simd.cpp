@@ -438,9 +438,10 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
 
 // The AVX-512 kernels that do the AVX2 kernels' operations on each element in wider vectors
 // (kernels_avx512.cpp) give their results bit for bit: the GRU step (from x, from input
-// products, both), the packed GEMV and GEMM with every epilogue, the pointwise tanh; at the
-// sizes around both kernels' blocks and vectors, on the 256-bit table's own packed weights.
-TEST_CASE("the AVX-512 GRU step, packed products and tanh give the AVX2 kernels' bits", "[simd][avx512]") {
+// products, both), the packed GEMV and GEMM with every epilogue, int8 weights at small M, the
+// pointwise tanh; at the sizes around both kernels' blocks and vectors, on the 256-bit table's
+// own packed weights.
+TEST_CASE("the AVX-512 GRU step, products and tanh give the AVX2 kernels' bits", "[simd][avx512]") {
   const Kernels* w = attnlite::ops::avx512_kernels();
   const Kernels* n = attnlite::ops::simd256_kernels();
   if (!w || !n) {
@@ -504,6 +505,28 @@ TEST_CASE("the AVX-512 GRU step, packed products and tanh give the AVX2 kernels'
           }
       }
   CHECK(compared > 15 * 6 * 2 * 3 + 2000);
+
+  // int8 weights at small M: the 4 x 4 tiles, a pair, a single column (N mod 4 = 0..3), the
+  // rows after the last 4 (M = 5..7), K = 8 mod 16; M outside 4..7 is the AVX2 kernel itself
+  for (int M : {1, 3, 4, 5, 6, 7, 8})
+    for (int N : {1, 2, 3, 4, 5, 6, 7, 8, 33, 256, 1023})
+      for (int K : {8, 16, 24, 40, 256, 1032}) {
+        const auto x = random_vec(rng, (size_t)M * K), sc = random_vec(rng, (size_t)N, 0.001f, 0.02f);
+        const auto b = random_vec(rng, (size_t)N);
+        std::vector<int8_t> q((size_t)N * K);
+        for (auto& v : q) v = (int8_t)(rng() % 255 - 127);
+        for (const float* bp : {(const float*)nullptr, b.data()}) {
+          const size_t len = (size_t)M * N;
+          std::vector<float> yw(len + 1, kSentinel), yn(len + 1, kSentinel);
+          w->linear_i8(yw.data(), x.data(), q.data(), sc.data(), bp, M, N, K);
+          n->linear_i8(yn.data(), x.data(), q.data(), sc.data(), bp, M, N, K);
+          CHECK(yw[len] == kSentinel);
+          ++compared;
+          if (std::memcmp(yw.data(), yn.data(), yw.size() * sizeof(float)) != 0)
+            FAIL_CHECK("linear_i8 M=" << M << " N=" << N << " K=" << K << " bias " << (bp != nullptr)
+                                      << " diff=" << max_abs_diff(yw.data(), yn.data(), yw.size()));
+        }
+      }
 
   for (int len : {1, 5, 15, 16, 17, 33, 128, 1000}) {
     auto v = random_vec(rng, (size_t)len + 1, -12.f, 12.f);

@@ -13,8 +13,10 @@
 //    per k): at M = 1 the GEMV, each output the AVX2 kernel's even and odd chains, four to six
 //    panels at once for short rows; at M ≥ 2 the blocked GEMM, tiles of up to 6 rows x 2
 //    panels, each output one chain per K block as the AVX2 micro-kernel's.
+//  * linear_i8 at 4 ≤ M ≤ 7 (beam search's hypotheses over int8 weights): each vector two
+//    outputs' 8 lanes against the row's 8 values twice, each lane the AVX2 kernel's chain.
 //  * tanh, exp_sum, softmax_rows: the AVX2 kernels' formulas, 16 lanes at a time.
-// gru_step, linear_packed and tanh give the AVX2 kernels' results bit for bit (the same
+// gru_step, linear_packed, linear_i8 and tanh give the AVX2 kernels' results bit for bit (the same
 // operations on each element); exp_sum and softmax_rows sum in another order
 // (tests/test_kernels_simd.cpp holds both). Everything else is the AVX2 table's.
 #include "attnlite/ops/kernels.h"
@@ -455,6 +457,129 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
   apply_act(y, N, act);
 }
 
+// ---- int8 weights at small M ---------------------------------------------------------------
+
+// linear_i8 for 4 ≤ M ≤ ATTNLITE_SMALL_M_I8 (kernels_simd.h) and K a multiple of 8: the rows of
+// beam search's hypotheses. The AVX2 kernel (gemm_simd.cpp: linear_i8_small_m) holds each
+// output's sum in 8 lanes, lane i the FMA chain over k ≡ i (mod 8), in tiles of 4 rows x 2
+// outputs. Here one vector holds two outputs' 8 lanes, [n | n+1], against the row's 8 values
+// twice, [x | x]: half the FMAs, each lane the same chain. The ends are the AVX2 kernel's
+// horizontal sums, scale and bias; the last odd output and the last M % 4 rows go as there.
+// Same results bit for bit. Each pair costs a shuffle (two rows' 8 bytes into one vector)
+// before its widening: beam 4 over the test split ran 1.49x faster than on the AVX2 kernel
+// (bench/RESULTS.md, round eight); one output's 16 consecutive weights per vector skips that
+// shuffle (~1.3x faster kernel again) but sums each output in another order.
+
+// q0[k..k+8) | q1[k..k+8) as floats, and the same at k + 8.
+inline void widen_pairs(const int8_t* q0, const int8_t* q1, int k, v16& lo, v16& hi) {
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q0 + k));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q1 + k));
+  lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(a, b)));
+  hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpackhi_epi64(a, b)));
+}
+inline v16 widen_pair(const int8_t* q0, const int8_t* q1, int k) {
+  const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q0 + k));
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q1 + k));
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_unpacklo_epi64(a, b)));
+}
+// p[0..8) in both halves.
+inline v16 twice(const float* p) { return _mm512_broadcast_f32x8(_mm256_loadu_ps(p)); }
+
+// simd_math.h's hsum4: the four sums of the AVX2 kernel's accumulators, in its order.
+inline __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 t2 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  return _mm_add_ps(_mm256_castps256_ps128(t2), _mm256_extractf128_ps(t2, 1));
+}
+inline __m256 low(v16 v) { return _mm512_castps512_ps256(v); }
+inline __m256 high(v16 v) { return _mm512_extractf32x8_ps(v, 1); }
+
+// Rows 0..3 of x times outputs 0..2P of q (P pairs): y = sum · scale (+ bias), as i8_tile_4x2.
+template <int P>
+inline void i8_tile(const float* a, long lda, const int8_t* q, long ldq, int K, float* c, long ldc,
+                    const float* scale, const float* bias) {
+  v16 acc[4][P];
+  for (int r = 0; r < 4; ++r)
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
+  int k = 0;
+  for (; k + 2 * kU <= K; k += 2 * kU) {
+    v16 lo[P], hi[P];
+    for (int p = 0; p < P; ++p) widen_pairs(q + 2 * p * ldq, q + (2 * p + 1) * ldq, k, lo[p], hi[p]);
+    for (int r = 0; r < 4; ++r) {
+      const v16 x = twice(a + r * lda + k);
+      for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(x, lo[p], acc[r][p]);
+    }
+    for (int r = 0; r < 4; ++r) {
+      const v16 x = twice(a + r * lda + k + kU);
+      for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(x, hi[p], acc[r][p]);
+    }
+  }
+  if (k < K) {  // K ≡ 8 (mod 16)
+    v16 w[P];
+    for (int p = 0; p < P; ++p) w[p] = widen_pair(q + 2 * p * ldq, q + (2 * p + 1) * ldq, k);
+    for (int r = 0; r < 4; ++r) {
+      const v16 x = twice(a + r * lda + k);
+      for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(x, w[p], acc[r][p]);
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    const float* sp = scale + 2 * p;
+    const __m128 sc = _mm_setr_ps(sp[0], sp[1], sp[0], sp[1]);
+    const __m128 bs = bias ? _mm_setr_ps(bias[2 * p], bias[2 * p + 1], bias[2 * p], bias[2 * p + 1])
+                           : _mm_setzero_ps();
+    const __m128 lo = _mm_add_ps(
+        _mm_mul_ps(hsum4(low(acc[0][p]), high(acc[0][p]), low(acc[1][p]), high(acc[1][p])), sc), bs);
+    const __m128 hi = _mm_add_ps(
+        _mm_mul_ps(hsum4(low(acc[2][p]), high(acc[2][p]), low(acc[3][p]), high(acc[3][p])), sc), bs);
+    float* cp = c + 2 * p;
+    _mm_storel_pi(reinterpret_cast<__m64*>(cp), lo);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(cp + ldc), lo);
+    _mm_storel_pi(reinterpret_cast<__m64*>(cp + 2 * ldc), hi);
+    _mm_storeh_pi(reinterpret_cast<__m64*>(cp + 3 * ldc), hi);
+  }
+}
+
+// One output (the last of an odd N) for rows 0..3, as the AVX2 kernel's dot_tile<1, 1>: 8 lanes,
+// then simd_math.h's hsum.
+inline void i8_column(const float* a, long lda, const int8_t* q, int K, float* c, long ldc,
+                      float scale, const float* bias) {
+  for (int r = 0; r < 4; ++r) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int k = 0; k < K; k += kU) {
+      const __m256 w = _mm256_cvtepi32_ps(
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k))));
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + k), w, acc);
+    }
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    const float y = _mm_cvtss_f32(s) * scale;  // then + bias, not fused: as the AVX2 kernel
+    c[r * ldc] = bias ? y + *bias : y;
+  }
+}
+
+// Tiles of 4 rows x 4 outputs (eight accumulators: enough FMAs in flight for two 512-bit FMA
+// pipes), then one pair and one output; the weights' rows outermost, as the AVX2 kernel.
+void linear_i8(float* y, const float* x, const int8_t* q, const float* scale, const float* b,
+               int M, int N, int K) {
+  if (M < 4 || M > ATTNLITE_SMALL_M_I8 || N <= 0 || K <= 0 || K % kU != 0) {
+    simd::linear_i8(y, x, q, scale, b, M, N, K);
+    return;
+  }
+  const int M4 = M / 4 * 4, N4 = N / 4 * 4, N2 = N / 2 * 2;
+  auto at = [](const float* p, int n) { return p ? p + n : nullptr; };
+  for (int n = 0; n < N4; n += 4)
+    for (int m = 0; m < M4; m += 4)
+      i8_tile<2>(x + (long)m * K, K, q + (long)n * K, K, K, y + (long)m * N + n, N, scale + n, at(b, n));
+  if (N4 < N2)
+    for (int m = 0; m < M4; m += 4)
+      i8_tile<1>(x + (long)m * K, K, q + (long)N4 * K, K, K, y + (long)m * N + N4, N, scale + N4,
+                 at(b, N4));
+  if (N2 < N)
+    for (int m = 0; m < M4; m += 4)
+      i8_column(x + (long)m * K, K, q + (long)N2 * K, K, y + (long)m * N + N2, N, scale[N2], at(b, N2));
+  if (M4 < M) simd::linear_i8(y + (long)M4 * N, x + (long)M4 * K, q, scale, b, M - M4, N, K);
+}
+
 // ---- element-wise and row kernels --------------------------------------------------------
 
 void tanh(float* x, int n) {
@@ -545,6 +670,7 @@ const Kernels* avx512_kernels_impl() {
     t.tanh = avx512::tanh;
     t.exp_sum = avx512::exp_sum;
     t.softmax_rows = avx512::softmax_rows;
+    t.linear_i8 = avx512::linear_i8;
 #if ATTNLITE_PACKED_WEIGHTS
     t.linear_packed = avx512::linear_packed;
 #endif

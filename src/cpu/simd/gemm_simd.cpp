@@ -346,8 +346,8 @@ inline void dot_tile(const float* a, long lda, const TB* b, long ldb, int K, flo
       const TB* bj = b + j * ldb;
       float s = out[j];
       for (int kk = k; kk < K; ++kk) s += ar[kk] * (float)bj[kk];
-      const float m = scale ? scale[j] : alpha;
-      c[r * ldc + j] = bias ? s * m + bias[j] : s * m;
+      const float y = s * (scale ? scale[j] : alpha);  // then + bias, not fused (the AVX-512
+      c[r * ldc + j] = bias ? y + bias[j] : y;            // table's int8 column does the same)
     }
   }
 }
@@ -486,7 +486,8 @@ void linear_i8_small_m(float* y, const float* x, const int8_t* q, const float* s
 // 4 x 3 tiles (faster than 4 x 2 and 4 x 4). int8: 4 ≤ M ≤ 7, the hand-written 4 x 2 tile
 // (in beam search over the test split it beats the 4 x 3 template by 6%, though not in
 // bench_kernels' hot loop). Measured with bench_kernels BM_linear_small_m and bench/beam.sh
-// (bench/RESULTS.md, "Small-M GEMM").
+// (bench/RESULTS.md, "Small-M GEMM"). The int8 bound, ATTNLITE_SMALL_M_I8, is in
+// kernels_simd.h: the AVX-512 table's int8 tiles take the same rows.
 #ifndef ATTNLITE_SMALL_M
 #define ATTNLITE_SMALL_M 8
 #endif
@@ -495,9 +496,6 @@ void linear_i8_small_m(float* y, const float* x, const int8_t* q, const float* s
 #endif
 #ifndef ATTNLITE_TILE_C
 #define ATTNLITE_TILE_C 3
-#endif
-#ifndef ATTNLITE_SMALL_M_I8
-#define ATTNLITE_SMALL_M_I8 7
 #endif
 constexpr int kSmallM = ATTNLITE_SMALL_M;
 constexpr int kSmallMinK = ATTNLITE_SMALL_M_MIN_K;

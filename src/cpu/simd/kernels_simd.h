@@ -26,6 +26,10 @@
 #ifndef ATTNLITE_GEMV_NO_PREFETCH_BYTES
 #define ATTNLITE_GEMV_NO_PREFETCH_BYTES 65536  // matrices up to this size: no prefetches
 #endif
+// linear_i8's small-M tiles run for 4 ≤ M ≤ this (and K a multiple of 8), in both tables.
+#ifndef ATTNLITE_SMALL_M_I8
+#define ATTNLITE_SMALL_M_I8 7
+#endif
 
 namespace attnlite::ops::simd {
 
