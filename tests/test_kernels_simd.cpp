@@ -479,9 +479,9 @@ TEST_CASE("the AVX-512 GRU step, products and tanh give the AVX2 kernels' bits",
 
   std::vector<int> Ns(std::begin(kSizes), std::end(kSizes));
   for (int v : {201, 1000}) Ns.push_back(v);
-  // M = 1 (the GEMV), the blocked GEMM's tiles of 1 to 6 rows (M = 2, 7, 13: 7 = 4 + 3) and
-  // K in one, two and three blocks of at most 512
-  for (int M : {1, 2, 7, 13})
+  // M = 1 (the GEMV), the blocked GEMM's tiles of 1 to 10 rows (M = 2, 7, 13, 20: one tile of
+  // 2 and of 7, tiles of 6 + 7 and of 10 + 10) and K in one, two and three blocks of at most 512
+  for (int M : {1, 2, 7, 13, 20})
     for (int N : Ns)
       for (int K : {1, 2, 3, 7, 8, 31, 32, 33, 64, 127, 128, 129, 130, 512, 513, 1100}) {
         if (M > 1 && N > 201 && K > 130) continue;  // the large shapes once, at M = 1

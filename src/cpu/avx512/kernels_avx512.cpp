@@ -11,7 +11,7 @@
 //    same order. Four blocks at once (twelve chains), the gates of two blocks per vector.
 //  * linear_packed (fp32 weights packed at load in panels of 16 output features, one vector
 //    per k): at M = 1 the GEMV, each output the AVX2 kernel's even and odd chains, four to six
-//    panels at once for short rows; at M ≥ 2 the blocked GEMM, tiles of up to 6 rows x 2
+//    panels at once for short rows; at M ≥ 2 the blocked GEMM, tiles of up to 10 rows x 2
 //    panels, each output one chain per K block as the AVX2 micro-kernel's.
 //  * linear_i8 at 4 ≤ M ≤ 7 (beam search's hypotheses over int8 weights): each vector two
 //    outputs' 8 lanes against the row's 8 values twice, each lane the AVX2 kernel's chain.
@@ -320,8 +320,10 @@ inline void apply_act(float* y, int n, int act) {
 // ---- the packed GEMM (M ≥ 2) --------------------------------------------------------------
 
 // gemm_simd.cpp's blocks (kernels_simd.h): the same K blocks, so the same sums; rows in tiles
-// of up to 6.
-constexpr int KC = ATTNLITE_GEMM_KC, MC = ATTNLITE_GEMM_MC, MR = 6;
+// of up to 10: twenty accumulators, each pair of panel vectors loaded once for ten rows (a
+// 20-token source is two tiles: its encoder + cross K/V went from 7.0-8.2 to 6.6-6.9 ms
+// against tiles of 6, bench/RESULTS.md round eight).
+constexpr int KC = ATTNLITE_GEMM_KC, MC = ATTNLITE_GEMM_MC, MR = 10;
 
 // The lines of the next panels this tile fetches into L2 while it works (gemm_simd.cpp's
 // Fetch): from q[0] and q[1] (or null), every `stride` floats, n lines of each.
@@ -348,7 +350,7 @@ inline void store_row(float* cr, v16 acc, __mmask16 m, const float* bias, bool f
 }
 
 // C (R x 16Q) (=|+=) A (R x kc) · the Q panels at p (kc rows of 16, Q·K·16 floats apart): each
-// output one FMA chain over k from 0, as the AVX2 micro-kernel's; R·Q ≤ 12 accumulators.
+// output one FMA chain over k from 0, as the AVX2 micro-kernel's; R·Q ≤ 20 accumulators.
 template <int R, int Q, bool kFetch>
 inline void micro(int kc, const float* a, long lda, const float* p, long pstride, float* c,
                   long ldc, int nr, const float* bias, bool first, const Fetch& f) {
@@ -380,6 +382,10 @@ template <int Q, bool kFetch>
 inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, long pstride,
                        float* c, long ldc, int nr, const float* bias, bool first, const Fetch& f) {
   switch (rows) {
+    case 10: micro<10, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
+    case 9: micro<9, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
+    case 8: micro<8, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
+    case 7: micro<7, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
     case 6: micro<6, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
     case 5: micro<5, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
     case 4: micro<4, Q, kFetch>(kc, a, lda, p, pstride, c, ldc, nr, bias, first, f); break;
