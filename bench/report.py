@@ -8,6 +8,10 @@ OUT/attnlite-tokens.jsonl (attnlite translate --json on the book's four sentence
 OUT/rss.txt (/usr/bin/time -f '%M': peak RSS in kB of attnlite translate "i'm home ."), and prints Markdown:
 raw numbers, speed-ups of attnlite over each peer (peer time / attnlite time, or attnlite
 tokens/s / peer tokens/s), the token check and the targets.
+
+With OUT/round-1, round-2, ... (bench/run.sh with ROUNDS > 1) it reads each round's files
+instead: first the issue's goals, each ratio per round and the median of the rounds, then each
+round's wall-clock tables; the token check on the last round's, the peak RSS once.
 """
 import json
 import os
@@ -74,13 +78,18 @@ def peer_val(p, key, cpu):
     return v if field == "decode_tok_s" else v * 1e-3
 
 
+def decode_rate(g, B, t):
+    """attnlite's decode tokens/s: B * 20 steps over (translate - encoder + cross K/V)."""
+    tr = g.get(f"base/translate/B:{B}/steps:20/threads:{t}")
+    enc = g.get(f"base/encoder+crosskv/B:{B}/threads:{t}")
+    return B * 20 / (tr - enc) if tr and enc and tr > enc else None
+
+
 def tables(out, doc, peers, cpu):
     g = gbench_medians(doc, "cpu_time" if cpu else "real_time")
 
     def a_decode(B, t):
-        tr = g.get(f"base/translate/B:{B}/steps:20/threads:{t}")
-        enc = g.get(f"base/encoder+crosskv/B:{B}/threads:{t}")
-        return B * 20 / (tr - enc) if tr and enc and tr > enc else None
+        return decode_rate(g, B, t)
 
     def rows(t):
         return [
@@ -138,17 +147,82 @@ def tables(out, doc, peers, cpu):
     print()
 
 
-def main():
-    out = sys.argv[1]
+def measurements(out):
     doc = load(os.path.join(out, "attnlite.json")) or {}
     peers = [("PyTorch 1t ref. BLAS", load(os.path.join(out, "torch-refblas-1.json"))),
              ("PyTorch 1t", load(os.path.join(out, "torch-1.json"))),
              ("PyTorch 2t", load(os.path.join(out, "torch-2.json"))),
              ("ORT 1t", load(os.path.join(out, "ort-1.json"))),
              ("ORT 2t", load(os.path.join(out, "ort-2.json")))]
-    peers = [(n, p) for n, p in peers if p]
-    tables(out, doc, peers, cpu=False)
-    tables(out, doc, peers, cpu=True)
+    return doc, [(n, p) for n, p in peers if p]
+
+
+# The issue's goals, one thread each, wall clock: (label, goal, attnlite value, peer, peer key,
+# rate). A ratio is peer time / attnlite time, or attnlite tokens/s / peer tokens/s.
+def goals(doc, peers):
+    g = gbench_medians(doc, "real_time")
+    by = dict(peers)
+    torch, ort = by.get("PyTorch 1t"), by.get("ORT 1t")
+    rows = [
+        ("base decode fp32, B=1 vs ORT", 1.3, decode_rate(g, 1, 1), ort, ("base", ("decode_tok_s", 1)), True),
+        ("base decode fp32, B=16 vs ORT", 1.3, decode_rate(g, 16, 1), ort, ("base", ("decode_tok_s", 16)), True),
+        ("base encoder + cross K/V, B=1 vs ORT", 1.2, g.get("base/encoder+crosskv/B:1/threads:1"), ort,
+         ("base", ("encoder_ms", 1), "onnxruntime-node"), False),
+        ("d2l Transformer vs PyTorch (OpenBLAS)", 100, g.get("d2l/transformer/sentence/threads:1"), torch,
+         ("d2l", "transformer-d2l"), False),
+        ("d2l Transformer vs ORT", 20, g.get("d2l/transformer/sentence/threads:1"), ort,
+         ("d2l", "transformer-d2l"), False),
+        ("d2l Bahdanau vs PyTorch (OpenBLAS)", 100, g.get("d2l/bahdanau/sentence/threads:1"), torch,
+         ("d2l", "bahdanau-d2l"), False),
+        ("d2l Bahdanau vs ORT", 20, g.get("d2l/bahdanau/sentence/threads:1"), ort,
+         ("d2l", "bahdanau-d2l"), False),
+    ]
+    out = []
+    for label, goal, a, p, key, rate in rows:
+        v = peer_val(p, key, False) if p else None
+        r = None
+        if a and v and a > 0 and v > 0:
+            r = a / v if rate else v / a
+        out.append((label, goal, r))
+    return out
+
+
+def rounds_summary(dirs):
+    """Each goal's ratio in every round and the median of the rounds."""
+    per = [goals(*measurements(d)) for d in dirs]
+    print(f"### Goals over {len(dirs)} rounds (wall clock, one thread; each round attnlite, "
+          "then every peer)")
+    print()
+    print("| goal | " + " | ".join(f"round {i + 1}" for i in range(len(dirs))) + " | median | |")
+    print("|---|" + "---:|" * (len(dirs) + 1) + "---|")
+    for i, (label, goal, _) in enumerate(per[0]):
+        vals = [p[i][2] for p in per]
+        got = sorted(v for v in vals if v is not None)
+        med = got[len(got) // 2] if len(got) % 2 else (got[len(got) // 2 - 1] + got[len(got) // 2]) / 2 if got else None
+        cells = [f"{v:.2f}x" if v is not None else "–" for v in vals]
+        verdict = "–" if med is None else ("met" if med >= goal else "missed")
+        print(f"| {label} ≥ {goal:g}x | " + " | ".join(cells) +
+              f" | {'–' if med is None else f'{med:.2f}x'} | {verdict} |")
+    print()
+
+
+def main():
+    out = sys.argv[1]
+    rounds = sorted((d for d in os.listdir(out) if re.fullmatch(r"round-\d+", d)),
+                    key=lambda d: int(d.split("-")[1]))
+    if rounds:
+        dirs = [os.path.join(out, d) for d in rounds]
+        rounds_summary(dirs)
+        for d in dirs:
+            print(f"## {os.path.basename(d)}")
+            print()
+            doc, peers = measurements(d)
+            tables(d, doc, peers, cpu=False)
+        out = dirs[-1]  # the token check below: the last round's
+    doc, peers = measurements(out)
+    if not rounds:
+        tables(out, doc, peers, cpu=False)
+        tables(out, doc, peers, cpu=True)
 
     # token check on the book's four sentences
     print("### Same tokens (the book's four sentences, greedy, position t at step t)")
@@ -178,7 +252,7 @@ def main():
             print(f"- {name}: `{s}` → {a} ({', '.join(cells)})")
     print(f"- token check: {'all peers produce the same tokens as attnlite' if ok else 'MISMATCH'}")
 
-    rss_path = os.path.join(out, "rss.txt")
+    rss_path = os.path.join(sys.argv[1], "rss.txt")
     if os.path.exists(rss_path):
         print()
         print("### Peak RSS")

@@ -4,7 +4,11 @@
 #   bench/run.sh [--quick]
 #
 # Environment: BUILD (default build-bench), NATIVE (ON|OFF, default OFF: -DATTNLITE_NATIVE),
-# MODELS (the shipped models, default models/), JOBS (default 2).
+# MODELS (the shipped models, default models/), JOBS (default 2), ROUNDS (default 1): how many
+# times the measurements (attnlite, then every peer) run one after the other, each round into
+# its own OUT/round-N. A VM whose speed drifts over minutes moves a peer measured minutes
+# after attnlite; with several rounds, bench/report.py gives each goal's ratio per round and
+# their median.
 # Steps: build attnlite Release with -DATTNLITE_BENCH=ON; make the base-size random
 # Transformer (tools/make_random_model.py, ~370 MB, kept in BUILD/bench); export ONNX graphs
 # (tools/export_onnx_peers.py); install onnxruntime-node (npm ci --ignore-scripts in bench/); run
@@ -19,6 +23,7 @@ JOBS="${JOBS:-2}"
 PY=/usr/bin/python3   # the interpreter with torch (see docs: python3-torch)
 QUICK=""
 REPS=5
+ROUNDS="${ROUNDS:-1}"
 if [ "${1:-}" == "--quick" ]; then QUICK="--quick"; REPS=1; fi
 OUT="$BUILD/bench/results"
 ONNX="$BUILD/bench/onnx"
@@ -53,17 +58,58 @@ say "machine"
 lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core)" | tee "$OUT/machine.txt"
 echo "load before: $(uptime)" | tee -a "$OUT/machine.txt"
 
-say "attnlite"
-ATTNLITE_MODELS_DIR="$MODELS" ATTNLITE_BASE_MODEL="$BASE" "$BUILD/bench/attnlite_bench_translate" \
-  --benchmark_repetitions=$REPS --benchmark_report_aggregates_only=true \
-  --benchmark_min_time=$([ -n "$QUICK" ] && echo 0.1 || echo 0.5) \
-  --benchmark_out="$OUT/attnlite.json" --benchmark_out_format=json
-: > "$OUT/attnlite-tokens.jsonl"
-for name in transformer-d2l bahdanau-d2l; do
-  [ -f "$MODELS/$name.safetensors" ] || continue
-  "$BUILD/attnlite" translate --model "$MODELS/$name.safetensors" --json \
-    "go ." "i lost ." "he's calm ." "i'm home ." | sed "s/^/$name\t/" >> "$OUT/attnlite-tokens.jsonl"
-done
+# Debian's python3-torch does its matrix products with the reference BLAS (libblas3, about
+# 2.5 GFLOP/s); the PyTorch rows that matter use OpenBLAS instead, unpacked from the Debian
+# package into BUILD (apt-get download; nothing on the system changes) and found through
+# LD_LIBRARY_PATH, as a PyTorch wheel with MKL would be.
+OBLAS="$BUILD/bench/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread"
+if [ ! -f "$OBLAS/libblas.so.3" ]; then
+  (mkdir -p "$BUILD/bench/openblas" && cd "$BUILD/bench/openblas" &&
+   apt-get download libopenblas0-pthread 2>/dev/null && dpkg -x libopenblas0-pthread_*.deb .) ||
+    echo "OpenBLAS not available: PyTorch runs with the reference BLAS only" >&2
+fi
+
+measure() {  # one round of measurements into R
+  local R="$1"
+  mkdir -p "$R"
+  say "attnlite"
+  ATTNLITE_MODELS_DIR="$MODELS" ATTNLITE_BASE_MODEL="$BASE" "$BUILD/bench/attnlite_bench_translate" \
+    --benchmark_repetitions=$REPS --benchmark_report_aggregates_only=true \
+    --benchmark_min_time=$([ -n "$QUICK" ] && echo 0.1 || echo 0.5) \
+    --benchmark_out="$R/attnlite.json" --benchmark_out_format=json
+  : > "$R/attnlite-tokens.jsonl"
+  for name in transformer-d2l bahdanau-d2l; do
+    [ -f "$MODELS/$name.safetensors" ] || continue
+    "$BUILD/attnlite" translate --model "$MODELS/$name.safetensors" --json \
+      "go ." "i lost ." "he's calm ." "i'm home ." | sed "s/^/$name\t/" >> "$R/attnlite-tokens.jsonl"
+  done
+  say "PyTorch eager, 1 thread, reference BLAS (as installed; base model at batch 1 only)"
+  "$PY" "$ROOT/bench/peer_torch.py" --threads 1 --models "$MODELS" --base "$BASE" --batches 1 \
+    --json "$R/torch-refblas-1.json" $QUICK
+  if [ -f "$OBLAS/libblas.so.3" ]; then
+    for t in 1 2; do
+      say "PyTorch eager, $t thread(s), OpenBLAS"
+      OPENBLAS_NUM_THREADS=$t LD_LIBRARY_PATH="$OBLAS" "$PY" "$ROOT/bench/peer_torch.py" \
+        --threads $t --models "$MODELS" --base "$BASE" --json "$R/torch-$t.json" $QUICK
+    done
+  fi
+  for t in 1 2; do
+    say "onnxruntime-node, $t thread(s)"
+    node "$ROOT/bench/peer_ort.mjs" --onnx "$ONNX" --threads $t --json "$R/ort-$t.json" $QUICK
+  done
+  echo "load after round: $(uptime)" | tee -a "$R/machine.txt"
+}
+
+rm -rf "$OUT"/round-*
+if [ "$ROUNDS" -le 1 ]; then
+  measure "$OUT"
+else
+  for r in $(seq 1 "$ROUNDS"); do
+    say "round $r of $ROUNDS"
+    measure "$OUT/round-$r"
+  done
+fi
+
 # Peak RSS (kB) of one translation with the shipped Transformer, 5 runs each: the CLI as
 # built (shared libstdc++) and the same CLI linked with -static-libstdc++ -static-libgcc.
 : > "$OUT/rss.txt"
@@ -77,30 +123,6 @@ if [ -f "$MODELS/transformer-d2l.safetensors" ]; then
   cat "$OUT/rss.txt" >&2
 fi
 
-# Debian's python3-torch does its matrix products with the reference BLAS (libblas3, about
-# 2.5 GFLOP/s); the PyTorch rows that matter use OpenBLAS instead, unpacked from the Debian
-# package into BUILD (apt-get download; nothing on the system changes) and found through
-# LD_LIBRARY_PATH, as a PyTorch wheel with MKL would be.
-OBLAS="$BUILD/bench/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread"
-if [ ! -f "$OBLAS/libblas.so.3" ]; then
-  (mkdir -p "$BUILD/bench/openblas" && cd "$BUILD/bench/openblas" &&
-   apt-get download libopenblas0-pthread 2>/dev/null && dpkg -x libopenblas0-pthread_*.deb .) ||
-    echo "OpenBLAS not available: PyTorch runs with the reference BLAS only" >&2
-fi
-say "PyTorch eager, 1 thread, reference BLAS (as installed; base model at batch 1 only)"
-"$PY" "$ROOT/bench/peer_torch.py" --threads 1 --models "$MODELS" --base "$BASE" --batches 1 \
-  --json "$OUT/torch-refblas-1.json" $QUICK
-if [ -f "$OBLAS/libblas.so.3" ]; then
-  for t in 1 2; do
-    say "PyTorch eager, $t thread(s), OpenBLAS"
-    OPENBLAS_NUM_THREADS=$t LD_LIBRARY_PATH="$OBLAS" "$PY" "$ROOT/bench/peer_torch.py" \
-      --threads $t --models "$MODELS" --base "$BASE" --json "$OUT/torch-$t.json" $QUICK
-  done
-fi
-for t in 1 2; do
-  say "onnxruntime-node, $t thread(s)"
-  node "$ROOT/bench/peer_ort.mjs" --onnx "$ONNX" --threads $t --json "$OUT/ort-$t.json" $QUICK
-done
 echo "load after: $(uptime)" | tee -a "$OUT/machine.txt"
 
 say "results ($OUT)"
