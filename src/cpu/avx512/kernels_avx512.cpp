@@ -21,6 +21,7 @@
 // (tests/test_kernels_simd.cpp holds both). Everything else is the AVX2 table's.
 #include "attnlite/ops/kernels.h"
 #include "cpu/simd/kernels_simd.h"
+#include "cpu/simd/simd_math.h"  // the AVX2 kernels' horizontal sums, shared
 
 namespace attnlite::ops {
 const Kernels* simd_kernels_impl();     // src/cpu/simd/kernels_simd.cpp
@@ -491,15 +492,11 @@ inline v16 widen_pair(const int8_t* q0, const int8_t* q1, int k) {
 // p[0..8) in both halves.
 inline v16 twice(const float* p) { return _mm512_broadcast_f32x8(_mm256_loadu_ps(p)); }
 
-// simd_math.h's hsum4: the four sums of the AVX2 kernel's accumulators, in its order.
-inline __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  const __m256 t2 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-  return _mm_add_ps(_mm256_castps256_ps128(t2), _mm256_extractf128_ps(t2, 1));
-}
 inline __m256 low(v16 v) { return _mm512_castps512_ps256(v); }
 inline __m256 high(v16 v) { return _mm512_extractf32x8_ps(v, 1); }
 
-// Rows 0..3 of x times outputs 0..2P of q (P pairs): y = sum · scale (+ bias), as i8_tile_4x2.
+// Rows 0..3 of x times outputs 0..2P of q (P pairs): y = sum · scale (+ bias), as i8_tile_4x2,
+// whose horizontal sums (simd_math.h's hsum4) end each output.
 template <int P>
 inline void i8_tile(const float* a, long lda, const int8_t* q, long ldq, int K, float* c, long ldc,
                     const float* scale, const float* bias) {
@@ -533,9 +530,9 @@ inline void i8_tile(const float* a, long lda, const int8_t* q, long ldq, int K, 
     const __m128 bs = bias ? _mm_setr_ps(bias[2 * p], bias[2 * p + 1], bias[2 * p], bias[2 * p + 1])
                            : _mm_setzero_ps();
     const __m128 lo = _mm_add_ps(
-        _mm_mul_ps(hsum4(low(acc[0][p]), high(acc[0][p]), low(acc[1][p]), high(acc[1][p])), sc), bs);
+        _mm_mul_ps(simd::hsum4(low(acc[0][p]), high(acc[0][p]), low(acc[1][p]), high(acc[1][p])), sc), bs);
     const __m128 hi = _mm_add_ps(
-        _mm_mul_ps(hsum4(low(acc[2][p]), high(acc[2][p]), low(acc[3][p]), high(acc[3][p])), sc), bs);
+        _mm_mul_ps(simd::hsum4(low(acc[2][p]), high(acc[2][p]), low(acc[3][p]), high(acc[3][p])), sc), bs);
     float* cp = c + 2 * p;
     _mm_storel_pi(reinterpret_cast<__m64*>(cp), lo);
     _mm_storeh_pi(reinterpret_cast<__m64*>(cp + ldc), lo);
@@ -555,10 +552,7 @@ inline void i8_column(const float* a, long lda, const int8_t* q, int K, float* c
           _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + k))));
       acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + k), w, acc);
     }
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    const float y = _mm_cvtss_f32(s) * scale;  // then + bias, not fused: as the AVX2 kernel
+    const float y = simd::hsum(acc) * scale;  // then + bias, not fused: as the AVX2 kernel
     c[r * ldc] = bias ? y + *bias : y;
   }
 }

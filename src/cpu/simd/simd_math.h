@@ -2,10 +2,11 @@
 // AVX2/FMA intrinsics API through SIMDe: native AVX2/FMA on x86, NEON on Arm, SIMD128
 // under Emscripten (-msimd128).
 //
-// Include this header ONLY from src/cpu/simd/*.cpp: those files are compiled with
-// -mavx2 -mfma, and every helper here is `static inline` so that no AVX2-compiled copy can
-// be merged by the linker with a symbol used by the portable code. For the same reason the
-// SIMD translation units avoid instantiating std:: templates.
+// Include this header ONLY from src/cpu/simd/*.cpp and src/cpu/avx512/ (which calls its
+// horizontal sums to end each output as the AVX2 kernels do): those files are compiled with
+// -mavx2 -mfma (and more), and every helper here is `static inline` so that no AVX2-compiled
+// copy can be merged by the linker with a symbol used by the portable code. For the same
+// reason the SIMD translation units avoid instantiating std:: templates.
 #pragma once
 
 #include <simde/x86/avx2.h>
