@@ -52,10 +52,6 @@ def fmt(x, unit):
     return f"{x:,.1f} tok/s"
 
 
-def ratio(a, p, rate):
-    if a is None or p is None or a <= 0 or p <= 0:
-        return "–"
-    return f"{(a / p if rate else p / a):.2f}x"
 
 
 def peer_val(p, key, cpu):
@@ -85,35 +81,41 @@ def decode_rate(g, B, t):
     return B * 20 / (tr - enc) if tr and enc and tr > enc else None
 
 
+def rows(g, t):
+    """attnlite's rows at t threads: (label, value, peer key, unit, rate)."""
+    return [
+        ("d2l Transformer, \"i'm home .\"", g.get(f"d2l/transformer/sentence/threads:{t}"),
+         ("d2l", "transformer-d2l"), "us", False),
+        ("d2l Bahdanau GRU, \"i'm home .\"", g.get(f"d2l/bahdanau/sentence/threads:{t}"),
+         ("d2l", "bahdanau-d2l"), "us", False),
+        ("base encoder, B=1 (20 tokens)", g.get(f"base/encoder/B:1/threads:{t}"),
+         ("base", ("encoder_ms", 1), "pytorch-eager"), "ms", False),
+        ("base encoder, B=16", g.get(f"base/encoder/B:16/threads:{t}"),
+         ("base", ("encoder_ms", 16), "pytorch-eager"), "ms", False),
+        ("base encoder + cross K/V, B=1", g.get(f"base/encoder+crosskv/B:1/threads:{t}"),
+         ("base", ("encoder_ms", 1), "onnxruntime-node"), "ms", False),
+        ("base encoder + cross K/V, B=16", g.get(f"base/encoder+crosskv/B:16/threads:{t}"),
+         ("base", ("encoder_ms", 16), "onnxruntime-node"), "ms", False),
+        ("base greedy 20 steps, B=1", g.get(f"base/translate/B:1/steps:20/threads:{t}"),
+         ("base", ("translate_ms", 1)), "ms", False),
+        ("base greedy 20 steps, B=16", g.get(f"base/translate/B:16/steps:20/threads:{t}"),
+         ("base", ("translate_ms", 16)), "ms", False),
+        ("base decode, B=1", decode_rate(g, 1, t), ("base", ("decode_tok_s", 1)), "tok", True),
+        ("base decode, B=16", decode_rate(g, 16, t), ("base", ("decode_tok_s", 16)), "tok", True),
+    ]
+
+
+def speedup(a, v, rate):
+    """peer time / attnlite time (attnlite / peer for a rate), or None."""
+    if a is None or v is None or a <= 0 or v <= 0:
+        return None
+    return a / v if rate else v / a
+
+
 def tables(out, doc, peers, cpu):
     g = gbench_medians(doc, "cpu_time" if cpu else "real_time")
 
-    def a_decode(B, t):
-        return decode_rate(g, B, t)
-
-    def rows(t):
-        return [
-            ("d2l Transformer, \"i'm home .\"", g.get(f"d2l/transformer/sentence/threads:{t}"),
-             ("d2l", "transformer-d2l"), "us", False),
-            ("d2l Bahdanau GRU, \"i'm home .\"", g.get(f"d2l/bahdanau/sentence/threads:{t}"),
-             ("d2l", "bahdanau-d2l"), "us", False),
-            ("base encoder, B=1 (20 tokens)", g.get(f"base/encoder/B:1/threads:{t}"),
-             ("base", ("encoder_ms", 1), "pytorch-eager"), "ms", False),
-            ("base encoder, B=16", g.get(f"base/encoder/B:16/threads:{t}"),
-             ("base", ("encoder_ms", 16), "pytorch-eager"), "ms", False),
-            ("base encoder + cross K/V, B=1", g.get(f"base/encoder+crosskv/B:1/threads:{t}"),
-             ("base", ("encoder_ms", 1), "onnxruntime-node"), "ms", False),
-            ("base encoder + cross K/V, B=16", g.get(f"base/encoder+crosskv/B:16/threads:{t}"),
-             ("base", ("encoder_ms", 16), "onnxruntime-node"), "ms", False),
-            ("base greedy 20 steps, B=1", g.get(f"base/translate/B:1/steps:20/threads:{t}"),
-             ("base", ("translate_ms", 1)), "ms", False),
-            ("base greedy 20 steps, B=16", g.get(f"base/translate/B:16/steps:20/threads:{t}"),
-             ("base", ("translate_ms", 16)), "ms", False),
-            ("base decode, B=1", a_decode(1, t), ("base", ("decode_tok_s", 1)), "tok", True),
-            ("base decode, B=16", a_decode(16, t), ("base", ("decode_tok_s", 16)), "tok", True),
-        ]
-
-    r1, r2 = rows(1), rows(2)
+    r1, r2 = rows(g, 1), rows(g, 2)
     if cpu:  # CPU time is a latency only for one thread
         peers = [(n, p) for n, p in peers if p.get("threads") == 1]
     names = [n for n, _ in peers]
@@ -137,7 +139,8 @@ def tables(out, doc, peers, cpu):
         cells = []
         for _, p in peers:
             a = (r2 if p.get("threads") == 2 else r1)[i][1]
-            cells.append(ratio(a, peer_val(p, key, cpu), rate))
+            r = speedup(a, peer_val(p, key, cpu), rate)
+            cells.append("–" if r is None else f"{r:.2f}x")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print()
     v = g.get("d2l/transformer/sentence_attn/threads:1")
@@ -157,33 +160,24 @@ def measurements(out):
     return doc, [(n, p) for n, p in peers if p]
 
 
-# The issue's goals, one thread each, wall clock: (label, goal, attnlite value, peer, peer key,
-# rate). A ratio is peer time / attnlite time, or attnlite tokens/s / peer tokens/s.
+# The issue's goals, one thread each, wall clock: (row of rows(), peer, goal).
+GOALS = [("base decode, B=1", "ORT 1t", 1.3), ("base decode, B=16", "ORT 1t", 1.3),
+         ("base encoder + cross K/V, B=1", "ORT 1t", 1.2),
+         ("d2l Transformer, \"i'm home .\"", "PyTorch 1t", 100),
+         ("d2l Transformer, \"i'm home .\"", "ORT 1t", 20),
+         ("d2l Bahdanau GRU, \"i'm home .\"", "PyTorch 1t", 100),
+         ("d2l Bahdanau GRU, \"i'm home .\"", "ORT 1t", 20)]
+
+
 def goals(doc, peers):
-    g = gbench_medians(doc, "real_time")
-    by = dict(peers)
-    torch, ort = by.get("PyTorch 1t"), by.get("ORT 1t")
-    rows = [
-        ("base decode fp32, B=1 vs ORT", 1.3, decode_rate(g, 1, 1), ort, ("base", ("decode_tok_s", 1)), True),
-        ("base decode fp32, B=16 vs ORT", 1.3, decode_rate(g, 16, 1), ort, ("base", ("decode_tok_s", 16)), True),
-        ("base encoder + cross K/V, B=1 vs ORT", 1.2, g.get("base/encoder+crosskv/B:1/threads:1"), ort,
-         ("base", ("encoder_ms", 1), "onnxruntime-node"), False),
-        ("d2l Transformer vs PyTorch (OpenBLAS)", 100, g.get("d2l/transformer/sentence/threads:1"), torch,
-         ("d2l", "transformer-d2l"), False),
-        ("d2l Transformer vs ORT", 20, g.get("d2l/transformer/sentence/threads:1"), ort,
-         ("d2l", "transformer-d2l"), False),
-        ("d2l Bahdanau vs PyTorch (OpenBLAS)", 100, g.get("d2l/bahdanau/sentence/threads:1"), torch,
-         ("d2l", "bahdanau-d2l"), False),
-        ("d2l Bahdanau vs ORT", 20, g.get("d2l/bahdanau/sentence/threads:1"), ort,
-         ("d2l", "bahdanau-d2l"), False),
-    ]
+    """[(label, goal, ratio or None)] for GOALS."""
+    by_label = {r[0]: r for r in rows(gbench_medians(doc, "real_time"), 1)}
+    by_peer = dict(peers)
     out = []
-    for label, goal, a, p, key, rate in rows:
-        v = peer_val(p, key, False) if p else None
-        r = None
-        if a and v and a > 0 and v > 0:
-            r = a / v if rate else v / a
-        out.append((label, goal, r))
+    for label, peer, goal in GOALS:
+        _, a, key, _, rate = by_label[label]
+        p = by_peer.get(peer)
+        out.append((f"{label} vs {peer}", goal, speedup(a, peer_val(p, key, False) if p else None, rate)))
     return out
 
 
