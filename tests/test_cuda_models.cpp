@@ -180,15 +180,29 @@ TEST_CASE("CUDA translations match the CPU on the random fixture Transformer", "
 TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]") {
   if (!have_gpu("the CUDA graph check")) return;
   auto model = random_transformer();
-  const auto sentences = random_sentences(6);
-  // ATTNLITE_CUDA_GRAPHS: unset, steps of up to 8 rows; "all", every step; "0", none
+  const auto sentences = random_sentences(18);
+  // ATTNLITE_CUDA_GRAPHS (read at each step): unset, steps of up to 8 rows at their key's
+  // second pass, up to 32 at their third, larger ones never; "small", steps of up to 8 rows;
+  // "all", every step at its second pass; "0", none. Each mode in turn, the caller's
+  // restored after.
   const char* env = std::getenv("ATTNLITE_CUDA_GRAPHS");
-  const std::string mode = env ? env : "";
-  for (const auto& [batch, beam] : std::vector<std::pair<int, int>>{{2, 1}, {2, 4}, {3, 4}}) {
-    const int rows = batch * beam;  // 2, 8 and 12 rows a step
-    const bool graphs = mode == "all" || (mode != "0" && rows <= 8);
+  const std::string caller = env ? env : "";
+  struct Restore {
+    std::string v;
+    bool set;
+    ~Restore() { set ? setenv("ATTNLITE_CUDA_GRAPHS", v.c_str(), 1) : unsetenv("ATTNLITE_CUDA_GRAPHS"); }
+  } restore{caller, env != nullptr};
+  for (const std::string mode : {"", "small", "all", "0"})
+  for (const auto& [batch, beam] : std::vector<std::pair<int, int>>{{2, 1}, {2, 4}, {3, 4}, {9, 4}}) {
+    mode.empty() ? unsetenv("ATTNLITE_CUDA_GRAPHS") : setenv("ATTNLITE_CUDA_GRAPHS", mode.c_str(), 1);
+    const int rows = batch * beam;  // 2, 8, 12 and 36 rows a step
+    // the pass (of three) that captures each step, 0 for none
+    const int capture = mode == "0"                       ? 0
+                        : rows <= 8 || mode == "all"      ? 2
+                        : mode == "small" || rows > 32    ? 0
+                                                          : 3;
     for (const bool attention : {false, true}) {
-      INFO("batch " << batch << ", beam " << beam << (attention ? "" : ", no attention"));
+      INFO("mode '" << mode << "', batch " << batch << ", beam " << beam << (attention ? "" : ", no attention"));
       Limits lim;
       lim.max_batch = batch;
       lim.max_beam = 4;
@@ -202,7 +216,7 @@ TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]"
       int steps = 0;
       for (int b = 0; b < batch; ++b) steps = std::max(steps, cpu.result(b).steps);
       const long made = cuda::graphs_made(), launched = cuda::graph_launches();
-      // the same batch three times: launch by launch, captured, then replayed
+      // the same batch three times: launch by launch until the capturing pass, then replayed
       for (int rep = 0; rep < 3; ++rep) {
         INFO("rep " << rep);
         gpu.translate_batch(v.data(), batch, o);
@@ -210,13 +224,14 @@ TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]"
       }
       const long m = cuda::graphs_made() - made, l = cuda::graph_launches() - launched;
       INFO("steps " << steps << ", graphs made " << m << ", launched " << l);
-      // every step of reps 2 and 3 ran as a graph: a graph per step, as many as the longest
-      // row's steps in greedy search (beam search may go on after its best hypotheses end),
-      // each launched twice; none where the mode leaves the step out
-      if (graphs) {
+      // every step of the capturing pass and those after it ran as a graph: a graph per step,
+      // as many as the longest row's steps in greedy search (beam search may go on after its
+      // best hypotheses end), each launched once a pass from then on; none where the mode
+      // leaves the step out
+      if (capture) {
         REQUIRE(m >= steps);
         if (beam == 1) REQUIRE(m == steps);
-        REQUIRE(l == 2 * m);
+        REQUIRE(l == (4 - capture) * m);
       } else {
         REQUIRE(m == 0);
         REQUIRE(l == 0);
@@ -362,8 +377,27 @@ TEST_CASE("CUDA vision transformer matches PyTorch and the CPU", "[cuda][vit]") 
   std::vector<float> images(16 * 64);
   for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 5 + i / 64) % 17);
   cpu.classify(images.data(), 16, false);
-  gpu.classify(images.data(), 16, true);
-  for (int b = 0; b < 16; ++b) REQUIRE(gpu.result(b).label == cpu.result(b).label);
+  // A forward pass is a CUDA graph from its key's second pass on (ops::Reuse::Pass): the
+  // first pass runs launch by launch, the second is captured, the third replays it; a batch
+  // of 5 after them is another key. Every pass gives the CPU's labels and logits.
+  const bool graphs = !std::getenv("ATTNLITE_CUDA_GRAPHS") || std::string(std::getenv("ATTNLITE_CUDA_GRAPHS")) != "0";
+  for (const bool att : {true, false}) {
+    const long made = cuda::graphs_made(), launched = cuda::graph_launches();
+    for (int pass = 0; pass < 3; ++pass) {
+      INFO("attention " << att << " pass " << pass);
+      gpu.classify(images.data(), 16, att);
+      for (int b = 0; b < 16; ++b) {
+        REQUIRE(gpu.result(b).label == cpu.result(b).label);
+        REQUIRE_CLOSE(std::vector<float>(gpu.result(b).logits, gpu.result(b).logits + gpu.num_classes()),
+                      std::vector<float>(cpu.result(b).logits, cpu.result(b).logits + cpu.num_classes()), 1e-4);
+      }
+    }
+    REQUIRE(cuda::graphs_made() - made == (graphs ? 1 : 0));
+    REQUIRE(cuda::graph_launches() - launched == (graphs ? 2 : 0));
+  }
+  cpu.classify(images.data(), 5, false);
+  gpu.classify(images.data(), 5, false);
+  for (int b = 0; b < 5; ++b) REQUIRE(gpu.result(b).label == cpu.result(b).label);
   REQUIRE(cuda::malloc_count() == before);
 }
 

@@ -37,7 +37,7 @@ class LoggingCpu final : public ops::Ops {
   const char* name() const override { return "logging-cpu"; }
   bool host_memory() const override { return true; }
 
-  void replay(std::unique_ptr<ops::Recording>& rec, const ops::StepKey& key, int rows,
+  void replay(std::unique_ptr<ops::Recording>& rec, const ops::StepKey& key, int rows, ops::Reuse,
               void (*fn)(void*), void* arg) const override {
     if (!rec) rec = std::make_unique<Logs>();
     auto& logs = static_cast<Logs&>(*rec);
@@ -209,4 +209,35 @@ TEST_CASE("a replayed step issues the same ops for an equal key (Transformer dri
     REQUIRE((long)op.keys.size() == op.recorded);
     REQUIRE(op.host_reads == 0);
   }
+}
+
+TEST_CASE("a replayed forward pass issues the same ops for an equal key (ViT driver)", "[ops]") {
+  auto model = Model::load(attnlite::test::model_path("vit-digits"));
+  const families::FamilyModel& fam = *model->impl().model;
+  LoggingCpu op;
+  constexpr int kBatch = 5;
+  auto d = fam.image_driver(op, kBatch);
+  test::DriverBlocks b([&](Arena&, Arena& m) { d->carve(m); }, size_t(16) << 20);
+  const ops::Ctx cx{op, b.scratch_arena};
+  std::vector<float> images((size_t)kBatch * d->image_floats());
+  for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 7) % 17);
+  // batches of 5, 3, 1 and 5 images again, without and with attention weights, twice: one key
+  // per (batch size, attention), every later pass compared with the first of its key
+  const std::vector<int> sizes = {kBatch, 3, 1, kBatch};
+  std::vector<float> first;
+  for (int round = 0; round < 2; ++round)
+    for (const bool attention : {false, true})
+      for (const int n : sizes) {
+        const float* z = d->forward(images.data(), n, attention, cx);
+        if (n != kBatch || attention) continue;
+        if (first.empty()) first.assign(z, z + 10);
+        {
+          INFO("a replayed pass gives the first pass's logits");
+          REQUIRE(std::vector<float>(z, z + 10) == first);
+        }
+      }
+  REQUIRE(op.recorded == 3 * 2);
+  REQUIRE(op.compared == 2 * 2 * (long)sizes.size() - op.recorded);
+  REQUIRE((long)op.keys.size() == op.recorded);
+  REQUIRE(op.host_reads == 0);
 }

@@ -125,13 +125,14 @@ __global__ void rnn_cell_kernel(float* h, float* c, const float* gi, const float
   }
 }
 
-// A session's CUDA graphs, one per step key seen twice (ops::Ops::replay): a key's entry is
-// made at its first step, its graph at its second. Bounded: past kMaxKeys keys or kMaxGraphs
-// graphs, steps run launch by launch as before.
+// A session's CUDA graphs, one per step key that came back (ops::Ops::replay): a key's entry
+// is made at its first step, its graph at its second or third (graph_mode). Bounded: past
+// kMaxKeys keys or kMaxGraphs graphs, steps run launch by launch as before.
 struct Graphs final : ops::Recording {
   static constexpr size_t kMaxKeys = 1024, kMaxGraphs = 256;
   struct Entry {
     ops::StepKey key;
+    int passes = 1;       // calls with this key so far, up to its capture
     bool failed = false;  // capturing it did not give a graph: it always runs eagerly
     cudaGraphExec_t exec = nullptr;
   };
@@ -144,20 +145,24 @@ struct Graphs final : ops::Recording {
   }
 };
 
-// Which decoder steps become graphs (ATTNLITE_CUDA_GRAPHS in the environment): by default
-// the steps of up to kGemvMaxRows rows (a sentence or a beam of up to 8 at a time), whose
-// ~70 small launches cost more than their GPU work; "all": every step, batches too (faster when
-// the same batch shapes come back many times, as in a benchmark; slower for a file of
-// sentences, whose batches' shapes rarely repeat: each graph costs a capture); "0": none.
-enum class GraphMode { Off, Small, All };
+// Which steps become graphs, and when (ATTNLITE_CUDA_GRAPHS in the environment, read at each
+// step). Unset: a key's second pass for forward passes keyed by their batch size
+// (ops::Reuse::Pass: the ViT's) and for decoder steps of up to kGemvMaxRows rows (a sentence
+// or a beam of up to 8 at a time), whose ~70 small launches cost more than their GPU work; a
+// key's third pass for the decoder steps of batches of up to kGraphBatchRows rows, whose keys
+// (the batch's source length) come back less often: a key seen three times is likely to come
+// again, and a capture never replayed costs more than it saves; larger batches never (their
+// GPU work outweighs the launches: the CLI's 256-line batches ran 5-10% slower as graphs).
+// "small": steps of up to kGemvMaxRows rows and forward passes only; "all": every step at
+// its key's second pass; "0": none.
+constexpr int kGraphBatchRows = 32;
+enum class GraphMode { Off, Small, Adaptive, All };
 GraphMode graph_mode() {
-  static const GraphMode mode = [] {
-    const char* e = std::getenv("ATTNLITE_CUDA_GRAPHS");
-    if (e && std::strcmp(e, "0") == 0) return GraphMode::Off;
-    if (e && std::strcmp(e, "all") == 0) return GraphMode::All;
-    return GraphMode::Small;
-  }();
-  return mode;
+  const char* e = std::getenv("ATTNLITE_CUDA_GRAPHS");
+  if (e && std::strcmp(e, "0") == 0) return GraphMode::Off;
+  if (e && std::strcmp(e, "small") == 0) return GraphMode::Small;
+  if (e && std::strcmp(e, "all") == 0) return GraphMode::All;
+  return GraphMode::Adaptive;
 }
 
 ValidDev device_lens(const ValidLens& vl) {
@@ -293,21 +298,24 @@ class CudaOps final : public ops::Ops {
   // The first call with a key runs fn launch by launch; the second captures it into a graph
   // and launches the graph; later calls launch the graph alone.
   void replay(std::unique_ptr<ops::Recording>& rec, const ops::StepKey& key, int rows,
-              void (*fn)(void*), void* arg) const override {
+              ops::Reuse reuse, void (*fn)(void*), void* arg) const override {
     const GraphMode mode = graph_mode();
-    if (mode == GraphMode::Off || (mode == GraphMode::Small && rows > cuda::kGemvMaxRows))
+    const bool batch = reuse == ops::Reuse::Step && rows > cuda::kGemvMaxRows;
+    if (mode == GraphMode::Off || (mode == GraphMode::Small && batch) ||
+        (mode == GraphMode::Adaptive && batch && rows > kGraphBatchRows))
       return fn(arg);
+    const int capture_at = mode == GraphMode::Adaptive && batch ? 3 : 2;  // the key's nth pass
     if (!rec) rec = std::make_unique<Graphs>();
     auto& g = static_cast<Graphs&>(*rec);  // only this op set makes a session's recording
     Graphs::Entry* e = nullptr;
     for (auto& x : g.entries)
       if (x.key == key) { e = &x; break; }
     if (!e) {
-      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, false, nullptr});
+      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, 1, false, nullptr});
       return fn(arg);
     }
     if (!e->exec) {
-      if (e->failed || g.graphs >= Graphs::kMaxGraphs) return fn(arg);
+      if (e->failed || g.graphs >= Graphs::kMaxGraphs || ++e->passes < capture_at) return fn(arg);
       e->exec = capture(fn, arg);
       if (!e->exec) {
         e->failed = true;

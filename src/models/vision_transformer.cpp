@@ -1,5 +1,6 @@
 #include "attnlite/models/vision_transformer.h"
 
+#include <algorithm>
 #include <string>
 
 namespace attnlite::models {
@@ -48,7 +49,11 @@ void vision_transformer_forward(float* logits, const AttnOut* attn,
   op.linear(emb, patches, w.patch, B * N);
   // x = cat(cls_token, patches) + pos_embedding
   op.copy_2d(x + D, row * T, emb, row * N, row * N, B);
-  for (int b = 0; b < B; ++b) op.copy(x + (long)b * T * D, w.cls_token, row);
+  // the class token into image 0's row 0, then into the next 1, 2, 4... images' from the
+  // images before them: log2(B) copies, not B
+  op.copy(x, w.cls_token, row);
+  for (int done = 1; done < B; done *= 2)
+    op.copy_2d(x + (long)done * T * D, row * T, x, row * T, row, std::min(done, B - done));
   op.add_positions(x, w.pos_embedding, B, T, D, nullptr);
   for (int l = 0; l < c.depth; ++l)
     encoder_layer(x, attn ? attn[l] : AttnOut{}, w.layers[l], B, T, 0, nullptr, /*causal=*/false, cx);

@@ -117,7 +117,7 @@ class TransformerDriver final : public Seq2SeqRows {
     using Run = decltype(run);
     const ops::StepKey key{{rows, t, pos, cross_[0].S, attention ? 1 : 0, K_,
                             (long)cx.scratch.used()}};
-    cx.op.replay(graphs_, key, rows, [](void* f) { (*static_cast<Run*>(f))(); }, &run);
+    cx.op.replay(graphs_, key, rows, ops::Reuse::Step, [](void* f) { (*static_cast<Run*>(f))(); }, &run);
     return logits_;
   }
 

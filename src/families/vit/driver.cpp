@@ -37,6 +37,7 @@ class VisionTransformerDriver final : public drivers::ImageDriver {
   const models::VisionTransformerConfig& c_;
   models::VisionTransformerWeights w_;  // the model's, or their copy in op memory
   DeviceWeights device_;  // on a device: the weights' copy
+  std::unique_ptr<ops::Recording> graphs_;  // a device's recorded forward passes
   int B_ = 1, L_ = 0, NH_ = 1, T_ = 0, K_ = 0;
   float* images_ = nullptr;  // (B, C, S, S)
   float* logits_ = nullptr;  // (B, K)
@@ -58,7 +59,14 @@ void VisionTransformerDriver::carve(Arena& mem) {
 const float* VisionTransformerDriver::forward(const float* images, int n, bool attention,
                                               const ops::Ctx& cx) {
   cx.op.upload(images_, images, sizeof(float) * (size_t)n * image_floats());
-  vision_transformer_forward(logits_, attention ? attn_out_ : nullptr, w_, c_, images_, n, cx);
+  // The pass's launches depend on these host values alone (the buffers are the session's), so
+  // a device op set may replay them (ops::Ops::replay: CUDA graphs), at every full batch.
+  auto run = [&] {
+    vision_transformer_forward(logits_, attention ? attn_out_ : nullptr, w_, c_, images_, n, cx);
+  };
+  using Run = decltype(run);
+  const ops::StepKey key{{n, attention ? 1 : 0, (long)cx.scratch.used()}};
+  cx.op.replay(graphs_, key, n, ops::Reuse::Pass, [](void* f) { (*static_cast<Run*>(f))(); }, &run);
   return logits_;
 }
 
