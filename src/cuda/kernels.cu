@@ -2,11 +2,13 @@
 // reference. Plain, readable kernels: a warp or a block per row for the reductions, a warp
 // per output feature for the linear layers of few rows, cuBLAS for the others. No fast-math
 // intrinsics, so the results stay within ~1e-6 of the CPU.
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 
+#include "attnlite/ops/operands.h"
 #include "cuda/kernels.cuh"
 
 namespace attnlite::cuda {
@@ -205,34 +207,72 @@ __global__ void add_layer_norm_warp_kernel(float* out, const float* x, const flo
   }
 }
 
-__global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const float* k,
-                              const float* v, int kv_stride, int Tq, int Tk, int H, int NH,
-                              ValidDev vl, float scale) {
-  extern __shared__ float sm[];  // qs (D), p (Tk), red (32), wsum (warps · D)
-  const int D = H / NH;
+// One block per (batch, head, query), in three phases, each issuing all its loads before their
+// first use (a step's attention is a few microseconds of latency, not of bandwidth):
+//   1. a thread per key: its score q · k / sqrt(D), the key's row read as float4 (up to 16
+//      loads in flight), masked at keys >= the valid length (masked_softmax);
+//   2. the softmax over the block (max, then the sum of exp);
+//   3. ctx = p · V: G = blockDim / D groups of D threads, thread (g, d) sums dimension d over
+//      the keys j = g, g + G, ... (eight loads in flight), then the groups' sums are added in
+//      group order.
+template <bool Vec>
+__global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict__ q,
+                              const float* __restrict__ k, const float* __restrict__ v,
+                              int kv_stride, int Tq, int Tk, int H, int NH, ValidDev vl,
+                              float scale) {
+  extern __shared__ float4 sm4[];  // qs (D), p (Tk), red (32), wsum (G · D)
+  float* sm = reinterpret_cast<float*>(sm4);
+  const int D = H / NH, G = max(1, (int)blockDim.x / D);
   const int qi = blockIdx.y, b = blockIdx.x / NH, h = blockIdx.x % NH;
   float* qs = sm;
-  float* p = sm + D;
+  float* p = sm + ((D + 3) & ~3);
   float* red = p + Tk;
+  float* wsum = red + 32;
   const float* qrow = q + ((long)b * Tq + qi) * H + (long)h * D;
-  for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = qrow[d];
-  __syncthreads();
-
-  // scores = q · kᵀ / sqrt(D), masked at keys >= valid length (masked_softmax)
+  for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = __ldg(qrow + d);
   int len = vl.kind == ValidDev::PerBatch   ? vl.data[b]
             : vl.kind == ValidDev::PerQuery ? vl.data[(long)b * Tq + qi]
             : vl.kind == ValidDev::Causal   ? vl.offset + qi + 1
                                             : Tk;
   if (len < 0) len = 0;
-  // one warp per key: its lanes read the key's row together and add their products as a tree
+  __syncthreads();
+
   const float* kb = k + (long)b * kv_stride * H + (long)h * D;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (int j = warp; j < Tk; j += nw) {
+  for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
     const float* kr = kb + (long)j * H;
     float s = 0.f;
-    for (int d = lane; d < D; d += 32) s += qs[d] * kr[d];
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if (lane == 0) p[j] = j < len ? s * scale : kMaskValue;
+    if (Vec) {
+      const float4* k4 = reinterpret_cast<const float4*>(kr);
+      const float4* q4 = reinterpret_cast<const float4*>(qs);
+      const int D4 = D / 4;
+      for (int d0 = 0; d0 < D4; d0 += 16) {
+        float4 a[16];
+#pragma unroll
+        for (int u = 0; u < 16; ++u)
+          a[u] = d0 + u < D4 ? __ldg(k4 + d0 + u) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+          if (d0 + u >= D4) break;
+          const float4 c = q4[d0 + u];
+          s = fmaf(a[u].x, c.x, s);
+          s = fmaf(a[u].y, c.y, s);
+          s = fmaf(a[u].z, c.z, s);
+          s = fmaf(a[u].w, c.w, s);
+        }
+      }
+    } else {
+      for (int d0 = 0; d0 < D; d0 += 16) {
+        float a[16];
+#pragma unroll
+        for (int u = 0; u < 16; ++u) a[u] = d0 + u < D ? __ldg(kr + d0 + u) : 0.f;
+#pragma unroll
+        for (int u = 0; u < 16; ++u) {
+          if (d0 + u >= D) break;
+          s = fmaf(a[u], qs[d0 + u], s);
+        }
+      }
+    }
+    p[j] = j < len ? s * scale : kMaskValue;
   }
   __syncthreads();
   float mx = -INFINITY;
@@ -252,20 +292,33 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* q, const fl
   }
   __syncthreads();
 
-  // ctx[b, qi, h*D + d] = sum_j p[j] · v[b, j, h*D + d]: warp w sums keys j = w, w + nw, ...
-  // (its lanes read a key's row together), then the warps' sums are added in warp order
   const float* vb = v + (long)b * kv_stride * H + (long)h * D;
-  float* wsum = red + 32;  // (nw, D)
-  for (int d = lane; d < D; d += 32) {
-    float c = 0.f;
-    for (int j = warp; j < Tk; j += nw) c += p[j] * vb[(long)j * H + d];
-    wsum[warp * D + d] = c;
+  const int g = threadIdx.x / D;
+  if (g < G) {
+    for (int d = threadIdx.x % D; d < D; d += blockDim.x) {  // several rounds only when D > blockDim
+      float c = 0.f;
+      for (int j0 = g; j0 < Tk; j0 += 8 * G) {
+        float x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int j = j0 + u * G;
+          x[u] = j < Tk ? __ldg(vb + (long)j * H + d) : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int j = j0 + u * G;
+          if (j >= Tk) break;
+          c = fmaf(p[j], x[u], c);
+        }
+      }
+      wsum[g * D + d] = c;
+    }
   }
   __syncthreads();
   float* crow = ctx + ((long)b * Tq + qi) * H + (long)h * D;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float c = 0.f;
-    for (int w = 0; w < nw; ++w) c += wsum[w * D + d];
+    for (int w = 0; w < G; ++w) c += wsum[w * D + d];
     crow[d] = c;
   }
 }
@@ -421,12 +474,18 @@ void add_layer_norm(float* out, const float* x, const float* y, const float* gam
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream) {
-  const int D = H / NH;
+  const int D = H / NH, G = std::max(1, kAttnThreads / D);
   const float scale = 1.f / std::sqrt((float)D);
-  const size_t smem = sizeof(float) * ((size_t)D + Tk + 32 + (size_t)(kAttnThreads / 32) * D);
+  const size_t smem = sizeof(float) * ((size_t)((D + 3) & ~3) + Tk + 32 + (size_t)G * D);
   const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
-  attend_kernel<<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq, Tk, H,
-                                                      NH, vl, scale);
+  // float4 rows: D and H multiples of 4, q and k 16-byte aligned (every row then is)
+  const bool vec = D % 4 == 0 && H % 4 == 0 && (uintptr_t)q % 16 == 0 && (uintptr_t)k % 16 == 0;
+  if (vec)
+    attend_kernel<true><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
+                                                              Tk, H, NH, vl, scale);
+  else
+    attend_kernel<false><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
+                                                               Tk, H, NH, vl, scale);
 }
 
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
