@@ -100,7 +100,9 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
              {1, 1, 1}, {1, 32, 32}, {3, 7, 5}, {17, 33, 65}, {64, 128, 256}, {5, 1000, 32},
              {130, 64, 512},
              // the GEMV of up to 8 rows (float4 steps when K % 4 == 0), and 9 rows past it
-             {1, 512, 512}, {1, 97, 2048}, {4, 300, 36}, {8, 65, 130}, {8, 33, 4}, {9, 40, 64}}) {
+             {1, 512, 512}, {1, 97, 2048}, {4, 300, 36}, {8, 65, 130}, {8, 33, 4}, {9, 40, 64},
+             // batches of a base model's decoding steps through cuBLAS
+             {16, 512, 512}, {32, 1536, 512}, {32, 4096, 1024}, {24, 100, 130}}) {
       for (bool bias : {false, true})
         for (bool relu : {false, true}) {
           INFO("M " << M << " N " << N << " K " << K_ << " bias " << bias << " relu " << relu);
@@ -110,6 +112,38 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
           if (relu) K.relu(ref.data(), M * N);
           cuda::check::linear(got.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N, K_,
                               relu);
+          REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
+        }
+    }
+  }
+  SECTION("int8 linear: y = x·(scale ⊙ q)ᵀ + b (+ ReLU): the GEMV on q for few rows, expanded past it") {
+    std::uniform_int_distribution<int> Q(-127, 127);
+    for (auto [M, N, K_, layers] : std::vector<std::array<int, 4>>{
+             // 16-byte rows (K % 16 == 0) and one weight at a time (K = 5, 36, 130), one layer
+             // and attention's Q, K, V as three layers of one launch; 40 rows expanded
+             {1, 1, 16, 1}, {1, 512, 512, 1}, {1, 97, 2048, 1}, {3, 300, 48, 1}, {8, 65, 1024, 1},
+             {2, 7, 5, 1}, {4, 33, 36, 1}, {8, 65, 130, 1}, {1, 96, 64, 3}, {5, 768, 256, 3},
+             {2, 40, 36, 3}, {9, 40, 64, 1}, {40, 130, 48, 1}, {17, 33, 65, 1},
+             // past Linear::kExpandFloats: expanded and multiplied 2,048 features at a time
+             {9, 2100, 512, 1}, {33, 2100, 512, 1},
+             // batches of a base model's decoding steps, expanded then through cuBLAS
+             {32, 512, 512, 1}, {20, 300, 1024, 1}, {24, 70, 36, 1}, {32, 100, 1040, 1}}) {
+      for (bool bias : {false, true})
+        for (bool relu : {false, true}) {
+          INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
+                    << " relu " << relu);
+          auto x = rnd((size_t)M * K_), b = rnd((size_t)N), sc = rnd((size_t)N);
+          std::vector<signed char> q((size_t)N * K_);
+          for (auto& v : q) v = (signed char)Q(rng);
+          for (auto& v : sc) v = std::fabs(v) / 127.f + 1e-3f;
+          std::vector<float> ref((size_t)M * N), got(ref.size());
+          K.linear_i8(ref.data(), x.data(), reinterpret_cast<const int8_t*>(q.data()), sc.data(),
+                      bias ? b.data() : nullptr, M, N, K_);
+          if (relu) K.relu(ref.data(), M * N);
+          cuda::check::linear_i8(got.data(), x.data(), q.data(), sc.data(), bias ? b.data() : nullptr,
+                                 M, N, K_, relu, layers);
+          // |q| <= 127 and scale <= 1 / 127 + 1e-3: the same bound on each product's size as
+          // the fp32 case above
           REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
         }
     }

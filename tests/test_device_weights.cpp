@@ -1,8 +1,8 @@
 // A family's weights on a device are bound again, by the family's own binding code, against a
 // copy of every tensor the model's store bound (drivers::DeviceWeights): the list of weights
 // is written once. Checked here without a GPU on every shipped family: the copies hold the
-// file's values (int8 matrices dequantized), the placed store hands them out by name and
-// shape, and the drivers, run on an op set that is the CPU's but says its memory is not the
+// file's values (int8 matrices as int8, beside their scales), the placed store hands them out
+// by name, shape and dtype, and the drivers, run on an op set that is the CPU's but says its memory is not the
 // host's (so that they upload and bind their weights as on a GPU), give the same logits as on
 // the CPU. The drivers copy their weights only in a build with a device op set
 // (-DATTNLITE_CUDA=ON; no GPU needed): the cuda stage of tools/test.sh runs that case.
@@ -162,9 +162,10 @@ std::vector<float> logits(const Model& m, const ops::Ops& op) {
 
 }  // namespace
 
-TEST_CASE("DeviceWeights copies every bound tensor, int8 dequantized, and hands the copies out by name",
+TEST_CASE("DeviceWeights copies every bound tensor as stored and hands the copies out by name",
           "[device][weights]") {
-  for (const char* name : {"transformer-d2l", "transformer-d2l-int8", "bahdanau-d2l-int8", "vit_lab224"}) {
+  for (const char* name : {"transformer-d2l", "transformer-d2l-int8", "bahdanau-d2l-int8", "vit_lab224",
+                           "transformer-fra-bpe"}) {
     INFO(name);
     auto m = load(name);
     const WeightStore& host = *family_of(*m).store;
@@ -172,25 +173,54 @@ TEST_CASE("DeviceWeights copies every bound tensor, int8 dequantized, and hands 
     drivers::DeviceWeights dev(host, ops::cpu());
     WeightStore& placed = dev.store();
     REQUIRE_FALSE(placed.readable());
+    // the bytes of the weights in fp32, of the copies (each 256-byte aligned), the largest
+    // int8 matrix or slice of one that a device expands at a time (Linear::expand_rows)
+    size_t fp32 = 0, copies = 0, largest_i8 = 0;
     for (const auto& t : host.bound_tensors()) {
       size_t n = 1;
       for (int64_t s : t.shape) n *= (size_t)s;
-      if (t.dtype == DType::I8) {  // every element: a conv's (D, C, p, p) too
-        const std::vector<float> want = dequantize(
-            static_cast<const int8_t*>(t.data),
-            scale_of(host, t.name), (int)t.shape[0], (int)(n / (size_t)t.shape[0]));
-        REQUIRE(want.size() == n);
-        REQUIRE(placed.dtype(t.name) == DType::F32);
-        const float* got = placed.get(t.name, t.shape);
-        REQUIRE(std::memcmp(got, want.data(), want.size() * sizeof(float)) == 0);
-      } else if (t.name.size() > 6 && t.name.compare(t.name.size() - 6, 6, "_scale") == 0 &&
-                 host.has(t.name.substr(0, t.name.size() - 6))) {
-        continue;  // an int8 matrix's scales: folded into its copy
+      fp32 += n * sizeof(float);
+      copies += (n * (t.dtype == DType::I8 ? 1 : sizeof(float)) + 255) / 256 * 256;
+      REQUIRE(placed.dtype(t.name) == t.dtype);
+      if (t.dtype == DType::I8) {  // every byte: a conv's (D, C, p, p) too
+        const long rows = t.shape[0], cols = (long)n / rows;
+        largest_i8 = std::max(largest_i8, (size_t)(Linear::expand_rows(rows, cols) * cols));
+        const int8_t* got = placed.get_i8(t.name, t.shape);
+        REQUIRE(static_cast<const void*>(got) != t.data);
+        REQUIRE(std::memcmp(got, t.data, n) == 0);
+        REQUIRE_THROWS_WITH(placed.get(t.name, t.shape), Catch::Contains("has dtype I8"));
+        // its scales, one a row, are a tensor of their own
+        const float* sc = placed.get(t.name + "_scale", {t.shape[0]});
+        REQUIRE(std::memcmp(sc, scale_of(host, t.name), (size_t)t.shape[0] * sizeof(float)) == 0);
       } else {
         const float* got = placed.get(t.name, t.shape);
-        REQUIRE(got != t.data);
+        REQUIRE(static_cast<const void*>(got) != t.data);
         REQUIRE(std::memcmp(got, t.data, n * sizeof(float)) == 0);
+        REQUIRE_THROWS_WITH(placed.get_i8(t.name, t.shape), Catch::Contains("has dtype F32"));
       }
+    }
+    // room to expand the largest int8 matrix in fp32, inside the one block; none without int8
+    REQUIRE(dev.bytes() == copies + largest_i8 * sizeof(float));
+    if (m->is_int8()) {
+      REQUIRE(placed.expansion() != nullptr);
+      // past every copy, and inside the block, which starts at the first copy
+      const char* ex = reinterpret_cast<const char*>(placed.expansion());
+      const char* first = nullptr;
+      for (const auto& t : host.bound_tensors()) {
+        const char* at = t.dtype == DType::I8
+                             ? reinterpret_cast<const char*>(placed.get_i8(t.name, t.shape))
+                             : reinterpret_cast<const char*>(placed.get(t.name, t.shape));
+        REQUIRE(at < ex);
+        if (!first || at < first) first = at;
+      }
+      REQUIRE(ex + largest_i8 * sizeof(float) <= first + dev.bytes());
+      // the int8 matrices stay int8: the shipped translator (int8 but for its biases, norms
+      // and scales) takes under 40% of its fp32 bytes, its room to expand included
+      INFO("device bytes " << dev.bytes() << ", fp32 " << fp32);
+      if (std::string(name) == "transformer-fra-bpe") REQUIRE(dev.bytes() * 10 < fp32 * 4);
+    } else {
+      REQUIRE(placed.expansion() == nullptr);
+      REQUIRE(dev.bytes() >= fp32);
     }
     std::vector<int64_t> wrong = host.bound_tensors().front().shape;
     wrong.push_back(2);
@@ -226,10 +256,10 @@ TEST_CASE("drivers on an op set outside host memory give the CPU's logits", "[de
     auto m = load(name);
     const std::vector<float> want = logits(*as_stored, ops::cpu()), got = logits(*as_stored, remote);
     REQUIRE(got.size() == want.size());
-    // Bitwise, but for int8 weights (fp32 copies on the "device") and the GRU (run as its two
-    // products and the cell there: the fused step reads a layout packed on the host at load),
-    // which compute the same values with other roundings.
-    if (!m->is_int8() && std::string(m->kind_name()) != "bahdanau") {
+    // Bitwise (int8 weights too: the same int8 kernels read the copies), but for the GRU (run
+    // as its two products and the cell there: the fused step reads a layout packed on the host
+    // at load), which computes the same values with other roundings.
+    if (std::string(m->kind_name()) != "bahdanau") {
       REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
     } else {
       const auto d = test::max_abs_diff(got.data(), want.data(), got.size());

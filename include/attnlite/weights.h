@@ -35,11 +35,15 @@ class WeightStore {
 
   WeightStore() = default;
   explicit WeightStore(const SafeTensors& st);
-  // A store of fp32 tensors that lie where the host may not read them (a device's copy of a
-  // model's weights, drivers/op_memory.h): lookups check the name and shape and hand out the
-  // pointers; nothing is read, and binding derives no layout from the values (readable()).
-  static WeightStore placed(const std::vector<Tensor>& tensors);
+  // A store of fp32 and int8 tensors that lie where the host may not read them (a device's
+  // copy of a model's weights, drivers/op_memory.h): lookups check the name, shape and dtype
+  // and hand out the pointers; nothing is read, and binding derives no layout from the values
+  // (readable()). `expand`: op memory for any one of its int8 matrices in fp32, which the
+  // linear layers bound from it carry (Linear::expand), or nullptr.
+  static WeightStore placed(const std::vector<Tensor>& tensors, float* expand = nullptr);
   bool readable() const { return placed_.empty(); }
+  // A placed store's room to expand an int8 matrix (above); nullptr for a file's store.
+  float* expansion() const { return expand_; }
 
   const float* get(const std::string& name, std::initializer_list<int64_t> shape);
   const float* get(const std::string& name, const std::vector<int64_t>& shape);
@@ -80,6 +84,10 @@ class WeightStore {
   // The entry of `name` after checking its shape and dtype; throws naming the mismatch.
   Entry& checked(const std::string& name, const std::vector<int64_t>& shape, DType dtype);
   void bind(Entry& e);  // marks e used and counts its bytes
+  // A placed store's tensor `name` after checking its shape and dtype; throws naming the
+  // mismatch.
+  const Tensor& placed_checked(const std::string& name, const std::vector<int64_t>& shape,
+                               DType dtype) const;
   const SafeTensors* st_ = nullptr;
   size_t bound_ = 0;
   std::shared_ptr<const void> image_;  // the file image, while a weight lies in it
@@ -91,6 +99,7 @@ class WeightStore {
   std::map<std::string, Entry> index_;
   std::vector<Tensor> bound_list_;
   std::map<std::string, Tensor> placed_;  // a placed store's tensors
+  float* expand_ = nullptr;
 };
 
 // Linear and Embedding (ops/operands.h) from the store, by their state_dict() names.

@@ -1,10 +1,13 @@
 // Each CUDA kernel on host data (cuda_session.h, namespace check): copy in, run, copy out.
 // Only the tests call these, to hold every kernel against its CPU reference.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attnlite/error.h"
+#include "attnlite/ops/operands.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"
 #include "ops/scratch.h"
@@ -49,6 +52,43 @@ void linear(float* y, const float* x, const float* w, const float* b, int M, int
   const cublasStatus_t st =
       cuda::linear(h, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K, relu ? cuda::kActRelu : cuda::kActNone, nullptr);
   ok(cudaDeviceSynchronize(), "linear");
+  cublasDestroy(h);
+  if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
+  dy.to_host(y);
+}
+
+void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
+               int M, int N, int K, bool relu, int gemv_n) {
+  const auto* q8 = reinterpret_cast<const int8_t*>(q);
+  // the room a device's weights give (Linear::expand_rows), no more: memcheck sees any overrun
+  Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), ds((size_t)N, scale);
+  Dev<float> dexp((size_t)(Linear::expand_rows(N, K) * K));
+  Dev<int8_t> dq((size_t)N * K, q8);
+  Dev<float> db(b ? (size_t)N : 0, b);
+  const int act = relu ? cuda::kActRelu : cuda::kActNone;
+  if (gemv_n > 1) {  // N outputs as gemv_n layers of one launch, each writing its own columns
+    GemvLayers L;
+    const int per = (N + gemv_n - 1) / gemv_n;
+    for (int i = 0; i < gemv_n; ++i) {
+      const int lo = std::min(N, i * per), n = std::min(N, lo + per) - lo;
+      L.Q[i] = dq.p + (long)lo * K;
+      L.S[i] = ds.p + lo;
+      L.b[i] = b ? db.p + lo : nullptr;
+      L.y[i] = dy.p + lo;
+      L.ldy[i] = N;
+      L.start[i + 1] = L.start[i] + n;
+    }
+    L.count = gemv_n;
+    cuda::gemv(L, dx.p, K, M, K, act, nullptr);
+    ok(cudaDeviceSynchronize(), "linear_i8");
+    dy.to_host(y);
+    return;
+  }
+  cublasHandle_t h = nullptr;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
+  const cublasStatus_t st = cuda::linear_i8(h, dy.p, N, dx.p, K, dq.p, ds.p, dexp.p,
+                                            b ? db.p : nullptr, M, N, K, act, nullptr);
+  ok(cudaDeviceSynchronize(), "linear_i8");
   cublasDestroy(h);
   if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
   dy.to_host(y);

@@ -25,6 +25,11 @@ namespace check {
 // y (M, N) = x (M, K) · wᵀ + b (b may be nullptr), then ReLU when relu.   CPU: linear
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
             bool relu);
+// The same with int8 weights q (N, K) and scales (N), through the op set's path: the GEMV on
+// q for few rows, more rows expanded into fp32 first (with `gemv_n` layers, where the GEMV
+// fits: the N outputs split into that many layers of one launch).         CPU: linear_i8
+void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
+               int M, int N, int K, bool relu, int gemv_n = 1);
 // out (R, n) = LayerNorm(x + y) · gamma + beta, eps 1e-5.                  CPU: add_norm
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n);

@@ -74,7 +74,9 @@ __global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N,
 // per output feature reads its row of W once for every row of x (cuBLAS would take a GEMV
 // launch per layer and a second kernel for the bias). Lane l sums k = l, l + 32, ... (float4
 // steps when Vec), then the warp adds the 32 partial sums as a tree: a fixed order.
-template <bool Vec>
+// I8: the rows are int8 (L.Q, L.S); lane l sums 16 weights at a time (one 16-byte load, when
+// Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
+template <bool Vec, bool I8>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
   const int lane = threadIdx.x & 31;
   int n = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -88,11 +90,53 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
   float acc[kGemvMaxRows];
 #pragma unroll
   for (int m = 0; m < kGemvMaxRows; ++m) acc[m] = 0.f;
-  const float* w = L.W[li] + (long)n * K;
-  if (Vec) {
+  if (I8 && Vec) {
+    // two 16-byte loads of Q (32 weights) in flight per lane; lane l adds the weights of
+    // k = 16 (l + 32 i) ... 16 (l + 32 i) + 15 in ascending order
+    const int4* q16 = reinterpret_cast<const int4*>(L.Q[li] + (long)n * K);
+    const int K16 = K / 16;
+    for (int k0 = lane; k0 < K16; k0 += 2 * 32) {
+      int4 a[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int k = k0 + 32 * u;
+        a[u] = k < K16 ? __ldg(q16 + k) : make_int4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int k = k0 + 32 * u;
+        if (k >= K16) break;
+        const int words[4] = {a[u].x, a[u].y, a[u].z, a[u].w};
+#pragma unroll
+        for (int m = 0; m < kGemvMaxRows; ++m) {
+          if (m >= M) break;
+          const float4* x4 = reinterpret_cast<const float4*>(x + (long)m * ldx) + 4 * k;
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            const float4 v = x4[t];
+            const int w = words[t];
+            acc[m] = fmaf((float)(signed char)(w & 0xff), v.x, acc[m]);
+            acc[m] = fmaf((float)(signed char)((w >> 8) & 0xff), v.y, acc[m]);
+            acc[m] = fmaf((float)(signed char)((w >> 16) & 0xff), v.z, acc[m]);
+            acc[m] = fmaf((float)(signed char)((w >> 24) & 0xff), v.w, acc[m]);
+          }
+        }
+      }
+    }
+  } else if (I8) {
+    const int8_t* q = L.Q[li] + (long)n * K;
+    for (int k = lane; k < K; k += 32) {
+      const float a = (float)q[k];
+#pragma unroll
+      for (int m = 0; m < kGemvMaxRows; ++m) {
+        if (m >= M) break;
+        acc[m] = fmaf(a, x[(long)m * ldx + k], acc[m]);
+      }
+    }
+  } else if (Vec) {
     // four float4 loads of W (and of each x row) in flight per lane before the FMAs that use
     // them; lane l still adds k = l, l + 32, ... in ascending order
-    const float4* w4 = reinterpret_cast<const float4*>(w);
+    const float4* w4 = reinterpret_cast<const float4*>(L.W[li] + (long)n * K);
     const int K4 = K / 4;
     for (int k0 = lane; k0 < K4; k0 += 4 * 32) {
       float4 a[4];
@@ -122,6 +166,7 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
       }
     }
   } else {
+    const float* w = L.W[li] + (long)n * K;
     for (int k = lane; k < K; k += 32) {
       const float a = w[k];
 #pragma unroll
@@ -131,15 +176,24 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
       }
     }
   }
+  const float scale = I8 ? L.S[li][n] : 1.f;
 #pragma unroll
   for (int m = 0; m < kGemvMaxRows; ++m) {
     if (m >= M) break;
     float v = acc[m];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     if (lane == m) {
+      if (I8) v *= scale;
       y[(long)m * ldy + n] = activate(b ? v + b[n] : v, act);
     }
   }
+}
+
+// w (N, K) = S[o] · Q[o][k]: the int8 matrix in fp32, as the CPU's dequantize() computes it.
+__global__ void expand_i8_kernel(float* w, const int8_t* Q, const float* S, int N, int K) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long)N * K) return;
+  w[i] = S[i / K] * (float)Q[i];
 }
 
 __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y,
@@ -410,14 +464,21 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
 void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
   const int N = L.start[L.count];
   if (N <= 0 || M <= 0) return;
-  bool vec = K % 4 == 0 && ldx % 4 == 0 && (uintptr_t)x % 16 == 0;
-  for (int i = 0; i < L.count; ++i) vec = vec && (uintptr_t)L.W[i] % 16 == 0;
+  const bool i8 = L.Q[0] != nullptr;
+  // 16-byte rows: K a multiple of 4 floats (16 int8 weights), every row start aligned
+  bool vec = K % (i8 ? 16 : 4) == 0 && ldx % 4 == 0 && (uintptr_t)x % 16 == 0;
+  for (int i = 0; i < L.count; ++i)
+    vec = vec && (i8 ? (uintptr_t)L.Q[i] : (uintptr_t)L.W[i]) % 16 == 0;
   constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
   const int blocks = (N + kWarps - 1) / kWarps;
-  if (vec)
-    gemv_kernel<true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  if (i8 && vec)
+    gemv_kernel<true, true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else if (i8)
+    gemv_kernel<false, true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else if (vec)
+    gemv_kernel<true, false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else
-    gemv_kernel<false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<false, false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
@@ -425,7 +486,7 @@ cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, 
                       cudaStream_t stream) {
   // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
   // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
-  if (M >= 1 && M <= kGemvMaxRows) {  // few rows (a decoding step): W read once, bias fused
+  if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
     GemvLayers L;
     L.W[0] = W;
     L.b[0] = b;
@@ -443,6 +504,36 @@ cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, 
                    CUBLAS_GEMM_DEFAULT);
   if (st == CUBLAS_STATUS_SUCCESS && (b || act)) bias_act(y, ldy, b, M, N, act, stream);
   return st;
+}
+
+cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+                         const int8_t* Q, const float* S, float* expand, const float* b, int M,
+                         int N, int K, int act, cudaStream_t stream) {
+  if (gemv_fits(M)) {
+    GemvLayers L;
+    L.Q[0] = Q;
+    L.S[0] = S;
+    L.b[0] = b;
+    L.y[0] = y;
+    L.ldy[0] = ldy;
+    L.start[1] = N;
+    L.count = 1;
+    gemv(L, x, ldx, M, K, act, stream);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  // a slice of `rows` output features at a time: the room expand has (Linear::expand_rows)
+  const int rows = (int)Linear::expand_rows(N, K);
+  for (int n0 = 0; n0 < N; n0 += rows) {
+    const int n = std::min(rows, N - n0);
+    const long count = (long)n * K;
+    if (count > 0)
+      expand_i8_kernel<<<blocks_for(count, kRowThreads), kRowThreads, 0, stream>>>(
+          expand, Q + (long)n0 * K, S + n0, n, K);
+    const cublasStatus_t st = linear(handle, y + n0, ldy, x, ldx, expand, b ? b + n0 : nullptr, M,
+                                     n, K, act, stream);
+    if (st != CUBLAS_STATUS_SUCCESS) return st;
+  }
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 // A warp per row (n <= 1,024), 4 rows a block, with the fewest values a lane that hold a row.

@@ -9,6 +9,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace attnlite::cuda {
 
 // x (R, H) = table[ids[r]] · scale + P[p(r)], p(r) = pos >= 0 ? pos : r % T.
@@ -21,17 +23,20 @@ void embed_positions(float* x, const float* table, const float* P, const int* id
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
-// nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (a decoding step at batch 1, or
-// a beam of up to 8): one GEMV kernel with the bias and the activation fused. More rows: one
-// SGEMM with CUBLAS_COMPUTE_32F (no TF32), then bias_act when there is a bias or an
+// nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (gemv_fits: a decoding step at
+// batch 1, or a beam of up to 8): one GEMV kernel with the bias and the activation fused. More
+// rows: one SGEMM with CUBLAS_COMPUTE_32F (no TF32), then bias_act when there is a bias or an
 // activation. CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
+inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
 
 // Up to kGemvMaxLayers linear layers over one input, for gemv: layer i's outputs are features
 // start[i] .. start[i + 1] - 1 of the launch; y[i] rows of stride ldy[i].
 constexpr int kGemvMaxLayers = 4;
 struct GemvLayers {
   const float* W[kGemvMaxLayers] = {};
+  const int8_t* Q[kGemvMaxLayers] = {};  // int8 layers: W[o][k] = S[o] · Q[o][k] (W unused)
+  const float* S[kGemvMaxLayers] = {};
   const float* b[kGemvMaxLayers] = {};
   float* y[kGemvMaxLayers] = {};
   int ldy[kGemvMaxLayers] = {};
@@ -39,12 +44,20 @@ struct GemvLayers {
   int count = 0;
 };
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows.
-// CPU: linear() of each layer.
+// The layers are all fp32 or all int8: an int8 layer's output is S[o] · (x · Q[o]ᵀ) + b, the
+// CPU's int8 product. CPU: linear() of each layer.
 void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
           cudaStream_t stream);
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
                       const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream);
+// The same with int8 weights Q (N, K) and their scales S (N): up to kGemvMaxRows rows, the
+// GEMV reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded into `expand`
+// (S[o] · Q[o][k], the values the CPU's dequantize() gives), Linear::expand_rows(N, K)
+// features at a time, each slice then an fp32 product. CPU: linear() on an int8 Linear.
+cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+                         const int8_t* Q, const float* S, float* expand, const float* b, int M,
+                         int N, int K, int act, cudaStream_t stream);
 
 // y[r * ldy + n] += b[n] (b may be nullptr), then the activation act (kAct*).
 void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);

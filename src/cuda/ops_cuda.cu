@@ -1,6 +1,7 @@
 // The CUDA op set (ops::cuda()): every op of ops/ops.h on device memory, in stream order on
 // the calling thread's default stream (cudaStreamPerThread), each thread with its own cuBLAS
-// handle. Linear layers are fp32 (int8 weights arrive dequantized, drivers/op_memory.h).
+// handle. Int8 weights stay int8 on the device (drivers/op_memory.h): the GEMV of few rows
+// reads them as they are, a product of more rows expands the layer into Linear::expand first.
 // The kernels are in kernels.cu; the small pointwise ones of the embedding, the positions,
 // additive attention and the recurrent cells are here.
 #include <atomic>
@@ -37,7 +38,6 @@ void ok(cudaError_t e, const char* what) {
   }
 }
 
-// x[r * ldx + c] = table[ids[r]][c] * scale
 __global__ void add_kernel(float* y, const float* a, const float* b, long n) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a[i] + b[i];
@@ -56,12 +56,15 @@ __global__ void patches_kernel(float* out, const float* img, int B, int C, int H
   out[i] = img[(((long)b * C + c) * H + py * p + y) * W + px * p + x] * scale;
 }
 
-__global__ void embed_kernel(float* x, int ldx, const float* table, const int* ids, int R, int dim,
-                             float scale) {
+// x[r * ldx + c] = table[ids[r]][c] * scale; an int8 table (q, rows' scales s): (s[id] * q) *
+// scale, the CPU's embedding_rows().
+__global__ void embed_kernel(float* x, int ldx, const float* table, const int8_t* q, const float* s,
+                             const int* ids, int R, int dim, float scale) {
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long)R * dim) return;
   const int r = (int)(i / dim), c = (int)(i % dim);
-  x[(long)r * ldx + c] = table[(long)ids[r] * dim + c] * scale;
+  const long at = (long)ids[r] * dim + c;
+  x[(long)r * ldx + c] = (q ? s[ids[r]] * (float)q[at] : table[at]) * scale;
 }
 
 // rows (b, t) of x (B, Tn, H) += P[pos + t or pos] (fixed = the same row for every t)
@@ -74,16 +77,19 @@ __global__ void add_positions_kernel(float* x, const float* P, int B, int Tn, in
 }
 
 // One block per batch row: scores = w_v · tanh(qp + kp[j]), masked softmax, ctx = p · v.
+// An int8 w_v (wq, its one row's scale ws): w_v[d] = ws[0] * wq[d].
 __global__ void additive_kernel(float* ctx, int ldc, float* attn, const float* qp,
-                                const float* kp, const float* v, const float* w_v, int Tk,
-                                int Hh, int Dv, ValidDev vl) {
+                                const float* kp, const float* v, const float* w_v,
+                                const int8_t* wq, const float* ws, int Tk, int Hh, int Dv,
+                                ValidDev vl) {
   const int b = blockIdx.x;
   float* p = attn + (long)b * Tk;
   int len = vl.kind == ValidDev::PerBatch ? vl.data[b] : Tk;
   if (len < 0) len = 0;
   for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
     float s = 0.f;
-    for (int d = 0; d < Hh; ++d) s += w_v[d] * tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
+    for (int d = 0; d < Hh; ++d)
+      s += (wq ? ws[0] * (float)wq[d] : w_v[d]) * tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
     p[j] = j < len ? s : -1e6f;
   }
   __syncthreads();
@@ -181,17 +187,28 @@ class CudaOps final : public ops::Ops {
 
   void linear(float* y, const float* x, const Linear& w, int M, ops::Act act) const override {
     const int a = act == ops::Act::Relu ? cuda::kActRelu : act == ops::Act::Gelu ? cuda::kActGelu : cuda::kActNone;
-    cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
+    if (!w.int8()) {
+      cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
+      return;
+    }
+    if (!cuda::gemv_fits(M) && !w.expand)
+      throw Error("CUDA: an int8 linear layer of " + std::to_string(M) +
+                  " rows needs room to expand its weights (Linear::expand), and has none");
+    cuda::linear_i8(blas(), y, w.out, x, w.in, w.q, w.scale, w.expand, w.b, M, w.out, w.in, a, kStream);
   }
-  // Up to kGemvMaxLayers layers over one input of few rows: one GEMV launch for all of them.
+  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits), all fp32 or all
+  // int8: one GEMV launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
-    bool one = M >= 1 && M <= cuda::kGemvMaxRows && n >= 1 && n <= cuda::kGemvMaxLayers;
-    for (int i = 0; one && i < n; ++i) one = ws[i]->w && ws[i]->in == ws[0]->in;
+    bool one = cuda::gemv_fits(M) && n >= 1 && n <= cuda::kGemvMaxLayers;
+    for (int i = 0; one && i < n; ++i)
+      one = (ws[i]->w || ws[i]->q) && ws[i]->int8() == ws[0]->int8() && ws[i]->in == ws[0]->in;
     if (!one) return Ops::linear_n(ys, ws, n, x, M, scratch);
     cuda::GemvLayers L;
     for (int i = 0; i < n; ++i) {
       L.W[i] = ws[i]->w;
+      L.Q[i] = ws[i]->q;
+      L.S[i] = ws[i]->scale;
       L.b[i] = ws[i]->b;
       L.y[i] = ys[i];
       L.ldy[i] = ws[i]->out;
@@ -213,7 +230,8 @@ class CudaOps final : public ops::Ops {
     if (n > 0) patches_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(out, img, B, C, H, W, p, scale);
   }
   void embed(float* x, int ldx, const Embedding& t, const int* ids, int R, float scale) const override {
-    embed_kernel<<<blocks_for((long)R * t.dim), kThreads, 0, kStream>>>(x, ldx, t.w, ids, R, t.dim, scale);
+    embed_kernel<<<blocks_for((long)R * t.dim), kThreads, 0, kStream>>>(x, ldx, t.w, t.q, t.scale, ids, R,
+                                                                         t.dim, scale);
   }
   void add_positions(float* x, const float* P, int B, int Tn, int H, const int* positions) const override {
     const long n = (long)B * Tn * H;
@@ -236,7 +254,8 @@ class CudaOps final : public ops::Ops {
   void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
                        const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
                        const ValidLens& vl, Arena&) const override {
-    additive_kernel<<<B, 128, 0, kStream>>>(ctx, ldc, attn, qp, kp, v, w_v.w, Tk, Hh, Dv, device_lens(vl));
+    additive_kernel<<<B, 128, 0, kStream>>>(ctx, ldc, attn, qp, kp, v, w_v.w, w_v.q, w_v.scale, Tk, Hh, Dv,
+                                            device_lens(vl));
   }
   void rnn_cell(float* h, float* c, float* gi, float* gh, ops::Cell cell, int B, int Hh) const override {
     rnn_cell_kernel<<<blocks_for((long)B * Hh), kThreads, 0, kStream>>>(h, c, gi, gh, cell == ops::Cell::GRU,

@@ -1,6 +1,7 @@
 // attnlite — op memory owned by a session (internal): one block from Ops::alloc, and a copy
 // of a model's weights in op memory for op sets that cannot read host memory (CUDA).
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -43,65 +44,53 @@ class OpBlock {
 };
 
 // A model's weights in op memory, for op sets that cannot read host memory (CUDA): every
-// tensor the model's store bound, copied into one block (int8 matrices dequantized with their
-// "<name>_scale" rows: the device kernels are fp32), plus host arrays a driver computed
-// (positional tables, the zeros of bias-free norms). store() hands the copies out by name, so
-// a family binds its weights for the device with the same code that bound them from the file:
-// the list of a family's weights is written once.
+// tensor the model's store bound, copied as stored (int8 matrices stay int8, beside their
+// "<name>_scale" rows), plus host arrays a driver computed (positional tables, the zeros of
+// bias-free norms), plus room for the largest int8 matrix in fp32, or for a slice of it of
+// Linear::kExpandFloats (Linear::expand: a device's GEMM of many rows expands the layer there
+// first), all in one block. store() hands the
+// copies out by name, so a family binds its weights for the device with the same code that
+// bound them from the file: the list of a family's weights is written once.
 class DeviceWeights {
  public:
   DeviceWeights() = default;
   DeviceWeights(const WeightStore& host, const ops::Ops& op,
                 const std::vector<std::pair<const float*, size_t>>& extra = {}) {
-    std::map<std::string, const WeightStore::Tensor*> by_name;
-    for (const auto& t : host.bound_tensors()) by_name[t.name] = &t;
-    struct Copy {
-      WeightStore::Tensor t;
-      std::vector<float> values;  // int8 dequantized; else empty (t.data is fp32)
-    };
-    std::vector<Copy> copies;
-    for (const auto& t : host.bound_tensors()) {
-      const size_t suffix = sizeof("_scale") - 1;
-      if (t.name.size() > suffix && t.name.compare(t.name.size() - suffix, suffix, "_scale") == 0) {
-        auto q = by_name.find(t.name.substr(0, t.name.size() - suffix));
-        if (q != by_name.end() && q->second->dtype == DType::I8) continue;  // folded into it
+    const auto& tensors = host.bound_tensors();
+    size_t total = 0, expand = 0;
+    for (const auto& t : tensors) {
+      total += round(size_of(t));
+      if (t.dtype == DType::I8 && !t.shape.empty() && t.shape[0] > 0) {
+        const long rows = t.shape[0], cols = (long)(numel(t) / (size_t)rows);
+        expand = std::max(expand, (size_t)(Linear::expand_rows(rows, cols) * cols));
       }
-      Copy c{t, {}};
-      if (t.dtype == DType::I8) {  // rows = the first dimension (a conv's output channels)
-        const int rows = (int)t.shape[0];
-        c.values = dequantize(static_cast<const int8_t*>(t.data),
-                              static_cast<const float*>(by_name.at(t.name + "_scale")->data),
-                              rows, rows ? (int)(numel(t) / (size_t)rows) : 0);
-        c.t.dtype = DType::F32;
-        c.t.data = c.values.data();
-      }
-      copies.push_back(std::move(c));
     }
-    size_t total = 0;
-    for (const Copy& c : copies) total += round(numel(c.t));
-    for (const auto& e : extra) total += round(e.second);
+    for (const auto& e : extra) total += round(e.second * sizeof(float));
+    total += expand * sizeof(float);
     block_ = OpBlock(op, total);
     char* at = static_cast<char*>(block_.data());
     std::vector<WeightStore::Tensor> placed;
-    for (Copy& c : copies) {
-      op.upload(at, c.t.data, numel(c.t) * sizeof(float));
-      c.t.data = at;
-      placed.push_back(std::move(c.t));
-      at += round(numel(placed.back()));
+    for (const auto& t : tensors) {
+      op.upload(at, t.data, size_of(t));
+      placed.push_back(t);
+      placed.back().data = at;
+      at += round(size_of(t));
     }
     for (const auto& e : extra) {
       op.upload(at, e.first, e.second * sizeof(float));
       extra_.push_back(reinterpret_cast<const float*>(at));
-      at += round(e.second);
+      at += round(e.second * sizeof(float));
     }
     op.sync();
-    store_ = WeightStore::placed(placed);
+    store_ = WeightStore::placed(placed, expand ? reinterpret_cast<float*>(at) : nullptr);
   }
   // The copies by name, to bind against.
   WeightStore& store() { return store_; }
   // The copy of extra array i.
   const float* extra(size_t i) const { return extra_[i]; }
   bool empty() const { return !block_.data(); }
+  // Bytes of op memory the copy holds (the block).
+  size_t bytes() const { return block_.size(); }
 
  private:
   static size_t numel(const WeightStore::Tensor& t) {
@@ -109,7 +98,8 @@ class DeviceWeights {
     for (int64_t d : t.shape) n *= (size_t)d;
     return n;
   }
-  static size_t round(size_t n) { return (n * sizeof(float) + 255) / 256 * 256; }
+  static size_t size_of(const WeightStore::Tensor& t) { return numel(t) * dtype_size(t.dtype); }
+  static size_t round(size_t bytes) { return (bytes + 255) / 256 * 256; }
   OpBlock block_;
   WeightStore store_;
   std::vector<const float*> extra_;

@@ -31,10 +31,25 @@ WeightStore::WeightStore(const SafeTensors& st) : st_(&st) {
   block_ = AlignedBuffer(total);
 }
 
-WeightStore WeightStore::placed(const std::vector<Tensor>& tensors) {
+WeightStore WeightStore::placed(const std::vector<Tensor>& tensors, float* expand) {
   WeightStore s;
   for (const Tensor& t : tensors) s.placed_[t.name] = t;
+  s.expand_ = expand;
   return s;
+}
+
+const WeightStore::Tensor& WeightStore::placed_checked(const std::string& name,
+                                                       const std::vector<int64_t>& shape,
+                                                       DType dtype) const {
+  auto it = placed_.find(name);
+  if (it == placed_.end()) throw Error("missing tensor '" + name + "'");
+  if (it->second.shape != shape)
+    throw Error("tensor '" + name + "' has shape " + shape_str(it->second.shape) + ", expected " +
+                shape_str(shape));
+  if (it->second.dtype != dtype)
+    throw Error("tensor '" + name + "' has dtype " + dtype_name(it->second.dtype) + ", expected " +
+                dtype_name(dtype));
+  return it->second;
 }
 
 float* WeightStore::derived(size_t n) {
@@ -100,14 +115,7 @@ WeightStore::Entry& WeightStore::checked(const std::string& name,
 }
 
 const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
-  if (!readable()) {
-    auto it = placed_.find(name);
-    if (it == placed_.end()) throw Error("missing tensor '" + name + "'");
-    if (it->second.shape != shape)
-      throw Error("tensor '" + name + "' has shape " + shape_str(it->second.shape) + ", expected " +
-                  shape_str(shape));
-    return static_cast<const float*>(it->second.data);
-  }
+  if (!readable()) return static_cast<const float*>(placed_checked(name, shape, DType::F32).data);
   Entry& e = checked(name, shape, DType::F32);
   const TensorInfo& t = *e.info;
   float* copy = e.in_place ? nullptr
@@ -126,7 +134,7 @@ const float* WeightStore::get(const std::string& name, const std::vector<int64_t
 }
 
 const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
-  if (!readable()) throw Error("tensor '" + name + "': a placed store holds fp32 tensors only");
+  if (!readable()) return static_cast<const int8_t*>(placed_checked(name, shape, DType::I8).data);
   Entry& e = checked(name, shape, DType::I8);  // always in place
   const int8_t* q = reinterpret_cast<const int8_t*>(st_->data(*e.info));
   if (!e.used) bound_list_.push_back({name, shape, DType::I8, q});
@@ -136,8 +144,9 @@ const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int
 
 DType WeightStore::dtype(const std::string& name) const {
   if (!readable()) {
-    if (!placed_.count(name)) throw Error("missing tensor '" + name + "'");
-    return DType::F32;
+    auto it = placed_.find(name);
+    if (it == placed_.end()) throw Error("missing tensor '" + name + "'");
+    return it->second.dtype;
   }
   return entry(index_, name).info->dtype;
 }
@@ -161,6 +170,7 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
   if (ws.dtype(weight) == DType::I8) {
     l.q = ws.get_i8(weight, {out, in});
     l.scale = ws.get(weight + "_scale", {out});
+    l.expand = ws.expansion();
   } else {
     l.w = ws.get(weight, {out, in});
     pack_linear(ws, l);

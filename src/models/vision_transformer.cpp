@@ -15,6 +15,7 @@ VisionTransformerWeights bind_vision_transformer(WeightStore& ws, const VisionTr
   if (ws.dtype(conv) == DType::I8) {  // int8 per output channel, like any linear layer
     w.patch.q = ws.get_i8(conv, {D, C, p, p});
     w.patch.scale = ws.get(conv + "_scale", {D});
+    w.patch.expand = ws.expansion();
   } else {
     w.patch.w = ws.get(conv, {D, C, p, p});
   }

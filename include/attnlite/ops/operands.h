@@ -2,6 +2,7 @@
 // each fp32 or int8 with per-row scales, as views of memory someone else owns (a model's
 // WeightStore, weights.h, binds them by name; a device keeps its copies).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace attnlite {
@@ -19,6 +20,16 @@ struct Linear {
   // w as the CPU's SIMD kernels stream it (their linear_pack, made at load; ops.h
   // linear_packed_floats), or nullptr: then w is read as stored.
   const float* wp = nullptr;
+  // Op memory that an op set may expand q into for a product it runs in fp32 (a device's GEMM
+  // of many rows), shared by all of a session's layers: set where a device holds the int8
+  // matrix (drivers::DeviceWeights), else nullptr. It holds expand_rows() rows of the matrix
+  // (all of them, or kExpandFloats floats' worth: a larger layer is expanded a slice of output
+  // features at a time).
+  float* expand = nullptr;
+  static constexpr long kExpandFloats = 1L << 20;
+  static long expand_rows(long out, long in) {
+    return in <= 0 ? out : std::min(out, std::max(1L, kExpandFloats / in));
+  }
   bool int8() const { return q != nullptr; }
 };
 
