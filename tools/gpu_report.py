@@ -105,10 +105,10 @@ def main():
     say("")
     peer = read(os.path.join(d, "peer_torch_cuda.json"))
     peer = json.loads(peer) if peer else {"rows": []}
-    # attnlite's default (CUDA graphs for steps of up to 8 rows), then every step as a graph
-    # (ATTNLITE_CUDA_GRAPHS=all)
+    # attnlite's default (CUDA graphs for steps of up to 32 rows), then batch 32 launch by
+    # launch (ATTNLITE_CUDA_GRAPHS=small)
     runs = []
-    for name, label in (("bench_cuda.json", ""), ("bench_cuda_all.json", " (graphs: all)")):
+    for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)")):
         text = read(os.path.join(d, name))
         for r in (json.loads(text)["rows"] if text else []):
             runs.append((label, r))
