@@ -69,6 +69,16 @@ __global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N,
   *p = activate(b ? *p + b[c] : *p, act);
 }
 
+// a[u] = p[k0 + 32 u] for the U loads a lane issues before using any, zero past n.
+template <class T, int U>
+__device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int k = k0 + 32 * u;
+    a[u] = k < n ? __ldg(p + k) : T{};
+  }
+}
+
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, for few rows (M <= kGemvMaxRows) and up
 // to kGemvMaxLayers layers over the same x (attention's Q, K and V) in one launch: one warp
 // per output feature reads its row of W once for every row of x (cuBLAS would take a GEMV
@@ -97,11 +107,7 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     const int K16 = K / 16;
     for (int k0 = lane; k0 < K16; k0 += 2 * 32) {
       int4 a[2];
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int k = k0 + 32 * u;
-        a[u] = k < K16 ? __ldg(q16 + k) : make_int4(0, 0, 0, 0);
-      }
+      load_ahead(a, q16, k0, K16);
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
         const int k = k0 + 32 * u;
@@ -123,16 +129,6 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
         }
       }
     }
-  } else if (I8) {
-    const int8_t* q = L.Q[li] + (long)n * K;
-    for (int k = lane; k < K; k += 32) {
-      const float a = (float)q[k];
-#pragma unroll
-      for (int m = 0; m < kGemvMaxRows; ++m) {
-        if (m >= M) break;
-        acc[m] = fmaf(a, x[(long)m * ldx + k], acc[m]);
-      }
-    }
   } else if (Vec) {
     // four float4 loads of W (and of each x row) in flight per lane before the FMAs that use
     // them; lane l still adds k = l, l + 32, ... in ascending order
@@ -140,21 +136,13 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     const int K4 = K / 4;
     for (int k0 = lane; k0 < K4; k0 += 4 * 32) {
       float4 a[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int k = k0 + 32 * u;
-        a[u] = k < K4 ? __ldg(w4 + k) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
+      load_ahead(a, w4, k0, K4);
 #pragma unroll
       for (int m = 0; m < kGemvMaxRows; ++m) {
         if (m >= M) break;
         const float4* x4 = reinterpret_cast<const float4*>(x + (long)m * ldx);
         float4 v[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          const int k = k0 + 32 * u;
-          v[u] = k < K4 ? x4[k] : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
+        load_ahead(v, x4, k0, K4);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           if (k0 + 32 * u >= K4) break;
@@ -165,10 +153,11 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
         }
       }
     }
-  } else {
-    const float* w = L.W[li] + (long)n * K;
+  } else {  // one weight at a time
+    const int8_t* q = I8 ? L.Q[li] + (long)n * K : nullptr;
+    const float* w = I8 ? nullptr : L.W[li] + (long)n * K;
     for (int k = lane; k < K; k += 32) {
-      const float a = w[k];
+      const float a = I8 ? (float)q[k] : w[k];
 #pragma unroll
       for (int m = 0; m < kGemvMaxRows; ++m) {
         if (m >= M) break;
@@ -481,20 +470,28 @@ void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, c
     gemv_kernel<false, false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
+// One layer of N features for gemv: fp32 (W) or int8 (Q, S).
+static GemvLayers one_layer(const float* W, const int8_t* Q, const float* S, const float* b,
+                            float* y, int ldy, int N) {
+  GemvLayers L;
+  L.W[0] = W;
+  L.Q[0] = Q;
+  L.S[0] = S;
+  L.b[0] = b;
+  L.y[0] = y;
+  L.ldy[0] = ldy;
+  L.start[1] = N;
+  L.count = 1;
+  return L;
+}
+
 cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
                       const float* W, const float* b, int M, int N, int K, int act,
                       cudaStream_t stream) {
   // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
   // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
   if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
-    GemvLayers L;
-    L.W[0] = W;
-    L.b[0] = b;
-    L.y[0] = y;
-    L.ldy[0] = ldy;
-    L.start[1] = N;
-    L.count = 1;
-    gemv(L, x, ldx, M, K, act, stream);
+    gemv(one_layer(W, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
   const float one = 1.f, zero = 0.f;
@@ -510,15 +507,7 @@ cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* 
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream) {
   if (gemv_fits(M)) {
-    GemvLayers L;
-    L.Q[0] = Q;
-    L.S[0] = S;
-    L.b[0] = b;
-    L.y[0] = y;
-    L.ldy[0] = ldy;
-    L.start[1] = N;
-    L.count = 1;
-    gemv(L, x, ldx, M, K, act, stream);
+    gemv(one_layer(nullptr, Q, S, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
   // a slice of `rows` output features at a time: the room expand has (Linear::expand_rows)
