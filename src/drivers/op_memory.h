@@ -48,9 +48,9 @@ class OpBlock {
 // "<name>_scale" rows), plus host arrays a driver computed (positional tables, the zeros of
 // bias-free norms), plus room for the largest int8 matrix in fp32, or for a slice of it of
 // Linear::kExpandFloats (Linear::expand: a device's GEMM of many rows expands the layer there
-// first), all in one block. store() hands the
-// copies out by name, so a family binds its weights for the device with the same code that
-// bound them from the file: the list of a family's weights is written once.
+// first), all in one block. store() hands the copies out by name, so a family binds its
+// weights for the device with the same code that bound them from the file: the list of a
+// family's weights is written once.
 class DeviceWeights {
  public:
   DeviceWeights() = default;

@@ -178,11 +178,11 @@ class Ops {
   // Runs fn(arg), which only issues ops of this set (no download, no sync, nothing the host
   // reads afterwards) whose arguments depend on `key` alone; `rows` is the step's row count.
   // An op set that records (CUDA: graphs) may instead replay what an earlier call with an
-  // equal key and the same `rec` issued: it records a key the second time it sees it, in
-  // `rec` (made on first use). `reuse` says how often a key comes back: Step, a decoder step
-  // (its key holds the batch's source length, so a batch of many rows rarely meets its key
-  // again); Pass, a forward pass keyed by its batch size (every full batch meets it again).
-  // The default, and every host op set, runs fn.
+  // equal key and the same `rec` issued: it records a key once it comes back (the second or
+  // third time it sees it), in `rec` (made on first use). `reuse` says how often a key comes
+  // back: Step, a decoder step (its key holds the batch's source length, so a batch of many
+  // rows rarely meets its key again); Pass, a forward pass keyed by its batch size (every
+  // full batch meets it again). The default, and every host op set, runs fn.
   virtual void replay(std::unique_ptr<Recording>& rec, const StepKey& key, int rows, Reuse reuse,
                       void (*fn)(void*), void* arg) const {
     (void)rec;
