@@ -15,7 +15,8 @@
 #            several threads sharing models, the pool, models dropped while in use) and the
 #            C API's threads test; TSAN_OPTIONS=halt_on_error=1, so any race fails the stage
 #   cuda     -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as
-#            errors, ctest, and bench_cuda --check (its base model builds and translates); only
+#            errors, ctest (but for the CLI's whole-split CPU evaluations, which the native
+#            stage runs), and bench_cuda --check (its base model builds and translates); only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
 #   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
 #            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user, side by side:
@@ -191,7 +192,9 @@ stage_cuda() {
   cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
     -DATTNLITE_BENCH=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
   cmake --build build/cuda -j"$jobs"
-  run_ctest build/cuda
+  # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus)
+  # run the same CPU code as in the native stage, which runs them; everything else runs here.
+  run_ctest build/cuda -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)$'
   build/cuda/bench/bench_cuda --check  # the base model it times builds and translates (CPU)
 }
 
