@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '0fdc1507b253e42c';
+const VERSION = '9a6d235b2f08d14b';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
