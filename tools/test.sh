@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite of attnlite. Stages:
 #   native   Release build, warnings as errors, ctest (unit, fixtures, CLI, install)
-#   python   python/build.sh (libattnlite_c.so, -DATTNLITE_SHARED_C=ON, and the CLI in
-#            build/python), pytest on python/tests (the package against the CLI), then the
-#            package installed with pip into a throwaway venv (--system-site-packages for
-#            Debian's NumPy, no network) and its tests run again on the installed copy, from
-#            outside the source tree
+#   python   python/build.sh on build/native (libattnlite_c.so, -DATTNLITE_SHARED_C=ON, and the
+#            CLI, which the native stage built), pytest on python/tests (the package against
+#            the CLI), then the package installed with pip into a throwaway venv
+#            (--system-site-packages for Debian's NumPy, no network) and its tests run again on
+#            the installed copy, from outside the source tree
 #   asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, but for
 #            cli.corpus_model, whose whole-split evaluation runs natively; instead the sanitized
 #            CLI evaluates every 8th test sentence of both corpus models (greedy with the input
@@ -63,7 +63,8 @@ native_cli() {
 }
 
 stage_native() {
-  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON >/dev/null
+  # libattnlite_c.so too (ATTNLITE_SHARED_C: one more link), which the python stage then uses
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_SHARED_C=ON >/dev/null
   cmake --build build/native -j"$jobs"
   run_ctest build/native
 }
@@ -73,7 +74,10 @@ stage_python() {
   # python3 comes first on PATH.
   local py=${PYTHON:-/usr/bin/python3}
   [ -x "$py" ] || py=python3
-  JOBS=$jobs bash python/build.sh
+  # The library and the CLI of the native build (after the native stage: nothing left to
+  # compile but libattnlite_c.so when that stage did not run), the CLI the tests compare with.
+  JOBS=$jobs BUILD_DIR=build/native CMAKE_ARGS="-DATTNLITE_TESTS=ON -DATTNLITE_WERROR=ON" bash python/build.sh
+  export ATTNLITE_CLI=$root/build/native/attnlite
   "$py" -m pytest python/tests -q -p no:cacheprovider
   local tmp
   tmp=$(mktemp -d)
@@ -100,6 +104,7 @@ EOF
     "$root/python/tests" -q -p no:cacheprovider)
   rm -rf "$tmp"
   trap - EXIT
+  unset ATTNLITE_CLI
 }
 
 stage_asan() {
@@ -116,21 +121,27 @@ stage_asan() {
   # must give the native build's results to the last digit.
   run_ctest build/asan -E '^cli\.corpus_model$'
   native_cli
-  local name opts sample fail=0
+  # The four sampled evaluations, longest first, $jobs at a time (each is one thread).
+  local runs=("transformer-fra-bpe|--beam 1 --styles" "transformer-fra|--beam 1 --styles"
+              "transformer-fra-bpe|--beam 4 --alpha 0.5" "transformer-fra|--beam 4 --alpha 0.5")
+  local r name opts sample running=0 fail=0
   for name in transformer-fra-bpe transformer-fra; do
-    sample=build/asan/$name.sample.tsv
-    awk 'NR % 8 == 1' "models/$name.test.tsv" >"$sample"
-    for opts in "--beam 1 --styles" "--beam 4 --alpha 0.5"; do
-      # shellcheck disable=SC2086
-      if cmp -s <(build/native/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//') \
-                <(build/asan/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//'); then
-        echo "asan: $name eval $opts on $(wc -l <"$sample") test pairs: same as the native build"
-      else
-        echo "asan: FAIL $name eval $opts: differs from the native build (or the sanitized run failed)" >&2
-        fail=1
-      fi
-    done
+    awk 'NR % 8 == 1' "models/$name.test.tsv" >"build/asan/$name.sample.tsv"
   done
+  for r in "${runs[@]}"; do
+    if [ $running -ge "$jobs" ]; then wait -n || fail=1; running=$((running - 1)); fi
+    name=${r%%|*} opts=${r#*|} sample=build/asan/$name.sample.tsv
+    # shellcheck disable=SC2086
+    (if cmp -s <(build/native/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//') \
+                <(build/asan/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//'); then
+       echo "asan: $name eval $opts on $(wc -l <"$sample") test pairs: same as the native build"
+     else
+       echo "asan: FAIL $name eval $opts: differs from the native build (or the sanitized run failed)" >&2
+       exit 1
+     fi) &
+    running=$((running + 1))
+  done
+  while [ $running -gt 0 ]; do wait -n || fail=1; running=$((running - 1)); done
   unset ASAN_OPTIONS UBSAN_OPTIONS
   return $fail
 }
