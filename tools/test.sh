@@ -35,8 +35,8 @@
 #            refusing a model on a big-endian machine. Emulation is 15-200x slower than a
 #            native run, so the test splits are sampled here: docs/edge.md has the full runs.
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
-#            and runs each for FUZZ_SECONDS (default 25) on a copy of its seed corpus (grown by
-#            the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
+#            and runs each for FUZZ_SECONDS (default 25), JOBS at a time, on a copy of its seed
+#            corpus (grown by the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
 #            fails the stage (crashing inputs: build/fuzz/artifacts/)
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
 #            the page in headless Chromium; checks that the committed web/ build is current;
@@ -181,7 +181,15 @@ stage_web() {
     npm ci --ignore-scripts --no-audit --no-fund
     echo "$stamp" > node_modules/.attnlite-lock
   fi
-  ATTNLITE_REQUIRE_BROWSER=1 ATTNLITE_REQUIRE_KERNEL_TEST=1 node --test tests/web/
+  # The node tests $jobs files at a time, then the page's tests in Chromium one file at a time
+  # (each drives a browser of several processes).
+  local node_tests browser_tests
+  mapfile -t node_tests < <(ls tests/web/*.test.mjs | grep -v 'browser\.test\.mjs$')
+  mapfile -t browser_tests < <(ls tests/web/*browser.test.mjs)
+  export ATTNLITE_REQUIRE_BROWSER=1 ATTNLITE_REQUIRE_KERNEL_TEST=1
+  node --test --test-concurrency="$jobs" "${node_tests[@]}"
+  node --test --test-concurrency=1 "${browser_tests[@]}"
+  unset ATTNLITE_REQUIRE_BROWSER ATTNLITE_REQUIRE_KERNEL_TEST
   # The node tests (not the browser ones, which load web/) against the sanitized node build:
   # an ASan or UBSan report ends the node process with status 1, so the file fails;
   # tests/web/misuse.test.mjs ends with LeakSanitizer's check. Two files at a time.
@@ -189,8 +197,6 @@ stage_web() {
   JOBS=$jobs bash wasm/build.sh node-asan
   echo "web: sanitized node build in $((SECONDS - t0))s"
   t0=$SECONDS
-  local node_tests
-  mapfile -t node_tests < <(ls tests/web/*.test.mjs | grep -v 'browser\.test\.mjs$')
   ATTNLITE_WASM_DIR=build/wasm-node-asan node --test --test-concurrency="$jobs" "${node_tests[@]}"
   echo "web: node tests under ASan + UBSan in $((SECONDS - t0))s"
 }
@@ -212,19 +218,24 @@ stage_cuda() {
 # arm_run NAME QEMU SYSROOT MINIMAL_KERNELS: everything that runs on one Arm build (its log
 # goes to build/NAME/arm-run.log; the two builds run side by side).
 arm_run() {
-  local q="$2 -L $3" b=build/$1 t0=$SECONDS
+  local q="$2 -L $3" b=build/$1 t0=$SECONDS t=$SECONDS
+  lap() { echo "--- $1: $2 in $((SECONDS - t))s"; t=$SECONDS; }
   echo "--- $1: attnlite info"
   $q $b/attnlite info --model transformer-d2l >"$b/info.json" &&
     grep -q '"kernels": "neon"' "$b/info.json" || { cat "$b/info.json"; echo "FAIL: not the NEON kernels"; return 1; }
   grep -E '"(arch|kernels)"' "$b/info.json"
   echo "--- $1: Catch2 suite but [threads]"
   $q $b/tests/attnlite_tests "~[threads]~[.]" || return 1
+  lap "$1" "Catch2 suite"
   echo "--- $1: C API"
   $q $b/tests/attnlite_c_api_test || return 1
+  lap "$1" "C API"
   echo "--- $1: the small core's examples/translate.c"
   bash tests/examples/translate.sh "$q $b-minimal/examples/translate" build/native/attnlite . "$4" || return 1
+  lap "$1" "examples/translate.c"
   echo "--- $1: the CLI against x86-64's"
   bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || return 1
+  lap "$1" "the CLI against x86-64's"
   echo "--- $1: passed in $((SECONDS - t0))s"
 }
 
@@ -276,25 +287,36 @@ stage_fuzz() {
     -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
   local targets=(loader tokenizer translate image generate capi)
   cmake --build build/fuzz -j"$jobs" --target "${targets[@]/#/fuzz_}"
-  local t secs=${FUZZ_SECONDS:-25}
+  local t secs=${FUZZ_SECONDS:-25} running=0 fail=0
   mkdir -p build/fuzz/artifacts
-  for t in "${targets[@]}"; do
-    echo "--- fuzz_$t: ${secs}s"
+  # fuzz_one TARGET: one target for $secs seconds on a copy of its seed corpus (log:
+  # build/fuzz/TARGET.log); $jobs targets run at a time, each on one core.
+  fuzz_one() {
+    local t=$1
     rm -rf "build/fuzz/corpus/$t"
     mkdir -p "build/fuzz/corpus/$t"
     cp tests/fuzz/corpus/"$t"/* "build/fuzz/corpus/$t/"
     local dict=()
     [ -f "tests/fuzz/$t.dict" ] && dict=("-dict=tests/fuzz/$t.dict")
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       "build/fuzz/tests/fuzz/fuzz_$t" -max_total_time="$secs" -error_exitcode=1 -timeout=10 \
       -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1 "${dict[@]}" \
-      -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" 2>"build/fuzz/$t.log" || {
+      -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" 2>"build/fuzz/$t.log"; then
+      echo "--- fuzz_$t: ${secs}s"
+      grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|cov: ' "build/fuzz/$t.log" | tail -n 3
+    else
       tail -n 60 "build/fuzz/$t.log"
       echo "fuzz_$t failed (log: build/fuzz/$t.log)"
       return 1
-    }
-    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|cov: ' "build/fuzz/$t.log" | tail -n 3
+    fi
+  }
+  for t in "${targets[@]}"; do
+    if [ $running -ge "$jobs" ]; then wait -n || fail=1; running=$((running - 1)); fi
+    fuzz_one "$t" &
+    running=$((running + 1))
   done
+  while [ $running -gt 0 ]; do wait -n || fail=1; running=$((running - 1)); done
+  return $fail
 }
 
 times=()
