@@ -34,10 +34,11 @@
 #            (1 MB, stripped and static); and the loader built for s390x, under qemu-s390x,
 #            refusing a model on a big-endian machine. Emulation is 15-200x slower than a
 #            native run, so the test splits are sampled here: docs/edge.md has the full runs.
-#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,generate,capi}
-#            and runs each for FUZZ_SECONDS (default 25), JOBS at a time, on a copy of its seed
-#            corpus (grown by the long runs of tests/fuzz/deep.sh); any crash, leak, timeout or sanitizer report
-#            fails the stage (crashing inputs: build/fuzz/artifacts/)
+#   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,
+#            generate,capi} and runs each for FUZZ_SECONDS (default 25), JOBS at a time, on a
+#            copy of its seed corpus (grown by the long runs of tests/fuzz/deep.sh); any crash,
+#            leak, timeout or sanitizer report fails the stage (crashing inputs:
+#            build/fuzz/artifacts/)
 #   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
 #            the page in headless Chromium; checks that the committed web/ build is current;
 #            then the node tests again against the node build under ASan + UBSan
@@ -53,6 +54,20 @@ passed=0
 
 run_ctest() {  # run_ctest BUILD_DIR [CTEST_ARGS...]
   (cd "$1" && ctest --output-on-failure -j"$jobs" "${@:2}")
+}
+
+# each_parallel FUNCTION ARG...: FUNCTION ARG for every ARG, $jobs at a time (each one thread);
+# fails when any of them failed, after all have ended.
+each_parallel() {
+  local f=$1 a running=0 fail=0
+  shift
+  for a in "$@"; do
+    if [ $running -ge "$jobs" ]; then wait -n || fail=1; running=$((running - 1)); fi
+    "$f" "$a" &
+    running=$((running + 1))
+  done
+  while [ $running -gt 0 ]; do wait -n || fail=1; running=$((running - 1)); done
+  return $fail
 }
 
 # This commit's x86-64 CLI in build/native (more cmake -D options may follow): what the
@@ -124,24 +139,27 @@ stage_asan() {
   # The four sampled evaluations, longest first, $jobs at a time (each is one thread).
   local runs=("transformer-fra-bpe|--beam 1 --styles" "transformer-fra|--beam 1 --styles"
               "transformer-fra-bpe|--beam 4 --alpha 0.5" "transformer-fra|--beam 4 --alpha 0.5")
-  local r name opts sample running=0 fail=0
+  local name
   for name in transformer-fra-bpe transformer-fra; do
     awk 'NR % 8 == 1' "models/$name.test.tsv" >"build/asan/$name.sample.tsv"
   done
-  for r in "${runs[@]}"; do
-    if [ $running -ge "$jobs" ]; then wait -n || fail=1; running=$((running - 1)); fi
-    name=${r%%|*} opts=${r#*|} sample=build/asan/$name.sample.tsv
-    # shellcheck disable=SC2086
-    (if cmp -s <(build/native/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//') \
-                <(build/asan/attnlite eval --json --model "models/$name.safetensors" $opts "$sample" | sed 's/"seconds":[^,]*,//'); then
-       echo "asan: $name eval $opts on $(wc -l <"$sample") test pairs: same as the native build"
-     else
-       echo "asan: FAIL $name eval $opts: differs from the native build (or the sanitized run failed)" >&2
-       exit 1
-     fi) &
-    running=$((running + 1))
-  done
-  while [ $running -gt 0 ]; do wait -n || fail=1; running=$((running - 1)); done
+  # asan_eval "MODEL|OPTIONS": the sampled evaluation, sanitized against native
+  asan_eval() {
+    local name=${1%%|*} opts=${1#*|} sample=build/asan/${1%%|*}.sample.tsv
+    local args=(eval --json --model "models/$name.safetensors")
+    # shellcheck disable=SC2206
+    args+=($opts "$sample")
+    if cmp -s <(build/native/attnlite "${args[@]}" | sed 's/"seconds":[^,]*,//') \
+              <(build/asan/attnlite "${args[@]}" | sed 's/"seconds":[^,]*,//'); then
+      echo "asan: $name eval $opts on $(wc -l <"$sample") test pairs: same as the native build"
+    else
+      echo "asan: FAIL $name eval $opts: differs from the native build," \
+        "or the sanitized run failed" >&2
+      return 1
+    fi
+  }
+  local fail=0
+  each_parallel asan_eval "${runs[@]}" || fail=1
   unset ASAN_OPTIONS UBSAN_OPTIONS
   return $fail
 }
@@ -287,7 +305,7 @@ stage_fuzz() {
     -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
   local targets=(loader tokenizer translate image generate capi)
   cmake --build build/fuzz -j"$jobs" --target "${targets[@]/#/fuzz_}"
-  local t secs=${FUZZ_SECONDS:-25} running=0 fail=0
+  local secs=${FUZZ_SECONDS:-25}
   mkdir -p build/fuzz/artifacts
   # fuzz_one TARGET: one target for $secs seconds on a copy of its seed corpus (log:
   # build/fuzz/TARGET.log); $jobs targets run at a time, each on one core.
@@ -310,13 +328,7 @@ stage_fuzz() {
       return 1
     fi
   }
-  for t in "${targets[@]}"; do
-    if [ $running -ge "$jobs" ]; then wait -n || fail=1; running=$((running - 1)); fi
-    fuzz_one "$t" &
-    running=$((running + 1))
-  done
-  while [ $running -gt 0 ]; do wait -n || fail=1; running=$((running - 1)); done
-  return $fail
+  each_parallel fuzz_one "${targets[@]}"
 }
 
 times=()
