@@ -145,7 +145,8 @@ stage_asan() {
   done
   # asan_eval "MODEL|OPTIONS": the sampled evaluation, sanitized against native
   asan_eval() {
-    local name=${1%%|*} opts=${1#*|} sample=build/asan/${1%%|*}.sample.tsv
+    local name=${1%%|*} opts=${1#*|}
+    local sample=build/asan/$name.sample.tsv
     local args=(eval --json --model "models/$name.safetensors")
     # shellcheck disable=SC2206
     args+=($opts "$sample")
