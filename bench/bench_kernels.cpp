@@ -92,7 +92,8 @@ void BM_linear_packed(benchmark::State& state) {
   const int M = (int)state.range(1), N = (int)state.range(2), K = (int)state.range(3);
   const auto x = random_vec((size_t)M * K, 1), w = random_vec((size_t)N * K, 2),
              b = random_vec((size_t)N, 3);
-  attnlite::AlignedBuffer wp((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
+  // huge pages where the kernel gives them, as the weight store packs them (WeightStore::derived)
+  auto wp = attnlite::AlignedBuffer::huge((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
   k->linear_pack(static_cast<float*>(wp.data()), w.data(), N, K);
   std::vector<float> y((size_t)M * N);
   for (auto _ : state) {

@@ -25,7 +25,10 @@
 // And linear_packed, on fp32 weights packed once at load (linear_pack: the blocked path's
 // panels, whole): M = 1 streams them as one sequence of cache lines with four FMA chains a
 // panel (two panels at once for short rows); M ≥ 2 is the blocked path reading the panels in
-// place, the next one fetched meanwhile; ReLU/GELU on each tile while it is in L1.
+// place; ReLU/GELU on each tile while it is in L1. Neither issues software prefetches: the
+// panels are read front to back, which the hardware prefetchers follow on their own, and on
+// a CPU with this table alone (Zen 3: bench/RESULTS.md, round ten) every prefetch scheme
+// tried streamed slower than none.
 // Tails in M, N and K are all handled in place; nothing is allocated.
 #include <type_traits>
 
@@ -71,23 +74,13 @@ inline void store_row(float* cr, v8 r0, v8 r1, int nr, v8 va, const float* bias,
   }
 }
 
-// The next panel of weights packed at load, fetched while this one is used: tile t of T
-// fetches its lines t, t + T, t + 2T, ... (one per k step until done), so the panel comes
-// from memory spread over the whole of the current panel's work instead of in a burst at
-// its first tile.
-struct Fetch {
-  const float* p = nullptr;  // the line of the next panel to fetch first
-  long stride = 0;           // floats between the lines this tile fetches
-  int n = 0;                 // lines to fetch
-};
-
 // C (R x NR, ldc) (=|+=) alpha · A (R x kc, lda) · P (kc x NR, packed, aligned).
 // first: C = alpha·acc + bias (bias may be null); else C += alpha·acc. Only nr columns of C
 // are written. The accumulators are named variables, not an array: GCC otherwise mirrors
 // an accumulator array to the stack on every k step.
-template <int R, bool kFetch = false>
+template <int R>
 inline void micro(int kc, const float* a, long lda, const float* p, float* c, long ldc, int nr,
-                  float alpha, const float* bias, bool first, Fetch f = {}) {
+                  float alpha, const float* bias, bool first) {
   static_assert(R >= 1 && R <= MR, "micro-tile rows");
   const v8 z = simde_mm256_setzero_ps();
   v8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
@@ -100,8 +93,6 @@ inline void micro(int kc, const float* a, long lda, const float* p, float* c, lo
   const float* a5 = a + 5 * lda;
 #pragma GCC unroll 4
   for (int k = 0; k < kc; ++k) {
-    if constexpr (kFetch)
-      if (k < f.n) __builtin_prefetch(f.p + k * f.stride, 0, 2);  // to L2: L1 holds this panel
     const v8 b0 = simde_mm256_load_ps(p + (long)k * NR);
     const v8 b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
     v8 av = simde_mm256_broadcast_ss(a0 + k);
@@ -232,16 +223,15 @@ void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr,
 }
 
 // The micro-tile of `rows` rows (1 to MR).
-template <bool kFetch>
 inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, float* c,
-                       long ldc, int nr, float alpha, const float* bias, bool first, Fetch f) {
+                       long ldc, int nr, float alpha, const float* bias, bool first) {
   switch (rows) {
-    case 6: micro<6, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
-    case 5: micro<5, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
-    case 4: micro<4, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
-    case 3: micro<3, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
-    case 2: micro<2, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
-    default: micro<1, kFetch>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, f); break;
+    case 6: micro<6>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 5: micro<5>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 4: micro<4>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 3: micro<3>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 2: micro<2>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    default: micro<1>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
   }
 }
 
@@ -254,11 +244,11 @@ void apply_act(float* c, long ldc, int rows, int nr, int act) {
 
 // C = alpha · A · op(B) (+ bias), K ≥ 1, then act. pack(panel, n0, k0, nr, kc) returns the
 // panel of op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns and 32-byte aligned:
-// `panel` filled (in L1), or with kPacked the weights' own panel, packed at load (read from
-// memory: the next one is fetched while this one is used). The rows of an M block go in
+// `panel` filled (in L1), or the weights' own panel, packed at load (read in place, from
+// memory on its first tile). The rows of an M block go in
 // ceil(mc / MR) tiles as equal as can be (20 rows as 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose
 // last tile loads as much per FMA as three).
-template <bool kPacked = false, typename Pack>
+template <typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
                        float alpha, const float* bias, Pack pack, int act = kActNone) {
   alignas(64) float buf[KC * NR];
@@ -275,16 +265,11 @@ void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int 
         const float* panel = pack(buf, n0, k0, nr, kc);
         const float* bn = first && bias ? bias + n0 : nullptr;
         const int tiles = (mc + MR - 1) / MR;
-        const float* next = kPacked && n0 + NR < N ? pack(buf, n0 + NR, k0, nr, kc) : nullptr;
         for (int t = 0, m = m0; t < tiles; ++t) {
           const int rows = (mc * (t + 1)) / tiles - (mc * t) / tiles;
           const float* am = a + m * lda + k0;
           float* cm = c + m * ldc + n0;
-          if (next)
-            micro_rows<true>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first,
-                             {next + (long)t * NR, (long)tiles * NR, (kc - t + tiles - 1) / tiles});
-          else
-            micro_rows<false>(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first, {});
+          micro_rows(rows, kc, am, lda, panel, cm, ldc, nr, alpha, bn, first);
           if (last && act != kActNone) apply_act(cm, ldc, rows, nr, act);
           m += rows;
         }
@@ -506,13 +491,9 @@ constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 // One row of x times weights packed at load (linear_pack): per panel of NR output features,
 // two vectors of sums over even k and two over odd k (four independent FMA chains; for short
 // rows two panels side by side, eight), x broadcast element by element, the panel read front
-// to back: the whole matrix is one sequential stream, fetched ATTNLITE_GEMV_PREFETCH bytes
-// (kernels_simd.h) ahead. y = sums + bias, then act.
-constexpr int kPrefetchFloats = ATTNLITE_GEMV_PREFETCH / 4;
-// P panels at once (P = 1, 2): 4P chains sharing each broadcast of x. Prefetch: whether to
-// fetch ahead (off for a matrix that stays in cache between calls, where the prefetches are
-// only instructions).
-template <int P, bool Prefetch>
+// to back: the whole matrix is one sequential stream. y = sums + bias, then act.
+// P panels at once (P = 1, 2): 4P chains sharing each broadcast of x.
+template <int P>
 inline void gemv_panels(float* y, const float* x, const float* p, const float* bias, int n0, int N,
                         int K, int act) {
   const v8 z = simde_mm256_setzero_ps();
@@ -524,10 +505,6 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
     const v8 a0 = simde_mm256_broadcast_ss(x + k), a1 = simde_mm256_broadcast_ss(x + k + 1);
     for (int q = 0; q < P; ++q) {
       const float* pk = p + q * stride + (long)k * NR;
-      if (Prefetch) {
-        __builtin_prefetch(pk + kPrefetchFloats);
-        __builtin_prefetch(pk + kPrefetchFloats + NR);
-      }
       e0[q] = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk), e0[q]);
       e1[q] = simde_mm256_fmadd_ps(a0, simde_mm256_load_ps(pk + kW), e1[q]);
       o0[q] = simde_mm256_fmadd_ps(a1, simde_mm256_load_ps(pk + NR), o0[q]);
@@ -553,32 +530,18 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 // Up to this K, two panels at once: a short row's four chains end before the FMA latency is
 // hidden (the book's 32-wide layers: 1 x 201 x 32 went from 24.5 to 28.6 GMAC/s, 1 x 96 x 64
 // from 26 to 33); longer rows stream from memory, where one panel's chains are enough and
-// one stream is what the prefetch is tuned for. Same sums in the same order either way.
+// the matrix is read as one stream. Same sums in the same order either way.
 #ifndef ATTNLITE_GEMV_TWO_PANELS_MAX_K
 #define ATTNLITE_GEMV_TWO_PANELS_MAX_K 128
 #endif
 
-// Matrices up to ATTNLITE_GEMV_NO_PREFETCH_BYTES (kernels_simd.h) are read without
-// prefetches: they stay in L2 from one decoding step to the next (the book's 32-wide layers:
-// 1 x 201 x 32 is 26 KB).
-
-template <bool Prefetch>
-void gemv_packed_with(float* y, const float* x, const float* wp, const float* bias, int N, int K,
-                      int act) {
+void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
+                 int act) {
   int n0 = 0;
   if (K <= ATTNLITE_GEMV_TWO_PANELS_MAX_K)
     for (; n0 + NR < N; n0 += 2 * NR)
-      gemv_panels<2, Prefetch>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
-  for (; n0 < N; n0 += NR)
-    gemv_panels<1, Prefetch>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
-}
-
-void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
-                 int act) {
-  if ((long)N * K * 4 <= ATTNLITE_GEMV_NO_PREFETCH_BYTES)
-    gemv_packed_with<false>(y, x, wp, bias, N, K, act);
-  else
-    gemv_packed_with<true>(y, x, wp, bias, N, K, act);
+      gemv_panels<2>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
+  for (; n0 < N; n0 += NR) gemv_panels<1>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
 }
 
 #endif  // ATTNLITE_PACKED_WEIGHTS
@@ -658,7 +621,7 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
     gemv_packed(y, x, wp, b, N, K, act);
     return;
   }
-  gemm_blocked_with<true>(
+  gemm_blocked_with(
       y, N, x, K, M, N, K, 1.f, b,
       [wp, K](float*, int n0, int k0, int, int) { return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR; },
       act);

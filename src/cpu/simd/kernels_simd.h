@@ -11,9 +11,10 @@
 #define ATTNLITE_PACKED_WEIGHTS 1
 #endif
 
-// The products' block sizes and prefetch distances, overridable at compile time (-D): the
-// 256-bit kernels' (gemm_simd.cpp says why these values) and the AVX-512 ones'
-// (src/cpu/avx512/), which block K alike so that each output is the same sum.
+// The products' block sizes, overridable at compile time (-D): the 256-bit kernels'
+// (gemm_simd.cpp says why these values) and the AVX-512 ones' (src/cpu/avx512/), which block K
+// alike so that each output is the same sum; and the AVX-512 GEMV's prefetch distance (the
+// 256-bit kernels issue no prefetches: gemm_simd.cpp).
 #ifndef ATTNLITE_GEMM_KC
 #define ATTNLITE_GEMM_KC 512  // the largest K block
 #endif
