@@ -232,6 +232,41 @@ TEST_CASE("simd linear_packed on linear_pack's panels matches scalar linear", "[
   for (const auto& sh : shapes) check(sh[0], sh[1], sh[2], false);
 }
 
+// The blocked kernel takes a packed panel in chunks of K when it has 2 to 8 tiles of rows
+// (M = 7 to 48): every output must still be the one FMA chain over k that a single tile
+// computes, so rows r and r + 1 of any M equal linear_packed on those two rows alone (M = 2:
+// one tile, the whole K block at once), bit for bit, with every tail of the chunks and of the
+// K blocks.
+TEST_CASE("simd linear_packed: chunked tiles give each output the one-tile sum", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  std::mt19937 rng(97);
+  int compared = 0;
+  for (int M : {7, 12, 13, 16, 20, 48, 49})
+    for (int N : {16, 33, 100})
+      for (int K : {63, 64, 65, 129, 512, 513, 1100}) {
+        const auto x = random_vec(rng, (size_t)M * K), w = random_vec(rng, (size_t)N * K);
+        const auto b = random_vec(rng, (size_t)N);
+        attnlite::AlignedBuffer buf((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
+        float* wp = static_cast<float*>(buf.data());
+        s->linear_pack(wp, w.data(), N, K);
+        for (int act : {attnlite::ops::kActNone, attnlite::ops::kActGelu}) {
+          std::vector<float> y((size_t)M * N + 1, kSentinel);
+          s->linear_packed(y.data(), x.data(), wp, b.data(), M, N, K, act);
+          CHECK(y[(size_t)M * N] == kSentinel);
+          for (int r = 0; r + 1 < M; r += 2) {
+            std::vector<float> y2((size_t)2 * N);
+            s->linear_packed(y2.data(), x.data() + (size_t)r * K, wp, b.data(), 2, N, K, act);
+            ++compared;
+            if (std::memcmp(y2.data(), y.data() + (size_t)r * N, y2.size() * sizeof(float)) != 0)
+              FAIL_CHECK("M=" << M << " N=" << N << " K=" << K << " rows " << r << ", " << r + 1
+                              << " act " << act << ": not the one-tile sums");
+          }
+        }
+      }
+  CHECK(compared == 2 * 3 * 7 * (3 + 6 + 6 + 8 + 10 + 24 + 24));
+}
+
 // What the CPU op set packs at load: a layer whose panels cost at most twice its weights, or
 // 1 MiB; a layer of few outputs and many inputs (a hostile file's 1 x 100M) stays as stored.
 TEST_CASE("the CPU op set packs layers whose panels stay within twice their size", "[simd][gemm]") {

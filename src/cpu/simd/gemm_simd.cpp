@@ -25,10 +25,11 @@
 // And linear_packed, on fp32 weights packed once at load (linear_pack: the blocked path's
 // panels, whole): M = 1 streams them as one sequence of cache lines with four FMA chains a
 // panel (two panels at once for short rows); M ≥ 2 is the blocked path reading the panels in
-// place; ReLU/GELU on each tile while it is in L1. Neither issues software prefetches: the
-// panels are read front to back, which the hardware prefetchers follow on their own, and on
-// a CPU with this table alone (Zen 3: bench/RESULTS.md, round ten) every prefetch scheme
-// tried streamed slower than none.
+// place, for 7 to 48 rows in chunks of K that every tile takes in turn while the last one
+// prefetches the next chunk (gemm_blocked_with); ReLU/GELU on each tile while it is in L1.
+// Otherwise no software prefetches: the GEMV reads its panels front to back, which the
+// hardware prefetchers follow on their own, and on a CPU with this table alone (Zen 3:
+// bench/RESULTS.md, round ten) every prefetch distance tried there streamed slower.
 // Tails in M, N and K are all handled in place; nothing is allocated.
 #include <type_traits>
 
@@ -74,17 +75,40 @@ inline void store_row(float* cr, v8 r0, v8 r1, int nr, v8 va, const float* bias,
   }
 }
 
+// A tile's part of a K block taken in chunks (gemm_blocked_with on packed weights): its
+// sums so far in `acc` (R x NR floats), read unless this is the block's first chunk and
+// written back unless it is the last, which stores C as a whole block does; `fetch`: the
+// lines to prefetch, one per k step (or null).
+struct Chunk {
+  float* acc = nullptr;
+  bool first = true, last = true;
+  const float* fetch = nullptr;
+  int fetch_n = 0;  // lines at fetch, fetch + NR, ...: the first fetch_n k steps fetch one each
+};
+
 // C (R x NR, ldc) (=|+=) alpha · A (R x kc, lda) · P (kc x NR, packed, aligned).
 // first: C = alpha·acc + bias (bias may be null); else C += alpha·acc. Only nr columns of C
 // are written. The accumulators are named variables, not an array: GCC otherwise mirrors
-// an accumulator array to the stack on every k step.
-template <int R>
+// an accumulator array to the stack on every k step. kChunk: part of the K block (Chunk);
+// the sums are the same FMA chains, stored and reloaded exactly between the parts.
+template <int R, bool kChunk = false>
 inline void micro(int kc, const float* a, long lda, const float* p, float* c, long ldc, int nr,
-                  float alpha, const float* bias, bool first) {
+                  float alpha, const float* bias, bool first, Chunk ch = {}) {
   static_assert(R >= 1 && R <= MR, "micro-tile rows");
   const v8 z = simde_mm256_setzero_ps();
   v8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
   v8 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+  if constexpr (kChunk) {
+    if (!ch.first) {
+      const float* s = ch.acc;
+      c00 = simde_mm256_load_ps(s), c01 = simde_mm256_load_ps(s + kW);
+      if constexpr (R > 1) c10 = simde_mm256_load_ps(s + 2 * kW), c11 = simde_mm256_load_ps(s + 3 * kW);
+      if constexpr (R > 2) c20 = simde_mm256_load_ps(s + 4 * kW), c21 = simde_mm256_load_ps(s + 5 * kW);
+      if constexpr (R > 3) c30 = simde_mm256_load_ps(s + 6 * kW), c31 = simde_mm256_load_ps(s + 7 * kW);
+      if constexpr (R > 4) c40 = simde_mm256_load_ps(s + 8 * kW), c41 = simde_mm256_load_ps(s + 9 * kW);
+      if constexpr (R > 5) c50 = simde_mm256_load_ps(s + 10 * kW), c51 = simde_mm256_load_ps(s + 11 * kW);
+    }
+  }
   const float* a0 = a;
   const float* a1 = a + lda;
   const float* a2 = a + 2 * lda;
@@ -93,6 +117,8 @@ inline void micro(int kc, const float* a, long lda, const float* p, float* c, lo
   const float* a5 = a + 5 * lda;
 #pragma GCC unroll 4
   for (int k = 0; k < kc; ++k) {
+    if constexpr (kChunk)
+      if (k < ch.fetch_n) __builtin_prefetch(ch.fetch + (long)k * NR, 0, 2);
     const v8 b0 = simde_mm256_load_ps(p + (long)k * NR);
     const v8 b1 = simde_mm256_load_ps(p + (long)k * NR + kW);
     v8 av = simde_mm256_broadcast_ss(a0 + k);
@@ -122,6 +148,18 @@ inline void micro(int kc, const float* a, long lda, const float* p, float* c, lo
       av = simde_mm256_broadcast_ss(a5 + k);
       c50 = simde_mm256_fmadd_ps(av, b0, c50);
       c51 = simde_mm256_fmadd_ps(av, b1, c51);
+    }
+  }
+  if constexpr (kChunk) {
+    if (!ch.last) {
+      float* s = ch.acc;
+      simde_mm256_store_ps(s, c00), simde_mm256_store_ps(s + kW, c01);
+      if constexpr (R > 1) simde_mm256_store_ps(s + 2 * kW, c10), simde_mm256_store_ps(s + 3 * kW, c11);
+      if constexpr (R > 2) simde_mm256_store_ps(s + 4 * kW, c20), simde_mm256_store_ps(s + 5 * kW, c21);
+      if constexpr (R > 3) simde_mm256_store_ps(s + 6 * kW, c30), simde_mm256_store_ps(s + 7 * kW, c31);
+      if constexpr (R > 4) simde_mm256_store_ps(s + 8 * kW, c40), simde_mm256_store_ps(s + 9 * kW, c41);
+      if constexpr (R > 5) simde_mm256_store_ps(s + 10 * kW, c50), simde_mm256_store_ps(s + 11 * kW, c51);
+      return;
     }
   }
   const v8 va = v_set(alpha);
@@ -223,15 +261,17 @@ void pack_nt_i8(float* p, const int8_t* q, long ldq, const float* scale, int nr,
 }
 
 // The micro-tile of `rows` rows (1 to MR).
+template <bool kChunk = false>
 inline void micro_rows(int rows, int kc, const float* a, long lda, const float* p, float* c,
-                       long ldc, int nr, float alpha, const float* bias, bool first) {
+                       long ldc, int nr, float alpha, const float* bias, bool first,
+                       Chunk ch = {}) {
   switch (rows) {
-    case 6: micro<6>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 5: micro<5>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 4: micro<4>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 3: micro<3>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    case 2: micro<2>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
-    default: micro<1>(kc, a, lda, p, c, ldc, nr, alpha, bias, first); break;
+    case 6: micro<6, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
+    case 5: micro<5, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
+    case 4: micro<4, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
+    case 3: micro<3, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
+    case 2: micro<2, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
+    default: micro<1, kChunk>(kc, a, lda, p, c, ldc, nr, alpha, bias, first, ch); break;
   }
 }
 
@@ -244,11 +284,17 @@ void apply_act(float* c, long ldc, int rows, int nr, int act) {
 
 // C = alpha · A · op(B) (+ bias), K ≥ 1, then act. pack(panel, n0, k0, nr, kc) returns the
 // panel of op(B)[k0 .. k0+kc)[n0 .. n0+nr), zero-padded to NR columns and 32-byte aligned:
-// `panel` filled (in L1), or the weights' own panel, packed at load (read in place, from
-// memory on its first tile). The rows of an M block go in
-// ceil(mc / MR) tiles as equal as can be (20 rows as 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose
-// last tile loads as much per FMA as three).
-template <typename Pack>
+// `panel` filled (in L1), or with kPacked the weights' own panel, packed at load (read in
+// place, from memory). The rows of an M block go in ceil(mc / MR) tiles as equal as can be
+// (20 rows as 5 + 5 + 5 + 5, not 6 + 6 + 6 + 2, whose last tile loads as much per FMA as
+// three). With 2 to kChunkTiles tiles on a packed panel, the tiles take the K block in chunks
+// of kChunkK steps, all of them one chunk before the next, and the last tile prefetches what
+// the first reads next: the panel comes from memory at an even pace instead of stalling the
+// first tile while the others run on what it brought (base model, Zen 3: M = 16 over the
+// 32000 x 512 output layer 26% faster, M = 20 24%). Each output is the same FMA chain.
+constexpr int kChunkK = 64;     // k steps per chunk: 4 KiB of a panel
+constexpr int kChunkTiles = 8;  // up to 48 rows (beyond, a panel serves enough tiles)
+template <bool kPacked = false, typename Pack>
 void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int N, int K,
                        float alpha, const float* bias, Pack pack, int act = kActNone) {
   alignas(64) float buf[KC * NR];
@@ -265,6 +311,31 @@ void gemm_blocked_with(float* c, long ldc, const float* a, long lda, int M, int 
         const float* panel = pack(buf, n0, k0, nr, kc);
         const float* bn = first && bias ? bias + n0 : nullptr;
         const int tiles = (mc + MR - 1) / MR;
+        if constexpr (kPacked) {
+          if (tiles >= 2 && tiles <= kChunkTiles) {
+            alignas(32) float acc[kChunkTiles * MR * NR];
+            const float* next = n0 + NR < N ? pack(buf, n0 + NR, k0, nr, kc) : nullptr;
+            for (int j = 0; j < kc; j += kChunkK) {
+              const int jc = imin(kChunkK, kc - j);
+              const bool final_chunk = j + jc >= kc;
+              // this panel's next chunk, or the next panel's first
+              const float* fetch = final_chunk ? next : panel + (long)(j + jc) * NR;
+              const int fetch_n = final_chunk ? (next ? imin(kChunkK, kc) : 0) : imin(kChunkK, kc - j - jc);
+              for (int t = 0, m = m0; t < tiles; ++t) {
+                const int rows = (mc * (t + 1)) / tiles - (mc * t) / tiles;
+                float* cm = c + m * ldc + n0;
+                const bool fetcher = t == tiles - 1;
+                micro_rows<true>(rows, jc, a + m * lda + k0 + j, lda, panel + (long)j * NR, cm, ldc, nr,
+                                 alpha, bn, first,
+                                 {acc + t * MR * NR, j == 0, final_chunk, fetcher ? fetch : nullptr,
+                                  fetcher ? fetch_n : 0});
+                if (final_chunk && last && act != kActNone) apply_act(cm, ldc, rows, nr, act);
+                m += rows;
+              }
+            }
+            continue;
+          }
+        }
         for (int t = 0, m = m0; t < tiles; ++t) {
           const int rows = (mc * (t + 1)) / tiles - (mc * t) / tiles;
           const float* am = a + m * lda + k0;
@@ -621,7 +692,7 @@ void linear_packed(float* y, const float* x, const float* wp, const float* b, in
     gemv_packed(y, x, wp, b, N, K, act);
     return;
   }
-  gemm_blocked_with(
+  gemm_blocked_with<true>(
       y, N, x, K, M, N, K, 1.f, b,
       [wp, K](float*, int n0, int k0, int, int) { return wp + (long)(n0 / NR) * K * NR + (long)k0 * NR; },
       act);
