@@ -267,6 +267,40 @@ TEST_CASE("simd linear_packed: chunked tiles give each output the one-tile sum",
   CHECK(compared == 2 * 3 * 7 * (3 + 6 + 6 + 8 + 10 + 24 + 24));
 }
 
+// At M = 1 a long row's matrix is read as four streams side by side (its quarters, panel i
+// of each at once) and the panels left over one by one: every output must be the sum the
+// GEMV gives that panel alone (N = 16: one panel), bit for bit.
+TEST_CASE("simd linear_packed: the GEMV's streams give each output the one-panel sum", "[simd][gemm]") {
+  const Kernels* s = simd_or_skip();
+  if (!s) return;
+  const int P = attnlite::kLinearPanel;
+  std::mt19937 rng(98);
+  int compared = 0;
+  for (int N : {8 * 16, 9 * 16 - 5, 11 * 16, 2000})
+    for (int K : {129, 130, 512, 2048}) {
+      const auto x = random_vec(rng, (size_t)K), w = random_vec(rng, (size_t)N * K);
+      const auto b = random_vec(rng, (size_t)N);
+      attnlite::AlignedBuffer buf((size_t)attnlite::ops::linear_packed_floats(N, K) * sizeof(float));
+      float* wp = static_cast<float*>(buf.data());
+      s->linear_pack(wp, w.data(), N, K);
+      for (int act : {attnlite::ops::kActNone, attnlite::ops::kActRelu}) {
+        std::vector<float> y((size_t)N + 1, kSentinel);
+        s->linear_packed(y.data(), x.data(), wp, b.data(), 1, N, K, act);
+        CHECK(y[(size_t)N] == kSentinel);
+        for (int n0 = 0; n0 < N; n0 += P) {
+          const int nr = std::min(P, N - n0);
+          std::vector<float> y1((size_t)nr);
+          s->linear_packed(y1.data(), x.data(), wp + (size_t)n0 * K, b.data() + n0, 1, nr, K, act);
+          ++compared;
+          if (std::memcmp(y1.data(), y.data() + n0, y1.size() * sizeof(float)) != 0)
+            FAIL_CHECK("N=" << N << " K=" << K << " panel " << n0 / P << " act " << act
+                            << ": not the one-panel sums");
+        }
+      }
+    }
+  CHECK(compared == 4 * 2 * (8 + 9 + 11 + 125));
+}
+
 // What the CPU op set packs at load: a layer whose panels cost at most twice its weights, or
 // 1 MiB; a layer of few outputs and many inputs (a hostile file's 1 x 100M) stays as stored.
 TEST_CASE("the CPU op set packs layers whose panels stay within twice their size", "[simd][gemm]") {

@@ -23,10 +23,11 @@
 //    rows of w at a time with one FMA accumulator per (row of x, row of w), reduced by
 //    horizontal adds at the end; w is streamed exactly once.
 // And linear_packed, on fp32 weights packed once at load (linear_pack: the blocked path's
-// panels, whole): M = 1 streams them as one sequence of cache lines with four FMA chains a
-// panel (two panels at once for short rows); M ≥ 2 is the blocked path reading the panels in
-// place, for 7 to 48 rows in chunks of K that every tile takes in turn while the last one
-// prefetches the next chunk (gemm_blocked_with); ReLU/GELU on each tile while it is in L1.
+// panels, whole): M = 1 streams them with four FMA chains a panel (two adjacent panels at
+// once for short rows, four from the matrix's quarters for long ones); M ≥ 2 is the blocked
+// path reading the panels in place, for 7 to 48 rows in chunks of K that every tile takes in
+// turn while the last one prefetches the next chunk (gemm_blocked_with); ReLU/GELU on each
+// tile while it is in L1.
 // Otherwise no software prefetches: the GEMV reads its panels front to back, which the
 // hardware prefetchers follow on their own, and on a CPU with this table alone (Zen 3:
 // bench/RESULTS.md, round ten) every prefetch distance tried there streamed slower.
@@ -562,13 +563,13 @@ constexpr int kSmallMI8 = ATTNLITE_SMALL_M_I8;
 // One row of x times weights packed at load (linear_pack): per panel of NR output features,
 // two vectors of sums over even k and two over odd k (four independent FMA chains; for short
 // rows two panels side by side, eight), x broadcast element by element, the panel read front
-// to back: the whole matrix is one sequential stream. y = sums + bias, then act.
-// P panels at once (P = 1, 2): 4P chains sharing each broadcast of x.
+// to back. y = sums + bias, then act. P panels at once (P = 1, 2, 4), `gap` panels apart:
+// 4P chains sharing each broadcast of x.
 template <int P>
 inline void gemv_panels(float* y, const float* x, const float* p, const float* bias, int n0, int N,
-                        int K, int act) {
+                        int K, int act, int gap = 1) {
   const v8 z = simde_mm256_setzero_ps();
-  const long stride = (long)K * NR;  // one panel
+  const long stride = (long)gap * K * NR;  // from one of the P panels to the next
   v8 e0[P], e1[P], o0[P], o1[P];
   for (int q = 0; q < P; ++q) e0[q] = e1[q] = o0[q] = o1[q] = z;
   int k = 0;
@@ -591,7 +592,7 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
     }
   }
   for (int q = 0; q < P; ++q) {
-    const int m0 = n0 + q * NR, nr = imin(NR, N - m0);
+    const int m0 = n0 + q * gap * NR, nr = imin(NR, N - m0);
     store_row(y + m0, simde_mm256_add_ps(e0[q], o0[q]), simde_mm256_add_ps(e1[q], o1[q]), nr,
               v_set(1.f), bias ? bias + m0 : nullptr, /*first=*/true);
     if (act != kActNone) apply_act(y + m0, N, 1, nr, act);
@@ -600,8 +601,12 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 
 // Up to this K, two panels at once: a short row's four chains end before the FMA latency is
 // hidden (the book's 32-wide layers: 1 x 201 x 32 went from 24.5 to 28.6 GMAC/s, 1 x 96 x 64
-// from 26 to 33); longer rows stream from memory, where one panel's chains are enough and
-// the matrix is read as one stream. Same sums in the same order either way.
+// from 26 to 33). Longer rows stream from memory, where one panel's chains are enough, but
+// one stream is not: a matrix of at least kStreams * 2 panels is read as kStreams streams
+// side by side, its quarters (panel i of each at once), which the memory system serves
+// faster than one (Zen 3, the 32000 x 512 output layer: 18-19.6 GB/s against 15.5-16).
+// Same sums in the same order either way.
+constexpr int kStreams = 4;
 #ifndef ATTNLITE_GEMV_TWO_PANELS_MAX_K
 #define ATTNLITE_GEMV_TWO_PANELS_MAX_K 128
 #endif
@@ -609,9 +614,16 @@ inline void gemv_panels(float* y, const float* x, const float* p, const float* b
 void gemv_packed(float* y, const float* x, const float* wp, const float* bias, int N, int K,
                  int act) {
   int n0 = 0;
-  if (K <= ATTNLITE_GEMV_TWO_PANELS_MAX_K)
+  const int panels = (N + NR - 1) / NR;
+  if (K <= ATTNLITE_GEMV_TWO_PANELS_MAX_K) {
     for (; n0 + NR < N; n0 += 2 * NR)
       gemv_panels<2>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
+  } else if (panels >= 2 * kStreams) {
+    const int part = panels / kStreams;  // panels per stream; the rest one by one below
+    for (int i = 0; i < part; ++i)
+      gemv_panels<kStreams>(y, x, wp + (long)i * K * NR, bias, i * NR, N, K, act, part);
+    n0 = part * kStreams * NR;
+  }
   for (; n0 < N; n0 += NR) gemv_panels<1>(y, x, wp + (long)(n0 / NR) * K * NR, bias, n0, N, K, act);
 }
 
