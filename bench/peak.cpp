@@ -6,7 +6,8 @@
 //    a[i] = b[i] + s·c[i] over 3 × 128 MiB arrays (counted as STREAM counts: 2 and 3 ×
 //    4 bytes per element, write-allocate traffic not counted), and a read-only sum over a
 //    4 MiB array (the GEMV's weight matrix, 2048 × 512 floats, which stays in L3) and over
-//    128 MiB (DRAM).
+//    128 MiB (DRAM), the latter also as four streams side by side (its quarters, as the
+//    256-bit GEMV reads a large matrix), which some memory systems serve faster than one.
 // Times are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), as Google Benchmark's
 // default rates use CPU time: on a machine shared with other busy processes, wall time
 // would count the slices given to them. Wall-clock figures are printed alongside.
@@ -132,6 +133,21 @@ __attribute__((noinline)) float read_sum(const float* p, long n) {
   return out[0] + out[5];
 }
 
+// The same sum over four quarters of p at once: four sequential streams.
+__attribute__((noinline)) float read_sum4(const float* p, long n) {
+  const long q = n / 4 / 8 * 8;
+  simde__m256 s0 = simde_mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (long i = 0; i + 8 <= q; i += 8) {
+    s0 = simde_mm256_add_ps(s0, simde_mm256_loadu_ps(p + i));
+    s1 = simde_mm256_add_ps(s1, simde_mm256_loadu_ps(p + q + i));
+    s2 = simde_mm256_add_ps(s2, simde_mm256_loadu_ps(p + 2 * q + i));
+    s3 = simde_mm256_add_ps(s3, simde_mm256_loadu_ps(p + 3 * q + i));
+  }
+  float out[8];
+  simde_mm256_storeu_ps(out, simde_mm256_add_ps(simde_mm256_add_ps(s0, s1), simde_mm256_add_ps(s2, s3)));
+  return out[0] + out[5];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +194,7 @@ int main(int argc, char** argv) {
     sink = sink + pa[n / 5];
   });
   const Stamp t_read = best_of(5, [&] { sink = sink + read_sum(b.data(), n); });
+  const Stamp t_read4 = best_of(5, [&] { sink = sink + read_sum4(b.data(), n); });
   const long small = 2048L * 512;  // the GEMV weights: 4 MiB
   const int small_reps = 200;
   const Stamp t_read_small = best_of(5, [&] {
@@ -185,11 +202,13 @@ int main(int argc, char** argv) {
   });
   auto gbs = [](double bytes, Stamp t) { return Stamp{bytes / t.cpu * 1e-9, bytes / t.wall * 1e-9}; };
   const Stamp copy = gbs(2.0 * 4.0 * n, t_copy), triad = gbs(3.0 * 4.0 * n, t_triad),
-              rd = gbs(4.0 * n, t_read), rd_small = gbs(4.0 * small * small_reps, t_read_small);
+              rd = gbs(4.0 * n, t_read), rd4 = gbs(4.0 * (n / 4 / 8 * 8 * 4), t_read4),
+              rd_small = gbs(4.0 * small * small_reps, t_read_small);
   std::printf("Memory bandwidth, single thread, best of 5 (GB/s, CPU time | wall time):\n");
   std::printf("  copy  (128 MiB arrays): %6.1f | %6.1f\n", copy.cpu, copy.wall);
   std::printf("  triad (128 MiB arrays): %6.1f | %6.1f\n", triad.cpu, triad.wall);
   std::printf("  read  (128 MiB):        %6.1f | %6.1f\n", rd.cpu, rd.wall);
+  std::printf("  read  (4 x 32 MiB):     %6.1f | %6.1f\n", rd4.cpu, rd4.wall);  // side by side
   std::printf("  read  (4 MiB, in L3):   %6.1f | %6.1f\n", rd_small.cpu, rd_small.wall);
   return 0;
 }
