@@ -19,7 +19,7 @@ file(GLOB ATTNLITE_CUDA_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/*.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/*.cpp)
 target_sources(attnlite PRIVATE ${ATTNLITE_CUDA_SOURCES})
-target_link_libraries(attnlite PUBLIC CUDA::cudart CUDA::cublas)
+target_link_libraries(attnlite PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
 target_compile_definitions(attnlite PUBLIC ATTNLITE_HAVE_CUDA=1)
 
 # nvcc: the host compiler gets the project's warnings; with ATTNLITE_WERROR, every nvcc
@@ -30,6 +30,7 @@ if(ATTNLITE_WERROR)
   target_compile_options(attnlite PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
 endif()
 
-# The package config asks consumers' CMake for CUDAToolkit (CUDA::cudart, CUDA::cublas).
+# The package config asks consumers' CMake for CUDAToolkit (CUDA::cudart, CUDA::cublas,
+# CUDA::cublasLt).
 set(ATTNLITE_PACKAGE_NEEDS_CUDA ON)
 message(STATUS "attnlite: CUDA backend on (architectures ${CMAKE_CUDA_ARCHITECTURES}, CUDA ${CUDAToolkit_VERSION})")

@@ -43,18 +43,40 @@ struct Dev {
 }  // namespace
 
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
-            bool relu) {
+            bool relu, bool epilogues) {
   Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), dw((size_t)N * K, w);
   Dev<float> db(b ? (size_t)N : 0, b);
-  cublasHandle_t h = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
-  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
-  const cublasStatus_t st =
-      cuda::linear(h, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K, relu ? cuda::kActRelu : cuda::kActNone, nullptr);
+  cuda::Blas blas(epilogues, nullptr);
+  const cublasStatus_t st = cuda::linear(blas, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K,
+                                         relu ? cuda::kActRelu : cuda::kActNone, nullptr);
   ok(cudaDeviceSynchronize(), "linear");
-  cublasDestroy(h);
   if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
   dy.to_host(y);
+}
+
+bool linear_strided(float* y, const float* x, const float* w, const float* b, int n, int M,
+                    int N, int K) {
+  // the layers' weights, biases and outputs each padded to a multiple of 64 floats, as the
+  // weights' copy (256-byte alignment) and the drivers' carving place them
+  const auto pad = [](long v) { return (v + 63) / 64 * 64; };
+  const long sw = pad((long)N * K), sb = pad(N), sy = pad((long)M * N);
+  std::vector<float> hw((size_t)(sw * n), 0.f), hb((size_t)(sb * n), 0.f);
+  for (int i = 0; i < n; ++i) {
+    std::copy(w + (long)i * N * K, w + (long)(i + 1) * N * K, hw.begin() + i * sw);
+    if (b) std::copy(b + (long)i * N, b + (long)(i + 1) * N, hb.begin() + i * sb);
+  }
+  Dev<float> dy((size_t)(sy * n)), dx((size_t)M * K, x), dw(hw.size(), hw.data());
+  Dev<float> db(b ? hb.size() : 0, hb.data());
+  ok(cudaMemset(dy.p, 0, dy.n * sizeof(float)), "memset");
+  cuda::Blas blas(true, nullptr);
+  const bool done = cuda::linear_strided(blas, dy.p, sy, N, dx.p, K, dw.p, sw, b ? db.p : nullptr,
+                                         sb, n, M, N, K, nullptr);
+  ok(cudaDeviceSynchronize(), "linear_strided");
+  std::vector<float> all((size_t)(sy * n));
+  dy.to_host(all.data());
+  for (int i = 0; i < n; ++i)
+    std::copy(all.begin() + i * sy, all.begin() + i * sy + (long)M * N, y + (long)i * M * N);
+  return done;
 }
 
 void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
@@ -84,12 +106,10 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
     dy.to_host(y);
     return;
   }
-  cublasHandle_t h = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
-  const cublasStatus_t st = cuda::linear_i8(h, dy.p, N, dx.p, K, dq.p, ds.p, dexp.p,
+  cuda::Blas blas(true, nullptr);
+  const cublasStatus_t st = cuda::linear_i8(blas, dy.p, N, dx.p, K, dq.p, ds.p, dexp.p,
                                             b ? db.p : nullptr, M, N, K, act, nullptr);
   ok(cudaDeviceSynchronize(), "linear_i8");
-  cublasDestroy(h);
   if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
   dy.to_host(y);
 }

@@ -7,7 +7,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "attnlite/error.h"
 #include "attnlite/ops/operands.h"
 #include "cuda/kernels.cuh"
 
@@ -485,25 +487,194 @@ static GemvLayers one_layer(const float* W, const int8_t* Q, const float* S, con
   return L;
 }
 
-cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
-                      const float* W, const float* b, int M, int N, int K, int act,
-                      cudaStream_t stream) {
+// ---- cuBLASLt: products with the bias (and ReLU) in the GEMM's epilogue ----------------
+
+// The largest power of two (up to 256) that divides a byte address or a stride: what the
+// heuristic may assume of a matrix (its CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES, which
+// default to 256).
+static unsigned align_of(uintptr_t v) {
+  unsigned a = 256;
+  while (a > 4 && v % a) a >>= 1;
+  return a;
+}
+
+// One product's shape, its descriptors and the heuristic's algorithm. The bias pointer is
+// the one attribute set per call (the plan's other attributes are its key).
+struct LtPlan {
+  struct Key {
+    int M = 0, N = 0, K = 0, ldx = 0, ldy = 0, batch = 0, epilogue = 0, bias = 0;
+    long long sw = 0, sy = 0, sb = 0;
+    unsigned align_w = 0, align_x = 0, align_y = 0;
+    bool operator==(const Key& o) const {
+      return M == o.M && N == o.N && K == o.K && ldx == o.ldx && ldy == o.ldy && batch == o.batch &&
+             epilogue == o.epilogue && bias == o.bias && sw == o.sw && sy == o.sy && sb == o.sb &&
+             align_w == o.align_w && align_x == o.align_x && align_y == o.align_y;
+    }
+  } key;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool ok = false;  // false: no algorithm for it (the caller falls back)
+  void release() {
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+    op = nullptr;
+    a = b = d = nullptr;
+  }
+};
+
+struct LtPlans {
+  std::vector<LtPlan> v;
+  size_t next = 0;  // the slot replaced next once v is full (the oldest)
+  LtPlans() { v.reserve(Blas::kBlasPlans); }
+  ~LtPlans() {
+    for (auto& p : v) p.release();
+  }
+};
+
+Blas::Blas(bool epilogues, cudaStream_t stream) {
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
+  cublasSetStream(h, stream);
+  if (!epilogues) return;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+    lt = nullptr;
+    return;
+  }
+  if (cudaMalloc(&work, kWorkBytes) != cudaSuccess) {  // without it: SGEMM and bias_act
+    (void)cudaGetLastError();
+    work = nullptr;
+    cublasLtDestroy(lt);
+    lt = nullptr;
+    return;
+  }
+  plans = std::make_unique<LtPlans>();
+}
+
+Blas::~Blas() {
+  plans.reset();
+  if (work) cudaFree(work);
+  if (lt) cublasLtDestroy(lt);
+  if (h) cublasDestroy(h);
+}
+
+// The plan for key (made, with its heuristic query, on first use), or nullptr.
+static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key) {
+  LtPlans& P = *blas.plans;
+  for (const auto& p : P.v)
+    if (p.key == key) return p.ok ? &p : nullptr;
+  LtPlan* p;
+  if (P.v.size() < Blas::kBlasPlans) {
+    p = &P.v.emplace_back();
+  } else {
+    p = &P.v[P.next];
+    P.next = (P.next + 1) % P.v.size();
+    p->release();
+  }
+  *p = LtPlan{};
+  p->key = key;
+  // Row-major y (M, N) is column-major yᵀ (N, M) = W · xᵀ: A = W read as the column-major
+  // (K, N) matrix Wᵀ, op(A) = T; B = xᵀ (K, M); D = yᵀ (N, M). The bias runs along D's N rows.
+  const cublasOperation_t T = CUBLAS_OP_T;
+  const auto epi = (cublasLtEpilogue_t)key.epilogue;
+  bool good = cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof(T)) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p->a, CUDA_R_32F, key.K, key.N, key.K) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p->b, CUDA_R_32F, key.K, key.M, key.ldx) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p->d, CUDA_R_32F, key.N, key.M, key.ldy) == CUBLAS_STATUS_SUCCESS;
+  if (good && key.batch > 1) {
+    const int32_t n = key.batch;
+    const int64_t sw = key.sw, sx = 0, sy = key.sy, sb = key.sb;  // x: the same for every layer
+    good = cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sw, sizeof(sw)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p->d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p->d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
+           (!key.bias || cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (good) {
+    const uint64_t bytes = Blas::kWorkBytes;
+    const uint32_t aw = key.align_w, ax = key.align_x, ay = key.align_y;
+    good = cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof(ax)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS;
+  }
+  if (good) {
+    cublasLtMatmulHeuristicResult_t r{};
+    int found = 0;
+    good = cublasLtMatmulAlgoGetHeuristic(blas.lt, p->op, p->a, p->b, p->d, p->d, pref, 1, &r, &found) ==
+               CUBLAS_STATUS_SUCCESS &&
+           found > 0 && r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= Blas::kWorkBytes;
+    if (good) p->algo = r.algo;
+  }
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  p->ok = good;
+  return good ? p : nullptr;
+}
+
+// y = x · Wᵀ (+ b), ReLU when act says so, through cuBLASLt (batch > 1: strided layers over
+// one x). false: not launched (no cuBLASLt, GELU, an unaligned bias, no algorithm).
+static bool lt_linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
+                      const float* b, int M, int N, int K, int act, int batch, long long sw,
+                      long long sy, long long sb, cudaStream_t stream) {
+  if (!blas.lt || act == kActGelu) return false;
+  if (b && ((uintptr_t)b % 16 || (sb * sizeof(float)) % 16)) return false;
+  LtPlan::Key key;
+  key.M = M, key.N = N, key.K = K, key.ldx = ldx, key.ldy = ldy, key.batch = batch;
+  key.epilogue = act == kActRelu ? (b ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                                 : (b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+  key.bias = b != nullptr;
+  if (batch > 1) key.sw = sw, key.sy = sy, key.sb = b ? sb : 0;
+  const uintptr_t fb = sizeof(float);
+  key.align_w = std::min(align_of((uintptr_t)W), batch > 1 ? align_of((uintptr_t)sw * fb) : 256u);
+  key.align_w = std::min(key.align_w, align_of((uintptr_t)K * fb));
+  key.align_x = std::min(align_of((uintptr_t)x), align_of((uintptr_t)ldx * fb));
+  key.align_y = std::min(align_of((uintptr_t)y), align_of((uintptr_t)ldy * fb));
+  if (batch > 1) key.align_y = std::min(key.align_y, align_of((uintptr_t)sy * fb));
+  const LtPlan* p = lt_plan(blas, key);
+  if (!p) return false;
+  if (b && cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof(b)) !=
+               CUBLAS_STATUS_SUCCESS)
+    return false;
+  const float one = 1.f, zero = 0.f;
+  return cublasLtMatmul(blas.lt, p->op, &one, W, p->a, x, p->b, &zero, y, p->d, y, p->d, &p->algo,
+                        blas.work, Blas::kWorkBytes, stream) == CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
+                      const float* b, int M, int N, int K, int act, cudaStream_t stream) {
   // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
   // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
   if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
     gemv(one_layer(W, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
+  if (M > 0 && N > 0 && lt_linear(blas, y, ldy, x, ldx, W, b, M, N, K, act, 1, 0, 0, 0, stream))
+    return CUBLAS_STATUS_SUCCESS;
   const float one = 1.f, zero = 0.f;
   const cublasStatus_t st =
-      cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
+      cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
                    CUDA_R_32F, ldx, &zero, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT);
   if (st == CUBLAS_STATUS_SUCCESS && (b || act)) bias_act(y, ldy, b, M, N, act, stream);
   return st;
 }
 
-cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
+                    const float* W, long long sw, const float* b, long long sb, int n, int M,
+                    int N, int K, cudaStream_t stream) {
+  if (n < 2 || M <= 0 || N <= 0 || K <= 0 || sw <= 0 || sy <= 0 || (b && sb <= 0)) return false;
+  return lt_linear(blas, y, ldy, x, ldx, W, b, M, N, K, kActNone, n, sw, sy, sb, stream);
+}
+
+cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream) {
   if (gemv_fits(M)) {
@@ -518,7 +689,7 @@ cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* 
     if (count > 0)
       expand_i8_kernel<<<blocks_for(count, kRowThreads), kRowThreads, 0, stream>>>(
           expand, Q + (long)n0 * K, S + n0, n, K);
-    const cublasStatus_t st = linear(handle, y + n0, ldy, x, ldx, expand, b ? b + n0 : nullptr, M,
+    const cublasStatus_t st = linear(blas, y + n0, ldy, x, ldx, expand, b ? b + n0 : nullptr, M,
                                      n, K, act, stream);
     if (st != CUBLAS_STATUS_SUCCESS) return st;
   }

@@ -6,10 +6,12 @@
 // Legend: R rows, H num_hiddens, N output features, K input features, NH heads,
 // D = H / NH, Tq queries, Tk keys, V vocabulary size.
 #pragma once
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace attnlite::cuda {
 
@@ -25,10 +27,31 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
 // nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (gemv_fits: a decoding step at
 // batch 1, or a beam of up to 8): one GEMV kernel with the bias and the activation fused. More
-// rows: one SGEMM with CUBLAS_COMPUTE_32F (no TF32), then bias_act when there is a bias or an
-// activation. CPU: linear() / ffn().
+// rows: one cuBLASLt matmul with CUBLAS_COMPUTE_32F (no TF32) whose epilogue adds the bias
+// and applies ReLU (Blas::lt); or, for GELU (cuBLASLt's is the tanh approximation, the book's
+// the exact erf one), without cuBLASLt, or when it has no algorithm for the shape: one cuBLAS
+// SGEMM, then bias_act when there is a bias or an activation. CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
 inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
+
+// A thread's BLAS: a cuBLAS handle, and a cuBLASLt handle with its workspace and the matmul
+// plans (descriptors and the heuristic's algorithm) of the shapes it met, kBlasPlans at most
+// (the oldest replaced past that). Made on the thread's first product; never shared between
+// threads. epilogues false: no cuBLASLt (every product SGEMM then bias_act).
+struct LtPlans;
+struct Blas {
+  static constexpr size_t kWorkBytes = 8u << 20;  // cuBLASLt's workspace (split-K partial sums)
+  static constexpr size_t kBlasPlans = 256;
+  cublasHandle_t h = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* work = nullptr;
+  std::unique_ptr<LtPlans> plans;
+  // Throws attnlite::Error when cuBLAS cannot start; a cuBLASLt that cannot is left out.
+  Blas(bool epilogues, cudaStream_t stream);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+};
 
 // Up to kGemvMaxLayers linear layers over one input, for gemv: layer i's outputs are features
 // start[i] .. start[i + 1] - 1 of the launch; y[i] rows of stride ldy[i].
@@ -48,14 +71,22 @@ struct GemvLayers {
 // CPU's int8 product. CPU: linear() of each layer.
 void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
           cudaStream_t stream);
-cublasStatus_t linear(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
-                      const float* W, const float* b, int M, int N, int K, int act,
-                      cudaStream_t stream);
+cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
+                      const float* b, int M, int N, int K, int act, cudaStream_t stream);
+// n fp32 layers of one shape (N, K) over one input x (M, K), more rows than the GEMV takes:
+// y_i = x · W_iᵀ + b_i for W_i = W + i·sw, b_i = b + i·sb (b may be nullptr), y_i = y + i·sy
+// (rows of stride ldy), all strides positive, in elements. One strided-batched cuBLASLt
+// matmul with the bias in its epilogue (self-attention's Q, K and V; the cross-attention's K
+// and V). Returns false, having launched nothing, when cuBLASLt is off or has no algorithm
+// for it: the caller then runs the layers one by one. CPU: linear() of each layer.
+bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
+                    const float* W, long long sw, const float* b, long long sb, int n, int M,
+                    int N, int K, cudaStream_t stream);
 // The same with int8 weights Q (N, K) and their scales S (N): up to kGemvMaxRows rows, the
 // GEMV reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded into `expand`
 // (S[o] · Q[o][k], the values the CPU's dequantize() gives), Linear::expand_rows(N, K)
 // features at a time, each slice then an fp32 product. CPU: linear() on an int8 Linear.
-cublasStatus_t linear_i8(cublasHandle_t handle, float* y, int ldy, const float* x, int ldx,
+cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream);
 

@@ -200,6 +200,7 @@ class CudaOps final : public ops::Ops {
   // int8: one GEMV launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
+    if (!cuda::gemv_fits(M) && strided(ys, ws, n, x, M)) return;
     bool one = cuda::gemv_fits(M) && n >= 1 && n <= cuda::kGemvMaxLayers;
     for (int i = 0; one && i < n; ++i)
       one = (ws[i]->w || ws[i]->q) && ws[i]->int8() == ws[0]->int8() && ws[i]->in == ws[0]->in;
@@ -373,18 +374,45 @@ class CudaOps final : public ops::Ops {
     return exec;
   }
 
-  // One cuBLAS handle per thread, on the per-thread stream, made on the thread's first use.
-  static cublasHandle_t blas() {
-    struct Handle {
-      cublasHandle_t h = nullptr;
-      Handle() {
-        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
-        cublasSetStream(h, kStream);
-      }
-      ~Handle() { cublasDestroy(h); }
+  // fp32 layers of one shape whose weights, biases and outputs lie at constant strides (a
+  // stacked Q, K, V as the weights' copy and the drivers' carving place them): one strided
+  // product for all of them (cuda::linear_strided). false: nothing launched.
+  static bool strided(float* const* ys, const Linear* const* ws, int n, const float* x, int M) {
+    if (n < 2) return false;
+    const Linear& w0 = *ws[0];
+    if (!w0.w || w0.int8()) return false;
+    const auto gap = [](const void* a, const void* b, long long* s) {  // b - a in floats, > 0
+      const intptr_t d = (intptr_t)b - (intptr_t)a;
+      if (d <= 0 || d % (intptr_t)sizeof(float)) return false;
+      *s = d / (intptr_t)sizeof(float);
+      return true;
     };
-    thread_local Handle handle;
-    return handle.h;
+    long long sw = 0, sb = 0, sy = 0;
+    for (int i = 1; i < n; ++i) {
+      const Linear& w = *ws[i];
+      long long a = 0, b = 0, c = 0;
+      if (!w.w || w.int8() || w.in != w0.in || w.out != w0.out || !w.b != !w0.b) return false;
+      if (!gap(ws[i - 1]->w, w.w, &a) || !gap(ys[i - 1], ys[i], &c) || (w0.b && !gap(ws[i - 1]->b, w.b, &b)))
+        return false;
+      if (i > 1 && (a != sw || b != sb || c != sy)) return false;
+      sw = a, sb = b, sy = c;
+    }
+    // outputs must not overlap: each layer's (M, out) rows lie before the next one's
+    if (sy < (long long)M * w0.out) return false;
+    return cuda::linear_strided(blas(), ys[0], sy, w0.out, x, w0.in, w0.w, sw, w0.b, sb, n, M,
+                                w0.out, w0.in, kStream);
+  }
+
+  // One BLAS per thread (cuBLAS, and cuBLASLt for products with their bias in the epilogue),
+  // on the per-thread stream, made on the thread's first use. ATTNLITE_CUDA_LT=0 in the
+  // environment then: no cuBLASLt (SGEMM, then the bias kernel).
+  static cuda::Blas& blas() {
+    thread_local cuda::Blas b(!lt_off(), kStream);
+    return b;
+  }
+  static bool lt_off() {
+    const char* e = std::getenv("ATTNLITE_CUDA_LT");
+    return e && std::strcmp(e, "0") == 0;
   }
 };
 

@@ -56,12 +56,14 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeigh
   const auto& a2 = w.attention2;
   const int H = a1.W_o.out, NH = a1.num_heads, R = B * Tn, Tk = t0 + Tn;
   const size_t row = sizeof(float) * H;
+  // q, k and v side by side, each the same size: an op set can project them as one strided
+  // product (the CUDA set does)
   float* q = cx.scratch.floats((size_t)R * H);
+  float* k = cx.scratch.floats((size_t)R * H);
+  float* v = cx.scratch.floats((size_t)R * H);
   float* ctx = cx.scratch.floats((size_t)R * H);
   float* y = cx.scratch.floats((size_t)R * H);
   float* z = cx.scratch.floats((size_t)R * H);
-  float* k = cx.scratch.floats((size_t)R * H);
-  float* v = cx.scratch.floats((size_t)R * H);
 
   // 1. masked self-attention: append this call's keys/values to the cache, attend over it
   float* const ys[] = {q, k, v};
