@@ -17,10 +17,12 @@
 #   5. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
 #      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
-#      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md); ratios (the peer's decoders are first
+#      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md) and with its products as SGEMM and a
+#      bias kernel instead of cuBLASLt's epilogue (ATTNLITE_CUDA_LT=0); ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
-#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each;
+#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; and
+#      `classify` of the test digits in batches on both devices, the same labels;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR.
@@ -134,6 +136,8 @@ step bench_cuda 240 "$BUILD/bench/bench_cuda" --batch 1,32 --steps $steps --reps
   --json "$OUT/bench_cuda.json"
 step bench_cuda_small 240 env ATTNLITE_CUDA_GRAPHS=small "$BUILD/bench/bench_cuda" --batch 32 \
   --steps $steps --reps $reps --json "$OUT/bench_cuda_small.json"
+step bench_cuda_sgemm 240 env ATTNLITE_CUDA_LT=0 "$BUILD/bench/bench_cuda" --batch 32 \
+  --steps $steps --reps $reps --json "$OUT/bench_cuda_sgemm.json"
 if [ -n "$PY" ]; then
   step peer_check 120 "$PY" "$ROOT/bench/peer_torch_cuda.py" --check --device cuda
   step peer_torch_cuda 300 "$PY" "$ROOT/bench/peer_torch_cuda.py" --batch 1,32 --steps $steps \
@@ -182,6 +186,26 @@ small() {
     grep -q "note: the GPU's start-up took" "$OUT/small_work.txt"
 }
 step small_work 60 small
+
+# the CLI's classify on the GPU: the test digits in batches of 8 (the last one short) give
+# the CPU's labels; the start-up note for less than one batch (its default 64), not for more
+classify() {
+  local d="$ROOT/tests/fixtures/digits"
+  "$CLI" classify --device cpu "$d"/*.png > "$OUT/classify.cpu" || return 1
+  "$CLI" classify --device cuda --batch 8 "$d"/*.png > "$OUT/classify.cuda" 2> "$OUT/classify.b8.err" || return 1
+  "$CLI" classify --device cuda "$d"/*.png > "$OUT/classify.b64.cuda" 2> "$OUT/classify.b64.err" || return 1
+  local n same same64 diff note8=0 note64=0
+  n=$(wc -l < "$OUT/classify.cpu")
+  same=$(paste "$OUT/classify.cpu" "$OUT/classify.cuda" | awk -F'\t' '$1 == $4 && $2 == $5' | wc -l)
+  same64=$(paste "$OUT/classify.cpu" "$OUT/classify.b64.cuda" | awk -F'\t' '$1 == $4 && $2 == $5' | wc -l)
+  diff=$(paste "$OUT/classify.cpu" "$OUT/classify.cuda" | awk -F'\t' '{ d = $3 - $6; if (d < 0) d = -d; if (d > m) m = d } END { printf "%g", m + 0 }')
+  grep -q "note: the GPU's start-up took" "$OUT/classify.b8.err" && note8=1
+  grep -q "note: the GPU's start-up took" "$OUT/classify.b64.err" && note64=1
+  printf '{"images": %d, "identical_b8": %d, "identical_b64": %d, "max_prob_diff": %s, "note_b8": %d, "note_b64": %d}\n' \
+    "$n" "$same" "$same64" "$diff" "$note8" "$note64" > "$OUT/classify.json"
+  [ "$n" -gt 0 ] && [ "$same" -eq "$n" ] && [ "$same64" -eq "$n" ] && [ "$note8" -eq 0 ] && [ "$note64" -eq 1 ]
+}
+step classify 60 classify
 
 # 7. the language model and the ViT: GPU, CPU, PyTorch on the GPU
 if [ -n "$PY" ]; then

@@ -106,9 +106,10 @@ def main():
     peer = read(os.path.join(d, "peer_torch_cuda.json"))
     peer = json.loads(peer) if peer else {"rows": []}
     # attnlite's default (CUDA graphs for steps of up to 32 rows), then batch 32 launch by
-    # launch (ATTNLITE_CUDA_GRAPHS=small)
+    # launch (ATTNLITE_CUDA_GRAPHS=small) and without cuBLASLt's epilogues (ATTNLITE_CUDA_LT=0)
     runs = []
-    for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)")):
+    for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)"),
+                        ("bench_cuda_sgemm.json", " (SGEMM + bias kernel)")):
         text = read(os.path.join(d, name))
         for r in (json.loads(text)["rows"] if text else []):
             runs.append((label, r))
@@ -159,6 +160,20 @@ def main():
                 bad.append(f"batch {p['batch']} differs from the CPU")
             say(f"| {p['batch']} | {p['sentences']} | {p['identical']} | {p['cuda_s']:.2f} | "
                 f"{ratio(cpu_s, p['cuda_s'])} |")
+        say("")
+
+    cls = read(os.path.join(d, "classify.json"))
+    if cls:
+        c = json.loads(cls)
+        say("## `attnlite classify` on the GPU (the 20 test digits)")
+        say("")
+        say(f"- batches of 8 (`--batch 8`): {c['identical_b8']} of {c['images']} labels as on the CPU, "
+            f"probabilities at most {c['max_prob_diff']} apart; the start-up note "
+            f"{'printed (**wrong**: more than one batch)' if c['note_b8'] else 'not printed (right)'}")
+        say(f"- one batch (the default 64): {c['identical_b64']} of {c['images']} labels as on the CPU; "
+            f"the start-up note {'printed (right: less than one batch)' if c['note_b64'] else '**not printed**'}")
+        if c["identical_b8"] != c["images"] or c["identical_b64"] != c["images"]:
+            bad.append("classify labels differ from the CPU")
         say("")
 
     for name, key, unit, cfg in (("lm", "tok_s", "tokens/s", "gens"), ("vit", "img_s", "images/s", "batch")):
