@@ -23,13 +23,14 @@ long graph_launches();
 // allocate device memory per call (they are not on the translate path).
 namespace check {
 // y (M, N) = x (M, K) · wᵀ + b (b may be nullptr), then ReLU when relu, through the op set's
-// path: the GEMV for few rows, more rows one cuBLASLt product with the bias and ReLU in its
-// epilogue (epilogues false: SGEMM, then the bias kernel).                 CPU: linear
+// path: the GEMV for few rows; more rows cuBLASLt with the bias and ReLU in its epilogue, or
+// SGEMM then the bias kernel, whichever the shape's timing chose (epilogues false: no
+// cuBLASLt, SGEMM and the bias kernel).                                   CPU: linear
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
             bool relu, bool epilogues = true);
-// y (n, M, N): layer i's y_i = x (M, K) · w_iᵀ + b_i for w (n, N, K), b (n, N) or nullptr, as
-// one strided-batched cuBLASLt product (M past the GEMV's rows). Returns whether it ran so;
-// false: nothing ran (y is zeros).                                        CPU: linear, n times
+// y (n, M, N): layer i's y_i = x (M, K) · w_iᵀ + b_i for w (n, N, K), b (n, N) or nullptr,
+// through the op set's strided path (M past the GEMV's rows; layers 64 floats apart at least).
+// Returns whether that path took it (false: nothing ran, y is zeros).     CPU: linear, n times
 bool linear_strided(float* y, const float* x, const float* w, const float* b, int n, int M,
                     int N, int K);
 // The same with int8 weights q (N, K) and scales (N), through the op set's path: the GEMV on

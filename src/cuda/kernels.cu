@@ -498,8 +498,37 @@ static unsigned align_of(uintptr_t v) {
   return a;
 }
 
-// One product's shape, its descriptors and the heuristic's algorithm. The bias pointer is
-// the one attribute set per call (the plan's other attributes are its key).
+// One product, or `batch` products over one x at strides sw, sy, sb (in floats).
+struct LtCall {
+  float* y;
+  int ldy;
+  const float* x;
+  int ldx;
+  const float* W;
+  const float* b;
+  int M, N, K, act, batch;
+  long long sw, sy, sb;
+};
+
+// Each product as one SGEMM (CUBLAS_COMPUTE_32F), then bias_act when there is a bias or an
+// activation: the path without cuBLASLt.
+static cublasStatus_t sgemm_bias(Blas& blas, const LtCall& c, cudaStream_t stream) {
+  const float one = 1.f, zero = 0.f;
+  for (int i = 0; i < c.batch; ++i) {
+    float* y = c.y + i * c.sy;
+    const float* b = c.b ? c.b + i * c.sb : nullptr;
+    const cublasStatus_t st =
+        cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, c.N, c.M, c.K, &one, c.W + i * c.sw,
+                     CUDA_R_32F, c.K, c.x, CUDA_R_32F, c.ldx, &zero, y, CUDA_R_32F, c.ldy,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS) return st;
+    if (b || c.act) bias_act(y, c.ldy, b, c.M, c.N, c.act, stream);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// One product's shape, its descriptors and the way it runs: a cuBLASLt algorithm, or
+// sgemm_bias. The bias pointer is the one attribute set per call (the others are the key).
 struct LtPlan {
   struct Key {
     int M = 0, N = 0, K = 0, ldx = 0, ldy = 0, batch = 0, epilogue = 0, bias = 0;
@@ -514,7 +543,8 @@ struct LtPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  bool ok = false;  // false: no algorithm for it (the caller falls back)
+  bool lt = false;     // run through cuBLASLt with algo; false: sgemm_bias
+  bool final = false;  // chosen for good (false: chosen during a stream capture, timed later)
   void release() {
     if (d) cublasLtMatrixLayoutDestroy(d);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -559,119 +589,191 @@ Blas::~Blas() {
   if (h) cublasDestroy(h);
 }
 
-// The plan for key (made, with its heuristic query, on first use), or nullptr.
-static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key) {
-  LtPlans& P = *blas.plans;
-  for (const auto& p : P.v)
-    if (p.key == key) return p.ok ? &p : nullptr;
-  LtPlan* p;
-  if (P.v.size() < Blas::kBlasPlans) {
-    p = &P.v.emplace_back();
-  } else {
-    p = &P.v[P.next];
-    P.next = (P.next + 1) % P.v.size();
-    p->release();
+static cublasStatus_t run_plan(Blas& blas, const LtPlan& p, const cublasLtMatmulAlgo_t& algo,
+                               const LtCall& c, cudaStream_t stream) {
+  if (c.b) {
+    const cublasStatus_t st =
+        cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.b, sizeof(c.b));
+    if (st != CUBLAS_STATUS_SUCCESS) return st;
   }
-  *p = LtPlan{};
-  p->key = key;
+  const float one = 1.f, zero = 0.f;
+  return cublasLtMatmul(blas.lt, p.op, &one, c.W, p.a, c.x, p.b, &zero, c.y, p.d, c.y, p.d, &algo,
+                        blas.work, Blas::kWorkBytes, stream);
+}
+
+// Microseconds of `reps` runs of f on the stream after one unmeasured run, or a huge value
+// when a run fails.
+template <class F>
+static float time_runs(F&& f, int reps, cudaStream_t stream) {
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  float ms = FLT_MAX;
+  if (cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
+    bool good = f() == CUBLAS_STATUS_SUCCESS && cudaEventRecord(e0, stream) == cudaSuccess;
+    for (int i = 0; good && i < reps; ++i) good = f() == CUBLAS_STATUS_SUCCESS;
+    if (!(good && cudaEventRecord(e1, stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+          cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess))
+      ms = FLT_MAX;
+  }
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  (void)cudaGetLastError();
+  return ms == FLT_MAX ? FLT_MAX : ms * 1e3f / (float)reps;
+}
+
+// The descriptors of p's key. false: cuBLASLt refused one.
+static bool describe(LtPlan& p) {
+  const LtPlan::Key& key = p.key;
   // Row-major y (M, N) is column-major yᵀ (N, M) = W · xᵀ: A = W read as the column-major
   // (K, N) matrix Wᵀ, op(A) = T; B = xᵀ (K, M); D = yᵀ (N, M). The bias runs along D's N rows.
   const cublasOperation_t T = CUBLAS_OP_T;
   const auto epi = (cublasLtEpilogue_t)key.epilogue;
-  bool good = cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof(T)) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p->a, CUDA_R_32F, key.K, key.N, key.K) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p->b, CUDA_R_32F, key.K, key.M, key.ldx) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p->d, CUDA_R_32F, key.N, key.M, key.ldy) == CUBLAS_STATUS_SUCCESS;
+  bool good = cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof(T)) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.K, key.N, key.K) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.K, key.M, key.ldx) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatrixLayoutCreate(&p.d, CUDA_R_32F, key.N, key.M, key.ldy) == CUBLAS_STATUS_SUCCESS;
   if (good && key.batch > 1) {
     const int32_t n = key.batch;
     const int64_t sw = key.sw, sx = 0, sy = key.sy, sb = key.sb;  // x: the same for every layer
-    good = cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sw, sizeof(sw)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p->d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p->d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
-           (!key.bias || cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
+    good = cublasLtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sw, sizeof(sw)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
+           (!key.bias || cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
   }
-  cublasLtMatmulPreference_t pref = nullptr;
-  if (good) {
-    const uint64_t bytes = Blas::kWorkBytes;
-    const uint32_t aw = key.align_w, ax = key.align_x, ay = key.align_y;
-    good = cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof(ax)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS;
-  }
-  if (good) {
-    cublasLtMatmulHeuristicResult_t r{};
-    int found = 0;
-    good = cublasLtMatmulAlgoGetHeuristic(blas.lt, p->op, p->a, p->b, p->d, p->d, pref, 1, &r, &found) ==
-               CUBLAS_STATUS_SUCCESS &&
-           found > 0 && r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= Blas::kWorkBytes;
-    if (good) p->algo = r.algo;
-  }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  p->ok = good;
-  return good ? p : nullptr;
+  return good;
 }
 
-// y = x · Wᵀ (+ b), ReLU when act says so, through cuBLASLt (batch > 1: strided layers over
-// one x). false: not launched (no cuBLASLt, GELU, an unaligned bias, no algorithm).
-static bool lt_linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
-                      const float* b, int M, int N, int K, int act, int batch, long long sw,
-                      long long sy, long long sb, cudaStream_t stream) {
-  if (!blas.lt || act == kActGelu) return false;
-  if (b && ((uintptr_t)b % 16 || (sb * sizeof(float)) % 16)) return false;
+// Up to `max` algorithms cuBLASLt's heuristic offers for p, best first; how many.
+static int candidates(Blas& blas, const LtPlan& p, cublasLtMatmulHeuristicResult_t* r, int max) {
+  const LtPlan::Key& key = p.key;
+  cublasLtMatmulPreference_t pref = nullptr;
+  const uint64_t bytes = Blas::kWorkBytes;
+  const uint32_t aw = key.align_w, ax = key.align_x, ay = key.align_y;
+  int found = 0;
+  const bool good =
+      cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw)) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof(ax)) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
+      cublasLtMatmulAlgoGetHeuristic(blas.lt, p.op, p.a, p.b, p.d, p.d, pref, max, r, &found) == CUBLAS_STATUS_SUCCESS;
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  int n = 0;
+  for (int i = 0; good && i < found; ++i)
+    if (r[i].state == CUBLAS_STATUS_SUCCESS && r[i].workspaceSize <= Blas::kWorkBytes) r[n++] = r[i];
+  return n;
+}
+
+// How a product of few rows runs is measured, not guessed: cuBLASLt's heuristic ranks its
+// algorithms by a model that misjudges the short, wide products of decoding (at 32 rows it
+// picked algorithms slower than SGEMM + the bias kernel), so up to kTuneAlgos of them and
+// sgemm_bias each run kTuneReps times on the call's own operands, once per shape, and the
+// fastest is kept. Larger products take the heuristic's first algorithm: their epilogue
+// saves a pass over a large output, and timing them would cost more than it saves.
+constexpr int kTuneRows = 64, kTuneAlgos = 8, kTuneReps = 5;
+
+// The plan for c (made on first use, tuned when it has at most kTuneRows rows), or nullptr:
+// run sgemm_bias.
+static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c,
+                             cudaStream_t stream) {
+  LtPlans& P = *blas.plans;
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  const bool capturing = cudaStreamIsCapturing(stream, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone;
+  (void)cudaGetLastError();
+  LtPlan* p = nullptr;
+  for (auto& x : P.v)
+    if (x.key == key) {
+      p = &x;
+      break;
+    }
+  if (p && (p->final || capturing)) return p->lt ? p : nullptr;
+  if (!p) {
+    if (P.v.size() < Blas::kBlasPlans) {
+      p = &P.v.emplace_back();
+    } else {
+      p = &P.v[P.next];
+      P.next = (P.next + 1) % P.v.size();
+      p->release();
+    }
+    *p = LtPlan{};
+    p->key = key;
+    if (!describe(*p)) {
+      p->final = true;  // never through cuBLASLt
+      return nullptr;
+    }
+  }
+  cublasLtMatmulHeuristicResult_t r[kTuneAlgos];
+  const int n = candidates(blas, *p, r, c.M <= kTuneRows ? kTuneAlgos : 1);
+  p->lt = false;
+  p->final = !capturing;
+  if (n == 0) {
+    p->final = true;
+    return nullptr;
+  }
+  if (c.M > kTuneRows) {  // the heuristic's first
+    p->final = true;
+    p->lt = true;
+    p->algo = r[0].algo;
+    return p;
+  }
+  if (capturing) return nullptr;  // nothing may run outside the capture: SGEMM until timed
+  float best = time_runs([&] { return sgemm_bias(blas, c, stream); }, kTuneReps, stream);
+  for (int i = 0; i < n; ++i) {
+    const float t = time_runs([&] { return run_plan(blas, *p, r[i].algo, c, stream); }, kTuneReps, stream);
+    if (t < best) {
+      best = t;
+      p->lt = true;
+      p->algo = r[i].algo;
+    }
+  }
+  return p->lt ? p : nullptr;
+}
+
+// y = x · Wᵀ (+ b), ReLU when act says so (batch > 1: strided layers over one x), through
+// cuBLASLt where its plan says so, else sgemm_bias.
+static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream) {
+  if (!blas.lt || c.act == kActGelu || (c.b && ((uintptr_t)c.b % 16 || (c.sb * sizeof(float)) % 16)))
+    return sgemm_bias(blas, c, stream);
   LtPlan::Key key;
-  key.M = M, key.N = N, key.K = K, key.ldx = ldx, key.ldy = ldy, key.batch = batch;
-  key.epilogue = act == kActRelu ? (b ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
-                                 : (b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-  key.bias = b != nullptr;
-  if (batch > 1) key.sw = sw, key.sy = sy, key.sb = b ? sb : 0;
+  key.M = c.M, key.N = c.N, key.K = c.K, key.ldx = c.ldx, key.ldy = c.ldy, key.batch = c.batch;
+  key.epilogue = c.act == kActRelu ? (c.b ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                                   : (c.b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+  key.bias = c.b != nullptr;
+  if (c.batch > 1) key.sw = c.sw, key.sy = c.sy, key.sb = c.b ? c.sb : 0;
   const uintptr_t fb = sizeof(float);
-  key.align_w = std::min(align_of((uintptr_t)W), batch > 1 ? align_of((uintptr_t)sw * fb) : 256u);
-  key.align_w = std::min(key.align_w, align_of((uintptr_t)K * fb));
-  key.align_x = std::min(align_of((uintptr_t)x), align_of((uintptr_t)ldx * fb));
-  key.align_y = std::min(align_of((uintptr_t)y), align_of((uintptr_t)ldy * fb));
-  if (batch > 1) key.align_y = std::min(key.align_y, align_of((uintptr_t)sy * fb));
-  const LtPlan* p = lt_plan(blas, key);
-  if (!p) return false;
-  if (b && cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof(b)) !=
-               CUBLAS_STATUS_SUCCESS)
-    return false;
-  const float one = 1.f, zero = 0.f;
-  return cublasLtMatmul(blas.lt, p->op, &one, W, p->a, x, p->b, &zero, y, p->d, y, p->d, &p->algo,
-                        blas.work, Blas::kWorkBytes, stream) == CUBLAS_STATUS_SUCCESS;
+  key.align_w = std::min(align_of((uintptr_t)c.W), align_of((uintptr_t)c.K * fb));
+  key.align_x = std::min(align_of((uintptr_t)c.x), align_of((uintptr_t)c.ldx * fb));
+  key.align_y = std::min(align_of((uintptr_t)c.y), align_of((uintptr_t)c.ldy * fb));
+  if (c.batch > 1) {
+    key.align_w = std::min(key.align_w, align_of((uintptr_t)c.sw * fb));
+    key.align_y = std::min(key.align_y, align_of((uintptr_t)c.sy * fb));
+  }
+  const LtPlan* p = lt_plan(blas, key, c, stream);
+  if (p && run_plan(blas, *p, p->algo, c, stream) == CUBLAS_STATUS_SUCCESS) return CUBLAS_STATUS_SUCCESS;
+  return sgemm_bias(blas, c, stream);
 }
 
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
                       const float* b, int M, int N, int K, int act, cudaStream_t stream) {
-  // Row-major y (M, N) is column-major yᵀ (N, M): yᵀ = W · xᵀ, with W (N, K) row-major read
-  // as the column-major (K, N) matrix Wᵀ, hence op(A) = T.
   if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
     gemv(one_layer(W, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
-  if (M > 0 && N > 0 && lt_linear(blas, y, ldy, x, ldx, W, b, M, N, K, act, 1, 0, 0, 0, stream))
-    return CUBLAS_STATUS_SUCCESS;
-  const float one = 1.f, zero = 0.f;
-  const cublasStatus_t st =
-      cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, x,
-                   CUDA_R_32F, ldx, &zero, y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
-                   CUBLAS_GEMM_DEFAULT);
-  if (st == CUBLAS_STATUS_SUCCESS && (b || act)) bias_act(y, ldy, b, M, N, act, stream);
-  return st;
+  if (M <= 0 || N <= 0) return CUBLAS_STATUS_SUCCESS;
+  return lt_linear(blas, {y, ldy, x, ldx, W, b, M, N, K, act, 1, 0, 0, 0}, stream);
 }
 
 bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,
                     int N, int K, cudaStream_t stream) {
   if (n < 2 || M <= 0 || N <= 0 || K <= 0 || sw <= 0 || sy <= 0 || (b && sb <= 0)) return false;
-  return lt_linear(blas, y, ldy, x, ldx, W, b, M, N, K, kActNone, n, sw, sy, sb, stream);
+  return lt_linear(blas, {y, ldy, x, ldx, W, b, M, N, K, kActNone, n, sw, sy, sb}, stream) ==
+         CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,

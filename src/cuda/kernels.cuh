@@ -27,15 +27,17 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
 // nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (gemv_fits: a decoding step at
 // batch 1, or a beam of up to 8): one GEMV kernel with the bias and the activation fused. More
-// rows: one cuBLASLt matmul with CUBLAS_COMPUTE_32F (no TF32) whose epilogue adds the bias
-// and applies ReLU (Blas::lt); or, for GELU (cuBLASLt's is the tanh approximation, the book's
-// the exact erf one), without cuBLASLt, or when it has no algorithm for the shape: one cuBLAS
-// SGEMM, then bias_act when there is a bias or an activation. CPU: linear() / ffn().
+// rows: one cuBLASLt matmul with CUBLAS_COMPUTE_32F (no TF32) whose epilogue adds the bias and
+// applies ReLU, or one cuBLAS SGEMM (CUBLAS_COMPUTE_32F) then bias_act when there is a bias or
+// an activation, whichever ran faster on the GPU at hand (measured once per shape for products
+// of up to 64 rows; past that cuBLASLt's own pick). GELU always takes SGEMM + bias_act
+// (cuBLASLt's GELU is the tanh approximation, the book's the exact erf one), and so does
+// everything without cuBLASLt (Blas::lt). CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
 inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
 
-// A thread's BLAS: a cuBLAS handle, and a cuBLASLt handle with its workspace and the matmul
-// plans (descriptors and the heuristic's algorithm) of the shapes it met, kBlasPlans at most
+// A thread's BLAS: a cuBLAS handle, and a cuBLASLt handle with its workspace and the plans
+// (descriptors, and the algorithm or SGEMM chosen) of the shapes it met, kBlasPlans at most
 // (the oldest replaced past that). Made on the thread's first product; never shared between
 // threads. epilogues false: no cuBLASLt (every product SGEMM then bias_act).
 struct LtPlans;
@@ -75,10 +77,11 @@ cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, co
                       const float* b, int M, int N, int K, int act, cudaStream_t stream);
 // n fp32 layers of one shape (N, K) over one input x (M, K), more rows than the GEMV takes:
 // y_i = x · W_iᵀ + b_i for W_i = W + i·sw, b_i = b + i·sb (b may be nullptr), y_i = y + i·sy
-// (rows of stride ldy), all strides positive, in elements. One strided-batched cuBLASLt
-// matmul with the bias in its epilogue (self-attention's Q, K and V; the cross-attention's K
-// and V). Returns false, having launched nothing, when cuBLASLt is off or has no algorithm
-// for it: the caller then runs the layers one by one. CPU: linear() of each layer.
+// (rows of stride ldy), all strides positive, in elements (self-attention's Q, K and V; the
+// cross-attention's K and V): one strided-batched cuBLASLt matmul with the bias in its
+// epilogue, or the n products as linear() runs them without cuBLASLt, whichever is faster (as
+// above). Returns false, having launched nothing, for sizes or strides it does not take: the
+// caller then runs the layers one by one. CPU: linear() of each layer.
 bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,
                     int N, int K, cudaStream_t stream);
