@@ -102,18 +102,20 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
              // the GEMV of up to 8 rows (float4 steps when K % 4 == 0), and 9 rows past it
              {1, 512, 512}, {1, 97, 2048}, {4, 300, 36}, {8, 65, 130}, {8, 33, 4}, {9, 40, 64},
              // batches of a base model's decoding steps through cuBLAS
-             {16, 512, 512}, {32, 1536, 512}, {32, 4096, 1024}, {24, 100, 130}}) {
+             {16, 512, 512}, {32, 1536, 512}, {32, 4096, 1024}, {24, 100, 130},
+             // from 65 rows cuBLASLt's epilogue by default, odd sizes too
+             {65, 512, 512}, {70, 33, 65}, {256, 2048, 512}}) {
       for (bool bias : {false, true})
         for (bool relu : {false, true})
-          for (bool epilogues : {true, false}) {  // cuBLASLt's epilogue, or SGEMM + bias kernel
+          for (int mode : {0, 1, 2}) {  // SGEMM + bias kernel; cuBLASLt past 64 rows; timed
             INFO("M " << M << " N " << N << " K " << K_ << " bias " << bias << " relu " << relu
-                      << " epilogues " << epilogues);
+                      << " mode " << mode);
             auto x = rnd((size_t)M * K_), w = rnd((size_t)N * K_), b = rnd((size_t)N);
             std::vector<float> ref((size_t)M * N), got(ref.size());
             K.linear(ref.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N, K_);
             if (relu) K.relu(ref.data(), M * N);
             cuda::check::linear(got.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N,
-                                K_, relu, epilogues);
+                                K_, relu, mode);
             REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
           }
     }
@@ -121,19 +123,21 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   SECTION("linear_strided: layers of one shape over one input as one strided product") {
     // Q, K, V (3 layers) and the cross-attention's K, V (2) at a batch's rows, odd sizes too
     for (auto [n, M, N, K_] : std::vector<std::array<int, 4>>{
-             {3, 32, 512, 512}, {2, 9, 64, 64}, {3, 20, 40, 24}, {2, 600, 512, 512}, {3, 13, 7, 5}}) {
-      for (bool bias : {false, true}) {
-        INFO("layers " << n << " M " << M << " N " << N << " K " << K_ << " bias " << bias);
-        auto x = rnd((size_t)M * K_), w = rnd((size_t)n * N * K_), b = rnd((size_t)n * N);
-        std::vector<float> ref((size_t)n * M * N), got(ref.size());
-        for (int i = 0; i < n; ++i)
-          K.linear(ref.data() + (long)i * M * N, x.data(), w.data() + (long)i * N * K_,
-                   bias ? b.data() + (long)i * N : nullptr, M, N, K_);
-        const bool ran = cuda::check::linear_strided(got.data(), x.data(), w.data(),
-                                                     bias ? b.data() : nullptr, n, M, N, K_);
-        REQUIRE(ran);
-        REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
-      }
+             {3, 32, 512, 512}, {2, 9, 64, 64}, {3, 20, 40, 24}, {2, 600, 512, 512}, {3, 13, 7, 5},
+             {3, 70, 7, 5}, {2, 65, 40, 24}}) {
+      for (bool bias : {false, true})
+        for (int mode : {0, 1, 2}) {
+          INFO("layers " << n << " M " << M << " N " << N << " K " << K_ << " bias " << bias
+                         << " mode " << mode);
+          auto x = rnd((size_t)M * K_), w = rnd((size_t)n * N * K_), b = rnd((size_t)n * N);
+          std::vector<float> ref((size_t)n * M * N), got(ref.size());
+          for (int i = 0; i < n; ++i)
+            K.linear(ref.data() + (long)i * M * N, x.data(), w.data() + (long)i * N * K_,
+                     bias ? b.data() + (long)i * N : nullptr, M, N, K_);
+          REQUIRE(cuda::check::linear_strided(got.data(), x.data(), w.data(),
+                                              bias ? b.data() : nullptr, n, M, N, K_, mode));
+          REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
+        }
     }
   }
   SECTION("int8 linear: y = x·(scale ⊙ q)ᵀ + b (+ ReLU): the GEMV on q for few rows, expanded past it") {

@@ -12,13 +12,15 @@
 #      the Debian header packages: `bash ../shared/tools/device-prefix.sh` (on a Debian
 #      machine) makes .device-prefix/, which this script uses when it is there;
 #   3. every test (ctest: the CPU suite and every GPU case), then the GPU cases again
-#      directly, to show they ran rather than skipped;
+#      directly, to show they ran rather than skipped, and in the other two ATTNLITE_CUDA_LT
+#      modes;
 #   4. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there);
 #   5. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
 #      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
-#      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md) and with its products as SGEMM and a
-#      bias kernel instead of cuBLASLt's epilogue (ATTNLITE_CUDA_LT=0); ratios (the peer's decoders are first
+#      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md), with every product as SGEMM and a
+#      bias kernel (ATTNLITE_CUDA_LT=0) and with its products timed per shape
+#      (ATTNLITE_CUDA_LT=tune); ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
 #      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; and
@@ -118,6 +120,10 @@ TESTS="$BUILD/tests/attnlite_tests"
 # 3. tests
 step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure"
 step gpu_tests 240 "$TESTS" "[cuda]" --durations yes
+# the products of few rows timed per shape (ATTNLITE_CUDA_LT=tune, docs/cuda.md) and without
+# cuBLASLt: the same cases again in those modes
+step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda]"
+step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
 
 # 4. compute-sanitizer over the GPU cases
 if command -v compute-sanitizer >/dev/null; then
@@ -138,6 +144,8 @@ step bench_cuda_small 240 env ATTNLITE_CUDA_GRAPHS=small "$BUILD/bench/bench_cud
   --steps $steps --reps $reps --json "$OUT/bench_cuda_small.json"
 step bench_cuda_sgemm 240 env ATTNLITE_CUDA_LT=0 "$BUILD/bench/bench_cuda" --batch 32 \
   --steps $steps --reps $reps --json "$OUT/bench_cuda_sgemm.json"
+step bench_cuda_tune 240 env ATTNLITE_CUDA_LT=tune "$BUILD/bench/bench_cuda" --batch 32 \
+  --steps $steps --reps $reps --json "$OUT/bench_cuda_tune.json"
 if [ -n "$PY" ]; then
   step peer_check 120 "$PY" "$ROOT/bench/peer_torch_cuda.py" --check --device cuda
   step peer_torch_cuda 300 "$PY" "$ROOT/bench/peer_torch_cuda.py" --batch 1,32 --steps $steps \

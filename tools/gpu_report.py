@@ -80,15 +80,20 @@ def main():
         failed = re.findall(r"^\s*\d+ - (.+?) \(Failed\)", ctest, re.M)
         for f in failed:
             say(f"  - failed: {f}")
-    gpu = read(os.path.join(d, "gpu_tests.log")) or ""
-    m = re.search(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)", gpu)
-    m2 = re.search(r"test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed", gpu)
-    skipped = gpu.count("no CUDA device")
-    if m:
-        say(f"- GPU cases (`attnlite_tests \"[cuda]\"`): all {m.group(2)} passed "
-            f"({m.group(1)} assertions){', %d skipped for want of a device' % skipped if skipped else ''}")
-    elif m2:
-        say(f"- GPU cases: {m2.group(2)} of {m2.group(1)} passed, **{m2.group(3)} failed**")
+    for log, label in (("gpu_tests.log", ""), ("gpu_tests_lt_tune.log", ", `ATTNLITE_CUDA_LT=tune`"),
+                       ("gpu_tests_lt_off.log", ", `ATTNLITE_CUDA_LT=0`")):
+        gpu = read(os.path.join(d, log))
+        if gpu is None:
+            continue
+        m = re.search(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)", gpu)
+        m2 = re.search(r"test cases:\s*(\d+) \|\s*(\d+) passed \|\s*(\d+) failed", gpu)
+        skipped = gpu.count("no CUDA device")
+        if m:
+            say(f"- GPU cases (`attnlite_tests \"[cuda]\"`{label}): all {m.group(2)} passed "
+                f"({m.group(1)} assertions){', %d skipped for want of a device' % skipped if skipped else ''}")
+        elif m2:
+            say(f"- GPU cases{label}: {m2.group(2)} of {m2.group(1)} passed, **{m2.group(3)} failed**")
+            bad.append(f"GPU cases{label}")
     for tool in ("memcheck", "racecheck"):
         log = read(os.path.join(d, f"{tool}.log"))
         if log is None:
@@ -106,10 +111,12 @@ def main():
     peer = read(os.path.join(d, "peer_torch_cuda.json"))
     peer = json.loads(peer) if peer else {"rows": []}
     # attnlite's default (CUDA graphs for steps of up to 32 rows), then batch 32 launch by
-    # launch (ATTNLITE_CUDA_GRAPHS=small) and without cuBLASLt's epilogues (ATTNLITE_CUDA_LT=0)
+    # launch (ATTNLITE_CUDA_GRAPHS=small), without cuBLASLt (ATTNLITE_CUDA_LT=0) and timed per
+    # shape (ATTNLITE_CUDA_LT=tune)
     runs = []
     for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)"),
-                        ("bench_cuda_sgemm.json", " (SGEMM + bias kernel)")):
+                        ("bench_cuda_sgemm.json", " (`ATTNLITE_CUDA_LT=0`)"),
+                        ("bench_cuda_tune.json", " (`ATTNLITE_CUDA_LT=tune`)")):
         text = read(os.path.join(d, name))
         for r in (json.loads(text)["rows"] if text else []):
             runs.append((label, r))

@@ -43,10 +43,10 @@ struct Dev {
 }  // namespace
 
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
-            bool relu, bool epilogues) {
+            bool relu, int mode) {
   Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), dw((size_t)N * K, w);
   Dev<float> db(b ? (size_t)N : 0, b);
-  cuda::Blas blas(epilogues, nullptr);
+  cuda::Blas blas((cuda::BlasMode)mode, nullptr);
   const cublasStatus_t st = cuda::linear(blas, dy.p, N, dx.p, K, dw.p, b ? db.p : nullptr, M, N, K,
                                          relu ? cuda::kActRelu : cuda::kActNone, nullptr);
   ok(cudaDeviceSynchronize(), "linear");
@@ -55,7 +55,7 @@ void linear(float* y, const float* x, const float* w, const float* b, int M, int
 }
 
 bool linear_strided(float* y, const float* x, const float* w, const float* b, int n, int M,
-                    int N, int K) {
+                    int N, int K, int mode) {
   // the layers' weights, biases and outputs each padded to a multiple of 64 floats, as the
   // weights' copy (256-byte alignment) and the drivers' carving place them
   const auto pad = [](long v) { return (v + 63) / 64 * 64; };
@@ -68,7 +68,7 @@ bool linear_strided(float* y, const float* x, const float* w, const float* b, in
   Dev<float> dy((size_t)(sy * n)), dx((size_t)M * K, x), dw(hw.size(), hw.data());
   Dev<float> db(b ? hb.size() : 0, hb.data());
   ok(cudaMemset(dy.p, 0, dy.n * sizeof(float)), "memset");
-  cuda::Blas blas(true, nullptr);
+  cuda::Blas blas((cuda::BlasMode)mode, nullptr);
   const bool done = cuda::linear_strided(blas, dy.p, sy, N, dx.p, K, dw.p, sw, b ? db.p : nullptr,
                                          sb, n, M, N, K, nullptr);
   ok(cudaDeviceSynchronize(), "linear_strided");
@@ -106,7 +106,7 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
     dy.to_host(y);
     return;
   }
-  cuda::Blas blas(true, nullptr);
+  cuda::Blas blas(cuda::BlasMode::Lt, nullptr);
   const cublasStatus_t st = cuda::linear_i8(blas, dy.p, N, dx.p, K, dq.p, ds.p, dexp.p,
                                             b ? db.p : nullptr, M, N, K, act, nullptr);
   ok(cudaDeviceSynchronize(), "linear_i8");

@@ -23,16 +23,16 @@ long graph_launches();
 // allocate device memory per call (they are not on the translate path).
 namespace check {
 // y (M, N) = x (M, K) · wᵀ + b (b may be nullptr), then ReLU when relu, through the op set's
-// path: the GEMV for few rows; more rows cuBLASLt with the bias and ReLU in its epilogue, or
-// SGEMM then the bias kernel, whichever the shape's timing chose (epilogues false: no
-// cuBLASLt, SGEMM and the bias kernel).                                   CPU: linear
+// path: the GEMV for few rows, more rows as `mode` (cuda::BlasMode: 0 SGEMM + the bias kernel,
+// 1 cuBLASLt's epilogue from 65 rows, 2 the faster of the two, timed per shape). CPU: linear
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
-            bool relu, bool epilogues = true);
+            bool relu, int mode = 1);
 // y (n, M, N): layer i's y_i = x (M, K) · w_iᵀ + b_i for w (n, N, K), b (n, N) or nullptr,
-// through the op set's strided path (M past the GEMV's rows; layers 64 floats apart at least).
-// Returns whether that path took it (false: nothing ran, y is zeros).     CPU: linear, n times
+// through the op set's strided path (M past the GEMV's rows; layers 64 floats apart at least),
+// in `mode` as above. Returns whether that path took it (false: nothing ran, y is zeros).
+//                                                                         CPU: linear, n times
 bool linear_strided(float* y, const float* x, const float* w, const float* b, int n, int M,
-                    int N, int K);
+                    int N, int K, int mode);
 // The same with int8 weights q (N, K) and scales (N), through the op set's path: the GEMV on
 // q for few rows, more rows expanded into fp32 first (with `gemv_n` layers, where the GEMV
 // fits: the N outputs split into that many layers of one launch).         CPU: linear_i8

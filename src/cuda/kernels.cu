@@ -564,10 +564,10 @@ struct LtPlans {
   }
 };
 
-Blas::Blas(bool epilogues, cudaStream_t stream) {
+Blas::Blas(BlasMode m, cudaStream_t stream) {
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
   cublasSetStream(h, stream);
-  if (!epilogues) return;
+  if (m == BlasMode::Sgemm) return;
   if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
     lt = nullptr;
     return;
@@ -580,6 +580,7 @@ Blas::Blas(bool epilogues, cudaStream_t stream) {
     return;
   }
   plans = std::make_unique<LtPlans>();
+  mode = m;
 }
 
 Blas::~Blas() {
@@ -669,16 +670,14 @@ static int candidates(Blas& blas, const LtPlan& p, cublasLtMatmulHeuristicResult
   return n;
 }
 
-// How a product of few rows runs is measured, not guessed: cuBLASLt's heuristic ranks its
-// algorithms by a model that misjudges the short, wide products of decoding (at 32 rows it
-// picked algorithms slower than SGEMM + the bias kernel), so up to kTuneAlgos of them and
-// sgemm_bias each run kTuneReps times on the call's own operands, once per shape, and the
-// fastest is kept. Larger products take the heuristic's first algorithm: their epilogue
-// saves a pass over a large output, and timing them would cost more than it saves.
-constexpr int kTuneRows = 64, kTuneAlgos = 8, kTuneReps = 5;
+// BlasMode::LtTuned: cuBLASLt's heuristic ranks its algorithms by a model, which misjudged
+// the short, wide products of decoding (kLtMinRows); there SGEMM + bias_act and up to
+// kTuneAlgos of its algorithms each run kTuneReps times on the call's own operands, once per
+// shape, and the fastest is kept.
+constexpr int kTuneAlgos = 8, kTuneReps = 5;
 
-// The plan for c (made on first use, tuned when it has at most kTuneRows rows), or nullptr:
-// run sgemm_bias.
+// The plan for c (made on first use; timed when it has fewer than kLtMinRows rows, the mode
+// being LtTuned), or nullptr: run sgemm_bias.
 static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c,
                              cudaStream_t stream) {
   LtPlans& P = *blas.plans;
@@ -708,14 +707,14 @@ static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c
     }
   }
   cublasLtMatmulHeuristicResult_t r[kTuneAlgos];
-  const int n = candidates(blas, *p, r, c.M <= kTuneRows ? kTuneAlgos : 1);
+  const int n = candidates(blas, *p, r, c.M < kLtMinRows ? kTuneAlgos : 1);
   p->lt = false;
   p->final = !capturing;
   if (n == 0) {
     p->final = true;
     return nullptr;
   }
-  if (c.M > kTuneRows) {  // the heuristic's first
+  if (c.M >= kLtMinRows) {  // the heuristic's first
     p->final = true;
     p->lt = true;
     p->algo = r[0].algo;
@@ -735,9 +734,10 @@ static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c
 }
 
 // y = x · Wᵀ (+ b), ReLU when act says so (batch > 1: strided layers over one x), through
-// cuBLASLt where its plan says so, else sgemm_bias.
+// cuBLASLt where the mode and the plan say so, else sgemm_bias.
 static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream) {
-  if (!blas.lt || c.act == kActGelu || (c.b && ((uintptr_t)c.b % 16 || (c.sb * sizeof(float)) % 16)))
+  if (blas.mode == BlasMode::Sgemm || (blas.mode == BlasMode::Lt && c.M < kLtMinRows) ||
+      c.act == kActGelu || (c.b && ((uintptr_t)c.b % 16 || (c.sb * sizeof(float)) % 16)))
     return sgemm_bias(blas, c, stream);
   LtPlan::Key key;
   key.M = c.M, key.N = c.N, key.K = c.K, key.ldx = c.ldx, key.ldy = c.ldy, key.batch = c.batch;

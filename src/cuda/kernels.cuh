@@ -27,29 +27,40 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
 // nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (gemv_fits: a decoding step at
 // batch 1, or a beam of up to 8): one GEMV kernel with the bias and the activation fused. More
-// rows: one cuBLASLt matmul with CUBLAS_COMPUTE_32F (no TF32) whose epilogue adds the bias and
-// applies ReLU, or one cuBLAS SGEMM (CUBLAS_COMPUTE_32F) then bias_act when there is a bias or
-// an activation, whichever ran faster on the GPU at hand (measured once per shape for products
-// of up to 64 rows; past that cuBLASLt's own pick). GELU always takes SGEMM + bias_act
-// (cuBLASLt's GELU is the tanh approximation, the book's the exact erf one), and so does
-// everything without cuBLASLt (Blas::lt). CPU: linear() / ffn().
+// rows, by the thread's BlasMode: one cuBLAS SGEMM (CUBLAS_COMPUTE_32F, no TF32) then bias_act
+// when there is a bias or an activation; or one cuBLASLt matmul (CUBLAS_COMPUTE_32F) whose
+// epilogue adds the bias and applies ReLU. GELU always takes SGEMM + bias_act (cuBLASLt's GELU
+// is the tanh approximation, the book's the exact erf one). CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
 inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
 
-// A thread's BLAS: a cuBLAS handle, and a cuBLASLt handle with its workspace and the plans
-// (descriptors, and the algorithm or SGEMM chosen) of the shapes it met, kBlasPlans at most
-// (the oldest replaced past that). Made on the thread's first product; never shared between
-// threads. epilogues false: no cuBLASLt (every product SGEMM then bias_act).
+// Which way products of more than kGemvMaxRows rows run (ATTNLITE_CUDA_LT, docs/cuda.md):
+// - Sgemm: SGEMM + bias_act, always;
+// - Lt (the default): SGEMM + bias_act up to kLtMinRows - 1 rows, cuBLASLt's epilogue (its
+//   heuristic's first algorithm) from kLtMinRows rows. On an H200 the heuristic's pick for
+//   the short, wide products of a 32-row decoding step ran 16% slower than SGEMM + bias_act
+//   (41.0k against 48.7k tokens/s), while larger products lost nothing;
+// - LtTuned: for fewer than kLtMinRows rows too, whichever of SGEMM + bias_act and the
+//   heuristic's first kTuneAlgos algorithms ran fastest on the call's own operands, timed at
+//   the shape's first use outside a stream capture (until then, SGEMM + bias_act).
+enum class BlasMode { Sgemm, Lt, LtTuned };
+constexpr int kLtMinRows = 65;
+
+// A thread's BLAS: a cuBLAS handle, and (modes Lt, LtTuned) a cuBLASLt handle with its
+// workspace and the plans (descriptors, and the algorithm or SGEMM chosen) of the shapes it
+// met, kBlasPlans at most (the oldest replaced past that). Made on the thread's first
+// product; never shared between threads.
 struct LtPlans;
 struct Blas {
   static constexpr size_t kWorkBytes = 8u << 20;  // cuBLASLt's workspace (split-K partial sums)
   static constexpr size_t kBlasPlans = 256;
+  BlasMode mode = BlasMode::Sgemm;  // Sgemm too when cuBLASLt could not start
   cublasHandle_t h = nullptr;
   cublasLtHandle_t lt = nullptr;
   void* work = nullptr;
   std::unique_ptr<LtPlans> plans;
   // Throws attnlite::Error when cuBLAS cannot start; a cuBLASLt that cannot is left out.
-  Blas(bool epilogues, cudaStream_t stream);
+  Blas(BlasMode mode, cudaStream_t stream);
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
@@ -79,8 +90,8 @@ cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, co
 // y_i = x · W_iᵀ + b_i for W_i = W + i·sw, b_i = b + i·sb (b may be nullptr), y_i = y + i·sy
 // (rows of stride ldy), all strides positive, in elements (self-attention's Q, K and V; the
 // cross-attention's K and V): one strided-batched cuBLASLt matmul with the bias in its
-// epilogue, or the n products as linear() runs them without cuBLASLt, whichever is faster (as
-// above). Returns false, having launched nothing, for sizes or strides it does not take: the
+// epilogue where the mode takes cuBLASLt (above), else the n products as SGEMM + bias_act.
+// Returns false, having launched nothing, for sizes or strides it does not take: the
 // caller then runs the layers one by one. CPU: linear() of each layer.
 bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,

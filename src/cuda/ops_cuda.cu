@@ -404,15 +404,18 @@ class CudaOps final : public ops::Ops {
   }
 
   // One BLAS per thread (cuBLAS, and cuBLASLt for products with their bias in the epilogue),
-  // on the per-thread stream, made on the thread's first use. ATTNLITE_CUDA_LT=0 in the
-  // environment then: no cuBLASLt (SGEMM, then the bias kernel).
+  // on the per-thread stream, made on the thread's first use, in the mode ATTNLITE_CUDA_LT
+  // says (cuda::BlasMode): "0" SGEMM + the bias kernel always, "tune" timed per shape, unset
+  // (or anything else) the default.
   static cuda::Blas& blas() {
-    thread_local cuda::Blas b(!lt_off(), kStream);
+    thread_local cuda::Blas b(blas_mode(), kStream);
     return b;
   }
-  static bool lt_off() {
+  static cuda::BlasMode blas_mode() {
     const char* e = std::getenv("ATTNLITE_CUDA_LT");
-    return e && std::strcmp(e, "0") == 0;
+    if (e && std::strcmp(e, "0") == 0) return cuda::BlasMode::Sgemm;
+    if (e && std::strcmp(e, "tune") == 0) return cuda::BlasMode::LtTuned;
+    return cuda::BlasMode::Lt;
   }
 };
 
