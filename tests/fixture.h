@@ -4,13 +4,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "attnlite/arena.h"
+#include "attnlite/model.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
 #include "attnlite/safetensors.h"
+#include "attnlite/threads.h"
 #include "attnlite/weights.h"
 
 namespace attnlite::test {
@@ -21,6 +24,20 @@ inline std::string fixture_path(const std::string& name) {
 inline std::string model_path(const std::string& name) {
   return std::string(ATTNLITE_MODELS_DIR) + "/" + name + ".safetensors";
 }
+
+// The shipped language model, loaded once for the whole test program.
+inline std::shared_ptr<const Model> lm_fra() {
+  static auto m = Model::load(model_path("lm-fra"));
+  return m;
+}
+
+// set_num_threads(n) for a scope: one thread again at its end, whatever happens.
+struct Threads {
+  explicit Threads(int n) { set_num_threads(n); }
+  ~Threads() { set_num_threads(1); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+};
 
 struct Fixture {
   SafeTensors st;

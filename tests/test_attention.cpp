@@ -14,7 +14,7 @@ using namespace attnlite;
 using attnlite::test::Fixture;
 using attnlite::test::Scratch;
 
-constexpr double kTol = 1e-5;
+constexpr double kAttentionTol = 1e-5;
 
 TEST_CASE("sequence_mask matches the book", "[attention]") {
   Fixture fx("sequence_mask");
@@ -38,17 +38,17 @@ TEST_CASE("masked_softmax with 1-D, 2-D and no valid_lens", "[attention]") {
   auto v2 = fx.ids("in.valid_lens_2d");
   auto x = fx.f("in.X");
   masked_softmax(x.data(), 2, 2, 4, ValidLens::per_batch(v1.data()));
-  REQUIRE_CLOSE(x, fx.f("out.Y_1d"), kTol);
+  REQUIRE_CLOSE(x, fx.f("out.Y_1d"), kAttentionTol);
   // masked entries are exactly zero (book: "masked" columns print as 0.)
   for (int b = 0; b < 2; ++b)
     for (int q = 0; q < 2; ++q)
       for (int k = v1[b]; k < 4; ++k) REQUIRE(x[(b * 2 + q) * 4 + k] == 0.f);
   x = fx.f("in.X");
   masked_softmax(x.data(), 2, 2, 4, ValidLens::per_query(v2.data()));
-  REQUIRE_CLOSE(x, fx.f("out.Y_2d"), kTol);
+  REQUIRE_CLOSE(x, fx.f("out.Y_2d"), kAttentionTol);
   x = fx.f("in.X");
   masked_softmax(x.data(), 2, 2, 4, ValidLens::none());
-  REQUIRE_CLOSE(x, fx.f("out.Y_none"), kTol);
+  REQUIRE_CLOSE(x, fx.f("out.Y_none"), kAttentionTol);
 }
 
 TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
@@ -61,8 +61,8 @@ TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
   std::vector<float> out(2 * 1 * 4), attn(2 * 1 * 10);
   additive_attention(out.data(), attn.data(), w, q.data(), k.data(), v.data(), 2, 1, 10, 4,
                      ValidLens::per_batch(vl.data()), s.cx);
-  REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(out, fx.f("out.output"), kAttentionTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kAttentionTol);
   // Book: identical keys give uniform weights over the valid length, and the outputs
   // [[2, 3, 4, 5]] and [[10, 11, 12, 13]].
   for (int j = 0; j < 10; ++j) {
@@ -75,8 +75,8 @@ TEST_CASE("AdditiveAttention: the book's example", "[attention]") {
   auto kr = fx.f("in.keys_rand");
   additive_attention(out.data(), attn.data(), w, q.data(), kr.data(), v.data(), 2, 1, 10, 4,
                      ValidLens::per_batch(vl.data()), s.cx);
-  REQUIRE_CLOSE(out, fx.f("out.output_rand"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights_rand"), kTol);
+  REQUIRE_CLOSE(out, fx.f("out.output_rand"), kAttentionTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights_rand"), kAttentionTol);
 }
 
 TEST_CASE("DotProductAttention: book example and 2-D valid lengths", "[attention]") {
@@ -87,16 +87,16 @@ TEST_CASE("DotProductAttention: book example and 2-D valid lengths", "[attention
   std::vector<float> out(2 * 4), attn(2 * 10);
   dot_product_attention(out.data(), attn.data(), q.data(), k.data(), v.data(), 2, 1, 10, 2, 4,
                         ValidLens::per_batch(vl.data()));
-  REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(out, fx.f("out.output"), kAttentionTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kAttentionTol);
 
   auto q2 = fx.f("in.queries2"), k2 = fx.f("in.keys2"), v2 = fx.f("in.values2");
   auto vl2 = fx.ids("in.valid_lens2");
   std::vector<float> out2(2 * 3 * 6), attn2(2 * 3 * 5);
   dot_product_attention(out2.data(), attn2.data(), q2.data(), k2.data(), v2.data(), 2, 3, 5, 8, 6,
                         ValidLens::per_query(vl2.data()));
-  REQUIRE_CLOSE(out2, fx.f("out.output2"), kTol);
-  REQUIRE_CLOSE(attn2, fx.f("out.attention_weights2"), kTol);
+  REQUIRE_CLOSE(out2, fx.f("out.output2"), kAttentionTol);
+  REQUIRE_CLOSE(attn2, fx.f("out.attention_weights2"), kAttentionTol);
 }
 
 TEST_CASE("MultiHeadAttention(100, 100, 100, 100, 5) on (2, 4, 100)", "[attention]") {
@@ -110,8 +110,8 @@ TEST_CASE("MultiHeadAttention(100, 100, 100, 100, 5) on (2, 4, 100)", "[attentio
   multi_head_attention(out.data(), AttnOut::dense(attn.data(), 5, 4, 6), w, X.data(), Y.data(),
                        Y.data(), 2, 4, 6, ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE(fx.shape("out.output") == std::vector<int64_t>{2, 4, 100});  // the book's shape
-  REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(out, fx.f("out.output"), kAttentionTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kAttentionTol);
   // valid_lens repeat per head: batch 0 rows see 3 keys, batch 1 rows see 2.
   for (int bh = 0; bh < 10; ++bh)
     for (int q = 0; q < 4; ++q)
@@ -128,8 +128,8 @@ TEST_CASE("MultiHeadAttention with biases and distinct sizes", "[attention]") {
   std::vector<float> out(2 * 3 * 40), attn(8 * 3 * 5);
   multi_head_attention(out.data(), AttnOut::dense(attn.data(), 4, 3, 5), w, Q.data(), K.data(),
                        V.data(), 2, 3, 5, ValidLens::per_batch(vl.data()), s.cx);
-  REQUIRE_CLOSE(out, fx.f("out.output"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(out, fx.f("out.output"), kAttentionTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kAttentionTol);
   // Without an attention output the result is the same.
   std::vector<float> out2(out.size());
   multi_head_attention(out2.data(), AttnOut{}, w, Q.data(), K.data(), V.data(), 2, 3, 5,
@@ -142,11 +142,11 @@ TEST_CASE("PositionalEncoding table and forward", "[attention]") {
   std::vector<float> P(1000 * 32), P24(1000 * 24);
   positional_encoding_table(P.data(), 1000, 32);
   positional_encoding_table(P24.data(), 1000, 24);
-  REQUIRE_CLOSE(P, fx.f("out.P"), kTol);
-  REQUIRE_CLOSE(P24, fx.f("out.P24"), kTol);
+  REQUIRE_CLOSE(P, fx.f("out.P"), kAttentionTol);
+  REQUIRE_CLOSE(P24, fx.f("out.P24"), kAttentionTol);
   auto X = fx.f("in.X");
   add_positional_encoding(X.data(), P.data(), 2, 60, 32);
-  REQUIRE_CLOSE(X, fx.f("out.Y"), kTol);
+  REQUIRE_CLOSE(X, fx.f("out.Y"), kAttentionTol);
   // Book: column 0 of row 0 is sin(0) = 0, column 1 is cos(0) = 1.
   REQUIRE(P[0] == 0.f);
   REQUIRE(P[1] == 1.f);
@@ -157,7 +157,7 @@ TEST_CASE("Learnable positional embedding", "[attention]") {
   const float* pe = fx.ws.get("pos_embedding", {1, 100, 16});
   auto X = fx.f("in.X");
   add_positional_embedding(X.data(), pe, 2, 7, 16);
-  REQUIRE_CLOSE(X, fx.f("out.Y"), kTol);
+  REQUIRE_CLOSE(X, fx.f("out.Y"), kAttentionTol);
 }
 
 TEST_CASE("Nadaraya-Watson: non-parametric and parametric pooling", "[attention]") {
@@ -166,8 +166,8 @@ TEST_CASE("Nadaraya-Watson: non-parametric and parametric pooling", "[attention]
   auto xt = fx.f("in.x_train"), yt = fx.f("in.y_train"), xs = fx.f("in.x_test");
   std::vector<float> y(50), a(50 * 50);
   nadaraya_watson(y.data(), a.data(), xs.data(), 50, xt.data(), yt.data(), 50, 0, 1.f);
-  REQUIRE_CLOSE(y, fx.f("out.y_hat"), kTol);
-  REQUIRE_CLOSE(a, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(y, fx.f("out.y_hat"), kAttentionTol);
+  REQUIRE_CLOSE(a, fx.f("out.attention_weights"), kAttentionTol);
 
   // Train w the book's way: 5 epochs of SGD, lr 0.5, leave-one-out keys and values.
   std::vector<float> keys(50 * 49), vals(50 * 49);
@@ -188,6 +188,6 @@ TEST_CASE("Nadaraya-Watson: non-parametric and parametric pooling", "[attention]
   // With the trained w, predictions and weights match to 1e-5.
   const float wref = fx.f("out.w")[0];
   nadaraya_watson(y.data(), a.data(), xs.data(), 50, xt.data(), yt.data(), 50, 0, wref);
-  REQUIRE_CLOSE(y, fx.f("out.y_hat_param"), kTol);
-  REQUIRE_CLOSE(a, fx.f("out.attention_weights_param"), kTol);
+  REQUIRE_CLOSE(y, fx.f("out.y_hat_param"), kAttentionTol);
+  REQUIRE_CLOSE(a, fx.f("out.attention_weights_param"), kAttentionTol);
 }

@@ -96,7 +96,7 @@ void check_model(const std::string& name) {
       }
 }
 
-const std::vector<std::string> kSentences = {
+const std::vector<std::string> kBeamSentences = {
     "go .", "i lost .", "he's calm .", "i'm home .", "we won .", "i'm tired !",
     "who is this zyzzyva ?", "this sentence is a great deal longer than the ten steps ."};
 
@@ -120,7 +120,7 @@ TEST_CASE("beam_size 1 is greedy decoding, bit for bit", "[beam]") {
   Translator beam(model, lim), greedy(model);
   DecodeOptions o;
   o.d2l_compat = compat;
-  for (const auto& s : kSentences) {
+  for (const auto& s : kBeamSentences) {
     INFO(s);
     const Translation& g = greedy.translate(s, o);
     DecodeOptions o1 = o;
@@ -157,7 +157,7 @@ TEST_CASE("beam search: n-best order, step limit, batches, errors", "[beam]") {
   o.beam_size = 4;
   SECTION("scores are non-increasing; the best hypothesis is the translation") {
     for (float alpha : {0.f, 0.75f, 2.f})
-      for (const auto& s : kSentences) {
+      for (const auto& s : kBeamSentences) {
         o.length_penalty = alpha;
         const Translation& r = tr.translate(s, o);
         const NBest nb = tr.nbest(0);

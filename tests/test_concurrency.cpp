@@ -98,10 +98,10 @@ struct Sessions {
   Classifier vit;
 };
 
-const std::string_view kSentences[4] = {"go .", "i lost .", "he's calm .", "i'm home ."};
+const std::string_view kFourSentences[4] = {"go .", "i lost .", "he's calm .", "i'm home ."};
 
 void translate_all(Translator& tr, Record& r) {
-  tr.translate_batch(kSentences, 4);
+  tr.translate_batch(kFourSentences, 4);
   for (int i = 0; i < 4; ++i) add(r, tr.result(i));
   DecodeOptions beam;
   beam.beam_size = 3;
@@ -213,10 +213,7 @@ void require_equal(const Record& got, const Record& want, double tol) {
   }
 }
 
-struct Threads {  // restores one thread whatever happens
-  explicit Threads(int n) { set_num_threads(n); }
-  ~Threads() { set_num_threads(1); }
-};
+using attnlite::test::Threads;
 
 }  // namespace
 
@@ -249,7 +246,7 @@ TEST_CASE("set_num_threads from another thread while sessions use the pool", "[t
   Limits lim;
   lim.max_batch = 4;
   Translator ref_tr(model, lim);
-  ref_tr.translate_batch(kSentences, 4);
+  ref_tr.translate_batch(kFourSentences, 4);
   std::vector<std::string> ref;
   for (int i = 0; i < 4; ++i) ref.emplace_back(ref_tr.result(i).text);
 
@@ -262,7 +259,7 @@ TEST_CASE("set_num_threads from another thread while sessions use the pool", "[t
       try {
         Translator tr(model, lim);
         for (int it = 0; it < 4; ++it) {
-          tr.translate_batch(kSentences, 4);
+          tr.translate_batch(kFourSentences, 4);
           for (int i = 0; i < 4; ++i) got[t].emplace_back(tr.result(i).text);
         }
       } catch (const std::exception& e) {

@@ -35,7 +35,7 @@ namespace {
 constexpr double kAttnTol = 1e-4;  // attention weights and token probabilities, GPU vs CPU
 
 // The book's four sentences, then more: short, long (truncated), unknown words, punctuation.
-const std::vector<std::string> kSentences = {
+const std::vector<std::string> kGpuSentences = {
     "go .", "i lost .", "he's calm .", "i'm home .",
     "i won .", "i'm sorry .", "he is tall .", "we are friends .", "you are late .",
     "she is happy .", "they are here .", "go away .", "come in .", "be quiet .",
@@ -144,16 +144,16 @@ void compare_translators(const std::shared_ptr<const Model>& model,
 TEST_CASE("CUDA translations match the CPU on the shipped Transformer", "[cuda]") {
   if (!have_gpu("the shipped-model comparison")) return;
   auto model = Model::load(attnlite::test::model_path("transformer-d2l"));
-  SECTION("batch 1") { compare_translators(model, kSentences, 1, true); }
-  SECTION("batch 8") { compare_translators(model, kSentences, 8, true); }
-  SECTION("batch 8, attention not recorded") { compare_translators(model, kSentences, 8, false); }
+  SECTION("batch 1") { compare_translators(model, kGpuSentences, 1, true); }
+  SECTION("batch 8") { compare_translators(model, kGpuSentences, 8, true); }
+  SECTION("batch 8, attention not recorded") { compare_translators(model, kGpuSentences, 8, false); }
   SECTION("the book's four sentences give the CPU's French") {
     Limits lim;
     lim.device = Device::CUDA;
     Translator gpu(model, lim);
     Translator cpu(model);
     for (int i = 0; i < 4; ++i)
-      REQUIRE(gpu.translate(kSentences[(size_t)i]).text == cpu.translate(kSentences[(size_t)i]).text);
+      REQUIRE(gpu.translate(kGpuSentences[(size_t)i]).text == cpu.translate(kGpuSentences[(size_t)i]).text);
   }
 }
 

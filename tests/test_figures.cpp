@@ -390,10 +390,7 @@ TEST_CASE("overview: every layer and head of the three kinds as thumbnails", "[f
 
 namespace {
 
-std::shared_ptr<const Model> lm_fra() {
-  static auto m = Model::load(test::model_path("lm-fra"));
-  return m;
-}
+using attnlite::test::lm_fra;
 bool masked_px(Rgb c) { return c == kMaskedGrey || c == kMaskedHatch; }
 
 // Checks one panel of a generation map against the generation's own weights, on decoded

@@ -80,7 +80,7 @@ double max_rel_diff(const float* a, const float* b, size_t n) {
   return m;
 }
 
-double max_abs_diff(const float* a, const float* b, size_t n) {
+double max_diff_or_inf(const float* a, const float* b, size_t n) {
   double m = 0.0;
   for (size_t i = 0; i < n; ++i) {
     if (std::isnan(a[i]) || std::isnan(b[i])) return std::numeric_limits<double>::infinity();
@@ -450,7 +450,7 @@ TEST_CASE("gru_step, scalar and SIMD, matches the unfused GRU cell", "[simd][gru
             std::vector<float> h = h0, tmp((size_t)H, kSentinel), g = gi;
             k->gru_step(h.data(), tmp.data(), from_gi ? nullptr : x.data(), from_gi ? g.data() : nullptr,
                         pk.data(), B, in, H);
-            const double d = max_abs_diff(h.data(), want.data(), h.size());
+            const double d = max_diff_or_inf(h.data(), want.data(), h.size());
             worst = d > worst ? d : worst;
             ++runs;
             // the kernel used its tmp; the AVX-512 one writes h directly when one group of four
@@ -495,7 +495,7 @@ TEST_CASE("gru_step with input products given for some inputs and x for the othe
           for (const Kernels* k : tables) {
             std::vector<float> h = h0, tmp((size_t)H, kSentinel), g = gi;
             k->gru_step(h.data(), tmp.data(), xn.data(), g.data(), pk.data(), B, n, H);
-            const double d = max_abs_diff(h.data(), want.data(), h.size());
+            const double d = max_diff_or_inf(h.data(), want.data(), h.size());
             worst = d > worst ? d : worst;
             if (d > 2e-6)
               FAIL_CHECK(k->name << " H=" << H << " n=" << n << " m=" << m << " B=" << B << " diff=" << d);
@@ -541,7 +541,7 @@ TEST_CASE("the AVX-512 GRU step, products and tanh give the AVX2 kernels' bits",
           ++compared;
           if (std::memcmp(hw.data(), hn.data(), hw.size() * sizeof(float)) != 0)
             FAIL_CHECK("gru_step H=" << H << " in=" << in << " B=" << B << " mode " << mode
-                                     << " diff=" << max_abs_diff(hw.data(), hn.data(), hw.size()));
+                                     << " diff=" << max_diff_or_inf(hw.data(), hn.data(), hw.size()));
         }
       }
   CHECK(compared == 15 * 6 * 2 * 3);
@@ -570,7 +570,7 @@ TEST_CASE("the AVX-512 GRU step, products and tanh give the AVX2 kernels' bits",
             if (std::memcmp(yw.data(), yn.data(), yw.size() * sizeof(float)) != 0)
               FAIL_CHECK("linear_packed M=" << M << " N=" << N << " K=" << K << " act " << act << " bias "
                                             << (bp != nullptr)
-                                            << " diff=" << max_abs_diff(yw.data(), yn.data(), yw.size()));
+                                            << " diff=" << max_diff_or_inf(yw.data(), yn.data(), yw.size()));
           }
       }
   CHECK(compared > 15 * 6 * 2 * 3 + 2000);
@@ -593,7 +593,7 @@ TEST_CASE("the AVX-512 GRU step, products and tanh give the AVX2 kernels' bits",
           ++compared;
           if (std::memcmp(yw.data(), yn.data(), yw.size() * sizeof(float)) != 0)
             FAIL_CHECK("linear_i8 M=" << M << " N=" << N << " K=" << K << " bias " << (bp != nullptr)
-                                      << " diff=" << max_abs_diff(yw.data(), yn.data(), yw.size()));
+                                      << " diff=" << max_diff_or_inf(yw.data(), yn.data(), yw.size()));
         }
       }
 
@@ -632,7 +632,7 @@ TEST_CASE("simd softmax_rows: random rows, masked entries give exact 0", "[simd]
     s->softmax_rows(xs.data(), ld, rows, n);
     r.softmax_rows(xr.data(), ld, rows, n);
     INFO("n=" << n);
-    CHECK(max_abs_diff(xs.data(), xr.data(), xs.size()) <= 1e-6);
+    CHECK(max_diff_or_inf(xs.data(), xr.data(), xs.size()) <= 1e-6);
     for (int i = n / 2; i < n; ++i)
       if (n > 1) CHECK(xs[(size_t)ld + i] == 0.f);
     for (int i = 1; i < n; ++i) CHECK(xs[(size_t)2 * ld + i] == 0.f);
@@ -749,7 +749,7 @@ TEST_CASE("simd gelu matches the scalar erf form", "[simd][pointwise]") {
   auto gs = sweep, gr = sweep;
   s->gelu(gs.data(), (int)gs.size());
   r.gelu(gr.data(), (int)gr.size());
-  CHECK(max_abs_diff(gs.data(), gr.data(), gs.size()) <= 1e-6);
+  CHECK(max_diff_or_inf(gs.data(), gr.data(), gs.size()) <= 1e-6);
   std::mt19937 rng(9);
   for (int n : kSizes) {
     auto x = random_vec(rng, (size_t)n, -6.f, 6.f);
@@ -757,7 +757,7 @@ TEST_CASE("simd gelu matches the scalar erf form", "[simd][pointwise]") {
     s->gelu(xs.data(), n);
     r.gelu(xr.data(), n);
     INFO("n=" << n);
-    CHECK(max_abs_diff(xs.data(), xr.data(), (size_t)n) <= 1e-6);
+    CHECK(max_diff_or_inf(xs.data(), xr.data(), (size_t)n) <= 1e-6);
   }
   std::vector<float> big = {80.f, -80.f, 1e6f, -1e6f, 1e30f, -1e30f, 0.f, -0.f, 1e-30f, -1e-30f,
                             std::numeric_limits<float>::infinity()};
@@ -787,8 +787,8 @@ TEST_CASE("simd tanh and sigmoid match scalar, huge inputs give no NaN", "[simd]
     s->sigmoid(ss.data(), n);
     r.sigmoid(sr.data(), n);
     INFO("n=" << n);
-    CHECK(max_abs_diff(ts.data(), tr.data(), (size_t)n) <= 1e-6);
-    CHECK(max_abs_diff(ss.data(), sr.data(), (size_t)n) <= 1e-6);
+    CHECK(max_diff_or_inf(ts.data(), tr.data(), (size_t)n) <= 1e-6);
+    CHECK(max_diff_or_inf(ss.data(), sr.data(), (size_t)n) <= 1e-6);
   }
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> big = {80.f, -80.f, 1e6f, -1e6f, 88.f, -88.f, 89.f, -89.f, 104.f, -104.f,

@@ -12,7 +12,7 @@ using namespace attnlite;
 using attnlite::test::Fixture;
 using attnlite::test::Scratch;
 
-constexpr double kTol = 1e-5;
+constexpr double kLayerTol = 1e-5;
 
 TEST_CASE("PositionWiseFFN(4, 4, 8)", "[layers]") {
   FOR_EACH_KERNEL_TABLE();
@@ -22,7 +22,7 @@ TEST_CASE("PositionWiseFFN(4, 4, 8)", "[layers]") {
   auto X = fx.f("in.X");
   std::vector<float> Y(2 * 3 * 8);
   ffn(Y.data(), w, X.data(), 6, s.cx);
-  REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
+  REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
 }
 
 TEST_CASE("AddNorm over [3, 4] and [24]", "[layers]") {
@@ -34,14 +34,14 @@ TEST_CASE("AddNorm over [3, 4] and [24]", "[layers]") {
     auto X = fx.f("in.X"), Y = fx.f("in.Y");
     std::vector<float> Z(24);
     add_norm(Z.data(), w, X.data(), Y.data(), 2, s.cx);
-    REQUIRE_CLOSE(Z, fx.f("out.Z"), kTol);
+    REQUIRE_CLOSE(Z, fx.f("out.Z"), kLayerTol);
   }
   {
     Fixture fx("addnorm24");
     auto w = bind_add_norm(fx.ws, "", {24});
     auto X = fx.f("in.X"), Y = fx.f("in.Y");
     add_norm(X.data(), w, X.data(), Y.data(), 10, s.cx);  // in place
-    REQUIRE_CLOSE(X, fx.f("out.Z"), kTol);
+    REQUIRE_CLOSE(X, fx.f("out.Z"), kLayerTol);
   }
 }
 
@@ -54,12 +54,12 @@ TEST_CASE("GRU and LSTM, 2 layers, PyTorch gate order", "[layers]") {
     auto X = fx.f("in.X"), h = fx.f("in.h0");
     std::vector<float> Y(5 * 3 * 16);
     rnn_forward(Y.data(), h.data(), nullptr, w, X.data(), 5, 3, s.cx);
-    REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
-    REQUIRE_CLOSE(h, fx.f("out.hn"), kTol);
+    REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
+    REQUIRE_CLOSE(h, fx.f("out.hn"), kLayerTol);
     // Step by step gives the same final state.
     auto h2 = fx.f("in.h0");
     for (int t = 0; t < 5; ++t) rnn_step(h2.data(), nullptr, w, X.data() + t * 3 * 8, 3, s.cx);
-    REQUIRE_CLOSE(h2, fx.f("out.hn"), kTol);
+    REQUIRE_CLOSE(h2, fx.f("out.hn"), kLayerTol);
   }
   {
     Fixture fx("lstm");
@@ -67,9 +67,9 @@ TEST_CASE("GRU and LSTM, 2 layers, PyTorch gate order", "[layers]") {
     auto X = fx.f("in.X"), h = fx.f("in.h0"), c = fx.f("in.c0");
     std::vector<float> Y(5 * 3 * 16);
     rnn_forward(Y.data(), h.data(), c.data(), w, X.data(), 5, 3, s.cx);
-    REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
-    REQUIRE_CLOSE(h, fx.f("out.hn"), kTol);
-    REQUIRE_CLOSE(c, fx.f("out.cn"), kTol);
+    REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
+    REQUIRE_CLOSE(h, fx.f("out.hn"), kLayerTol);
+    REQUIRE_CLOSE(c, fx.f("out.cn"), kLayerTol);
   }
 }
 
@@ -84,8 +84,8 @@ TEST_CASE("EncoderBlock(24, ..., 8 heads) on (2, 100, 24)", "[layers]") {
   encoder_block(Y.data(), AttnOut::dense(attn.data(), 8, 100, 100), w, X.data(), 2, 100,
                 ValidLens::per_batch(vl.data()), s.cx);
   REQUIRE(fx.shape("out.Y") == std::vector<int64_t>{2, 100, 24});  // the book: shape unchanged
-  REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
-  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kTol);
+  REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
+  REQUIRE_CLOSE(attn, fx.f("out.attention_weights"), kLayerTol);
 }
 
 TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
@@ -106,9 +106,9 @@ TEST_CASE("TransformerEncoder(200, ..., 2 layers) on (2, 100)", "[layers]") {
   std::vector<float> Y(2 * 100 * 24), a0(16 * 100 * 100), a1(a0.size());
   AttnOut attn[2] = {AttnOut::dense(a0.data(), 8, 100, 100), AttnOut::dense(a1.data(), 8, 100, 100)};
   transformer_encode(Y.data(), attn, w, c, P.data(), X.data(), 2, 100, ValidLens::per_batch(vl.data()), s.cx);
-  REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
-  REQUIRE_CLOSE(a0, fx.f("out.attention_weights.0"), kTol);
-  REQUIRE_CLOSE(a1, fx.f("out.attention_weights.1"), kTol);
+  REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
+  REQUIRE_CLOSE(a0, fx.f("out.attention_weights.0"), kLayerTol);
+  REQUIRE_CLOSE(a1, fx.f("out.attention_weights.1"), kLayerTol);
 }
 
 TEST_CASE("DecoderBlock in eval mode (the book's example)", "[layers]") {
@@ -122,14 +122,14 @@ TEST_CASE("DecoderBlock in eval mode (the book's example)", "[layers]") {
   const ValidLens src = ValidLens::per_batch(vl.data());
   std::vector<float> E(2 * 100 * 24), Y(E.size()), self(16 * 100 * 100), cross(self.size());
   encoder_block(E.data(), AttnOut{}, enc, X.data(), 2, 100, src, s.cx);
-  REQUIRE_CLOSE(E, fx.f("out.enc_outputs"), kTol);
+  REQUIRE_CLOSE(E, fx.f("out.enc_outputs"), kLayerTol);
   std::vector<float> ck(E.size()), cv(E.size()), kc(E.size()), vc(E.size());
   project_cross_kv(ck.data(), cv.data(), dec, E.data(), 2, 100, s.cx);
   KVCache cache{kc.data(), vc.data(), 100};
   CrossKV cr{ck.data(), cv.data(), 100};
   DecoderAttnOut attn{AttnOut::dense(self.data(), 8, 100, 100), AttnOut::dense(cross.data(), 8, 100, 100)};
   decoder_block(Y.data(), attn, dec, X.data(), 2, 100, 0, /*causal=*/false, cache, cr, src, s.cx);
-  REQUIRE_CLOSE(Y, fx.f("out.Y"), kTol);
-  REQUIRE_CLOSE(self, fx.f("out.self_attention_weights"), kTol);
-  REQUIRE_CLOSE(cross, fx.f("out.cross_attention_weights"), kTol);
+  REQUIRE_CLOSE(Y, fx.f("out.Y"), kLayerTol);
+  REQUIRE_CLOSE(self, fx.f("out.self_attention_weights"), kLayerTol);
+  REQUIRE_CLOSE(cross, fx.f("out.cross_attention_weights"), kLayerTol);
 }

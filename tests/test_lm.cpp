@@ -19,10 +19,7 @@ using namespace attnlite;
 using attnlite::test::model_path;
 
 namespace {
-std::shared_ptr<const Model> lm_fra() {
-  static auto m = Model::load(model_path("lm-fra"));
-  return m;
-}
+using attnlite::test::lm_fra;
 int argmax(const float* z, int V) {
   int b = 0;
   for (int v = 1; v < V; ++v)

@@ -14,7 +14,7 @@ using namespace attnlite;
 using attnlite::test::Fixture;
 using attnlite::test::Scratch;
 
-constexpr double kTol = 1e-5;
+constexpr double kModelTol = 1e-5;
 
 namespace {
 
@@ -48,8 +48,8 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
   std::vector<float> enc(B * S * H), ea0(8 * 100), ea1(8 * 100);
   AttnOut ea[2] = {AttnOut::dense(ea0.data(), NH, S, S), AttnOut::dense(ea1.data(), NH, S, S)};
   transformer_encode(enc.data(), ea, m.w, m.c, m.P.data(), src.data(), B, S, svl, s.cx);
-  REQUIRE_CLOSE(ea0, m.fx.f("out.tf_enc_attn.0"), kTol);
-  REQUIRE_CLOSE(ea1, m.fx.f("out.tf_enc_attn.1"), kTol);
+  REQUIRE_CLOSE(ea0, m.fx.f("out.tf_enc_attn.0"), kModelTol);
+  REQUIRE_CLOSE(ea1, m.fx.f("out.tf_enc_attn.1"), kModelTol);
 
   std::vector<float> ck(2 * B * S * H), cv(ck.size()), kc(2 * B * 10 * H), vc(kc.size());
   KVCache caches[2];
@@ -68,10 +68,10 @@ TEST_CASE("Transformer teacher forcing (causal decoder) matches PyTorch", "[mode
   }
   transformer_decode(logits.data(), da, m.w, m.c, m.P.data(), dec_in.data(), B, 10, 0, nullptr,
                      /*causal=*/true, caches, cross, svl, s.cx);
-  REQUIRE_CLOSE(logits, m.fx.f("out.tf_logits"), kTol);
+  REQUIRE_CLOSE(logits, m.fx.f("out.tf_logits"), kModelTol);
   for (int l = 0; l < 2; ++l) {
-    REQUIRE_CLOSE(ds[l], m.fx.f("out.tf_dec_self." + std::to_string(l)), kTol);
-    REQUIRE_CLOSE(cs[l], m.fx.f("out.tf_cross." + std::to_string(l)), kTol);
+    REQUIRE_CLOSE(ds[l], m.fx.f("out.tf_dec_self." + std::to_string(l)), kModelTol);
+    REQUIRE_CLOSE(cs[l], m.fx.f("out.tf_cross." + std::to_string(l)), kModelTol);
   }
 }
 
@@ -114,11 +114,11 @@ TEST_CASE("Transformer step-by-step greedy decoding with the key/value cache", "
       tokens[b * T + t] = in[b];
     }
   }
-  REQUIRE_CLOSE(logits, m.fx.f("out." + variant + ".logits"), kTol);
+  REQUIRE_CLOSE(logits, m.fx.f("out." + variant + ".logits"), kModelTol);
   REQUIRE(tokens == m.fx.ids("out." + variant + ".tokens"));
   for (int l = 0; l < 2; ++l) {
-    REQUIRE_CLOSE(ds[l], m.fx.f("out." + variant + ".dec_self." + std::to_string(l)), kTol);
-    REQUIRE_CLOSE(cs[l], m.fx.f("out." + variant + ".cross." + std::to_string(l)), kTol);
+    REQUIRE_CLOSE(ds[l], m.fx.f("out." + variant + ".dec_self." + std::to_string(l)), kModelTol);
+    REQUIRE_CLOSE(cs[l], m.fx.f("out." + variant + ".cross." + std::to_string(l)), kModelTol);
   }
 }
 
@@ -133,8 +133,8 @@ TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]"
       std::vector<float> out(7 * 4 * 16), h(2 * 4 * 16);
       seq2seq_encode(out.data(), h.data(), nullptr, w, X.data(), 4, 7, s.cx);
       REQUIRE(fx.shape("out.output" + sfx) == std::vector<int64_t>{7, 4, 16});  // book: (7, 4, 16)
-      REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);
-      REQUIRE_CLOSE(h, fx.f("out.state" + sfx), kTol);
+      REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kModelTol);
+      REQUIRE_CLOSE(h, fx.f("out.state" + sfx), kModelTol);
     }
   }
   {
@@ -144,9 +144,9 @@ TEST_CASE("Seq2SeqEncoder (GRU and LSTM) on the book's (4, 7) input", "[models]"
       auto X = fx.ids("in.X" + sfx);
       std::vector<float> out(7 * 4 * 16), h(2 * 4 * 16), c(h.size());
       seq2seq_encode(out.data(), h.data(), c.data(), w, X.data(), 4, 7, s.cx);
-      REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);
-      REQUIRE_CLOSE(h, fx.f("out.h" + sfx), kTol);
-      REQUIRE_CLOSE(c, fx.f("out.c" + sfx), kTol);
+      REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kModelTol);
+      REQUIRE_CLOSE(h, fx.f("out.h" + sfx), kModelTol);
+      REQUIRE_CLOSE(c, fx.f("out.c" + sfx), kModelTol);
     }
   }
 }
@@ -174,9 +174,9 @@ TEST_CASE("Seq2SeqAttentionDecoder (Bahdanau) matches PyTorch", "[models]") {
       bahdanau_decode_step(lg.data(), &attn[t * B * S], w, st, tok.data(), B, vl, s.cx);
       for (int b = 0; b < B; ++b) std::copy(&lg[b * V], &lg[b * V] + V, &out[(b * T + t) * V]);
     }
-    REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kTol);
-    REQUIRE_CLOSE(h, fx.f("out.state" + sfx), kTol);
-    REQUIRE_CLOSE(attn, fx.f("out.attention_weights" + sfx), kTol);
+    REQUIRE_CLOSE(out, fx.f("out.output" + sfx), kModelTol);
+    REQUIRE_CLOSE(h, fx.f("out.state" + sfx), kModelTol);
+    REQUIRE_CLOSE(attn, fx.f("out.attention_weights" + sfx), kModelTol);
   };
   SECTION("the book's zeros input") {
     auto X = fx.ids("in.X");

@@ -12,10 +12,7 @@
 using namespace attnlite;
 
 namespace {
-struct Threads {  // restores one thread whatever happens
-  explicit Threads(int n) { set_num_threads(n); }
-  ~Threads() { set_num_threads(1); }
-};
+using attnlite::test::Threads;
 }  // namespace
 
 TEST_CASE("threaded linear equals the serial one", "[threads]") {

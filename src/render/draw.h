@@ -9,6 +9,10 @@
 
 namespace attnlite::render::detail {
 
+// matplotlib's default ink: axes frames and ticks, and text, both black.
+constexpr Rgb kFrameColor{0, 0, 0};
+constexpr Rgb kTextColor{0, 0, 0};
+
 // Integer scale of small gaps and marks for a resolution: 1 at 100 dpi, 2 at 150-249 dpi, ...
 int pixel_scale(int dpi);
 

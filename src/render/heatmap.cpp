@@ -17,8 +17,8 @@ namespace attnlite::render {
 
 namespace {
 
-constexpr Rgb kFrameColor{0, 0, 0};
-constexpr Rgb kTextColor{0, 0, 0};
+using detail::kFrameColor;
+using detail::kTextColor;
 constexpr int kDefaultColorbarTicks = 8;
 
 using Metrics = detail::FigureMetrics;

@@ -15,20 +15,20 @@ namespace attnlite::render {
 
 namespace {
 
-constexpr Rgb kFrameColor{0, 0, 0};
-constexpr Rgb kTextColor{0, 0, 0};
+using detail::kFrameColor;
+using detail::kTextColor;
 constexpr Rgb kGridColor{218, 218, 218};
 constexpr Rgb kLegendEdge{204, 204, 204};
 
-struct Tick {
+struct PlotTick {
   double value;
   std::string text;
 };
 
-struct Plan {
+struct PlotPlan {
   PlotLayout layout;
   detail::FigureMetrics m;
-  std::vector<Tick> xticks, yticks;
+  std::vector<PlotTick> xticks, yticks;
   float line_w = 2.f, marker_r = 4.f;
   std::vector<size_t> legend_entries;  // series listed in the legend
   int legend_handle = 20;
@@ -65,25 +65,25 @@ void limits(std::optional<float> omin, std::optional<float> omax, float dlo, flo
   if (hi == lo) hi = lo + 1.f;
 }
 
-std::vector<Tick> make_ticks(double lo, double hi, double step) {
-  std::vector<Tick> out;
+std::vector<PlotTick> make_ticks(double lo, double hi, double step) {
+  std::vector<PlotTick> out;
   const int decimals = detail::decimals_for_step(step);
   for (double v : detail::ticks_in(lo, hi, step)) out.push_back({v, detail::format_tick(v, decimals)});
   return out;
 }
 
-int widest(const std::vector<Tick>& ticks, float px) {
+int widest(const std::vector<PlotTick>& ticks, float px) {
   int w = 0;
-  for (const Tick& t : ticks) w = std::max(w, text_size(t.text, px).w);
+  for (const PlotTick& t : ticks) w = std::max(w, text_size(t.text, px).w);
   return w;
 }
 
 // Ticks at a nice step whose labels keep at least `gap` pixels apart (`along_w`:
 // labels are laid side by side, so their widths count).
-std::vector<Tick> axis_ticks(double lo, double hi, int len_px, int min_px, bool along_w, int gap, float px) {
+std::vector<PlotTick> axis_ticks(double lo, double hi, int len_px, int min_px, bool along_w, int gap, float px) {
   if (len_px < 2) return {};
   double step = detail::nice_step((hi - lo) * min_px / len_px, false);
-  std::vector<Tick> ticks = make_ticks(lo, hi, step);
+  std::vector<PlotTick> ticks = make_ticks(lo, hi, step);
   for (int round = 0; round < 8 && along_w; ++round) {
     const double spacing_px = step / (hi - lo) * len_px;
     if (spacing_px >= widest(ticks, px) + gap) break;
@@ -102,7 +102,7 @@ std::vector<float> dash_pattern(Series::Style style, float lw) {
   }
 }
 
-Plan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
+PlotPlan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
   if (o.dpi <= 0 || !(o.fig_width_in > 0.f) || !(o.fig_height_in > 0.f))
     throw Error("plot: figure size and dpi must be positive");
   const double wpx = std::round(static_cast<double>(o.fig_width_in) * o.dpi);
@@ -112,7 +112,7 @@ Plan make_plan(const std::vector<Series>& series, const PlotOptions& o) {
   for (const Series& s : series)
     if (s.x.size() != s.y.size()) throw Error("plot: series '" + s.label + "' has x and y of different lengths");
 
-  Plan p;
+  PlotPlan p;
   PlotLayout& L = p.layout;
   L.width = static_cast<int>(wpx);
   L.height = static_cast<int>(hpx);
@@ -223,7 +223,7 @@ PlotLayout plot_layout(const std::vector<Series>& series, const PlotOptions& opt
 
 namespace {
 
-void draw_plan(Canvas& cv, const Plan& p, const std::vector<Series>& series, const PlotOptions& o) {
+void draw_plan(Canvas& cv, const PlotPlan& p, const std::vector<Series>& series, const PlotOptions& o) {
   const PlotLayout& L = p.layout;
   const detail::FigureMetrics& m = p.m;
   const Rect& A = L.axes;
@@ -231,11 +231,11 @@ void draw_plan(Canvas& cv, const Plan& p, const std::vector<Series>& series, con
   // Grid, then the data, then the frame on top.
   const int half = m.frame / 2;
   if (o.grid) {
-    for (const Tick& t : p.xticks) {
+    for (const PlotTick& t : p.xticks) {
       const int x = static_cast<int>(std::floor(L.x_to_px(static_cast<float>(t.value)))) - half;
       cv.fill(detail::intersect({x, A.y, m.frame, A.h}, A), kGridColor);
     }
-    for (const Tick& t : p.yticks) {
+    for (const PlotTick& t : p.yticks) {
       const int y = static_cast<int>(std::floor(L.y_to_px(static_cast<float>(t.value)))) - half;
       cv.fill(detail::intersect({A.x, y, A.w, m.frame}, A), kGridColor);
     }
@@ -269,13 +269,13 @@ void draw_plan(Canvas& cv, const Plan& p, const std::vector<Series>& series, con
   }
 
   cv.frame(A, m.frame, kFrameColor);
-  for (const Tick& t : p.xticks) {
+  for (const PlotTick& t : p.xticks) {
     const int x = static_cast<int>(std::floor(L.x_to_px(static_cast<float>(t.value)))) - half;
     cv.fill({x, A.bottom() + m.frame, m.frame, m.tick}, kFrameColor);
     const TextSize ts = text_size(t.text, m.font_px);
     cv.text(x + half - ts.w / 2, A.bottom() + m.frame + m.tick + m.tgap, t.text, kTextColor, m.font_px);
   }
-  for (const Tick& t : p.yticks) {
+  for (const PlotTick& t : p.yticks) {
     const int y = static_cast<int>(std::floor(L.y_to_px(static_cast<float>(t.value)))) - half;
     cv.fill({A.x - m.frame - m.tick, y, m.tick, m.frame}, kFrameColor);
     const TextSize ts = text_size(t.text, m.font_px);
@@ -317,7 +317,7 @@ void draw_plot(Canvas& canvas, const std::vector<Series>& series, const PlotOpti
 }
 
 Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
-  const Plan p = make_plan(series, o);
+  const PlotPlan p = make_plan(series, o);
   Image img(p.layout.width, p.layout.height);
   RasterCanvas cv(img);
   draw_plan(cv, p, series, o);
@@ -325,7 +325,7 @@ Image render_plot(const std::vector<Series>& series, const PlotOptions& o) {
 }
 
 std::string render_plot_svg(const std::vector<Series>& series, const PlotOptions& o) {
-  const Plan p = make_plan(series, o);
+  const PlotPlan p = make_plan(series, o);
   SvgCanvas cv(p.layout.width, p.layout.height);
   draw_plan(cv, p, series, o);
   return cv.str();

@@ -15,7 +15,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kClassifyHelp =
     "usage: attnlite classify [options] IMAGE...\n"
     "\n"
     "Classifies each IMAGE (PNG, JPEG, BMP or GIF; any size, grey or colour, dark ink on\n"
@@ -72,7 +72,7 @@ int parse_index(Args& a, const std::string& name, bool rollout) {
 int cmd_classify(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kClassifyHelp, stdout);
     return kOk;
   }
   std::string model_arg = "vit-digits", device_arg = "cpu";

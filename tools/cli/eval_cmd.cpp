@@ -20,7 +20,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kEvalHelp =
     "usage: attnlite eval [options] FILE.tsv     (- reads standard input)\n"
     "       attnlite eval --perplexity FILE [--model M] [--json]\n"
     "\n"
@@ -131,7 +131,7 @@ int eval_perplexity(const std::string& path, const std::string& model_arg, bool 
 int cmd_eval(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kEvalHelp, stdout);
     return kOk;
   }
   std::string model_arg, out_path, ppl_path;

@@ -15,7 +15,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kGenerateHelp =
     "usage: attnlite generate [options] \"PROMPT\"\n"
     "\n"
     "Continues PROMPT (French, preprocessed as the book does) with a decoder-only language\n"
@@ -59,7 +59,7 @@ double number(Args& a, const std::string& name, double def, bool* given) {
 int cmd_generate(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kGenerateHelp, stdout);
     return kOk;
   }
   std::string model_arg = "lm-fra", device_arg = "cpu", seed_arg;

@@ -17,7 +17,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kHeatmapHelp =
     "usage: attnlite heatmap --all --out DIR [options]\n"
     "       attnlite heatmap FIGURE... --out DIR [options]\n"
     "       attnlite heatmap --list\n"
@@ -151,7 +151,7 @@ void ensure_dir(const std::string& d) {
 int cmd_heatmap(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kHeatmapHelp, stdout);
     return kOk;
   }
   if (args.flag("--list")) {

@@ -11,7 +11,7 @@
 
 namespace {
 
-const char* kHelp =
+const char* kMainHelp =
     "attnlite — attention models from d2l.ai chapter 10, outside Python\n"
     "\n"
     "usage: attnlite <command> [options]\n"
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   using namespace attnlite::cli;
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
-    std::fputs(kHelp, argc < 2 ? stderr : stdout);
+    std::fputs(kMainHelp, argc < 2 ? stderr : stdout);
     return argc < 2 ? kUsage : kOk;
   }
   const std::string cmd = argv[1];
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "eval") return cmd_eval(argc, argv);
     if (cmd == "tokenize") return cmd_tokenize(argc, argv);
-    std::fprintf(stderr, "attnlite: unknown command '%s'\n\n%s", cmd.c_str(), kHelp);
+    std::fprintf(stderr, "attnlite: unknown command '%s'\n\n%s", cmd.c_str(), kMainHelp);
     return kUsage;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "attnlite %s: %s (see `attnlite %s --help`)\n", cmd.c_str(), e.what.c_str(), cmd.c_str());

@@ -12,7 +12,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kTokenizeHelp =
     "usage: attnlite tokenize [--model NAME|PATH] [--text] [SENTENCE ...]   (or one per line on stdin)\n"
     "\n"
     "Prints the source tokens the model reads from each sentence, separated by spaces, one\n"
@@ -32,7 +32,7 @@ const char* kHelp =
 int cmd_tokenize(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kTokenizeHelp, stdout);
     return kOk;
   }
   std::string model_arg;

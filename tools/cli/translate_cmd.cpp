@@ -18,7 +18,7 @@ namespace attnlite::cli {
 
 namespace {
 
-const char* kHelp =
+const char* kTranslateHelp =
     "usage: attnlite translate [options] [SENTENCE ...]\n"
     "\n"
     "Translates each SENTENCE (or, with none, each line of standard input, one translation\n"
@@ -107,7 +107,7 @@ json nbest_json(const NBest& nb, const Vocab& vocab) {
 int cmd_translate(int argc, char** argv) {
   Args args(argc, argv, 2);
   if (args.flag("--help") || args.flag("-h")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kTranslateHelp, stdout);
     return kOk;
   }
   std::string model_arg;

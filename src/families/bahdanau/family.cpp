@@ -8,7 +8,7 @@ namespace attnlite::families {
 
 namespace {
 
-Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
+Loaded load_bahdanau(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
   auto m = std::make_unique<BahdanauModel>();
   models::BahdanauConfig& b = m->config;
   b.src_vocab_size = config::integer(c, "src_vocab_size", 4, 1 << 20);
@@ -29,6 +29,6 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
 
 }  // namespace
 
-extern const Family bahdanau{"bahdanau", Task::Translate, "bahdanau model", load};
+extern const Family bahdanau{"bahdanau", Task::Translate, "bahdanau model", load_bahdanau};
 
 }  // namespace attnlite::families

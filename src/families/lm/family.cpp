@@ -8,7 +8,7 @@ namespace attnlite::families {
 
 namespace {
 
-Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
+Loaded load_lm(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
   auto m = std::make_unique<LmModel>();
   models::LanguageModelConfig& l = m->config;
   models::EncoderLayerConfig& e = l.layer;
@@ -40,6 +40,6 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
 
 }  // namespace
 
-extern const Family lm{"lm", Task::Generate, "language model (kind lm)", load};
+extern const Family lm{"lm", Task::Generate, "language model (kind lm)", load_lm};
 
 }  // namespace attnlite::families

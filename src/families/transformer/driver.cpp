@@ -15,6 +15,7 @@ namespace attnlite::families {
 
 using namespace attnlite::models;  // the blocks
 using namespace attnlite::drivers;  // the driver interface and its helpers
+using drivers::Limits;             // not attnlite::Limits (translate.h), where both are seen
 
 namespace {
 

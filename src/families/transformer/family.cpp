@@ -8,7 +8,7 @@ namespace attnlite::families {
 
 namespace {
 
-Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
+Loaded load_transformer(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
   auto m = std::make_unique<TransformerModel>();
   models::TransformerConfig& t = m->config;
   t.src_vocab_size = config::integer(c, "src_vocab_size", 4, 1 << 20);
@@ -43,6 +43,6 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
 
 }  // namespace
 
-extern const Family transformer{"transformer", Task::Translate, "transformer model", load};
+extern const Family transformer{"transformer", Task::Translate, "transformer model", load_transformer};
 
 }  // namespace attnlite::families

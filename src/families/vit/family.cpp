@@ -8,7 +8,7 @@ namespace attnlite::families {
 
 namespace {
 
-Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
+Loaded load_vit(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) {
   auto m = std::make_unique<VisionTransformerModel>();
   models::VisionTransformerConfig& v = m->config;
   models::EncoderLayerConfig& e = v.layer;
@@ -45,6 +45,6 @@ Loaded load(const SafeTensors& st, const nlohmann::json& c, WeightStore& store) 
 
 }  // namespace
 
-extern const Family vit{"vit", Task::Classify, "vision transformer (kind vit)", load};
+extern const Family vit{"vit", Task::Classify, "vision transformer (kind vit)", load_vit};
 
 }  // namespace attnlite::families
