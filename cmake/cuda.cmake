@@ -19,6 +19,9 @@ file(GLOB ATTNLITE_CUDA_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/*.cu
   ${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/*.cpp)
 target_sources(attnlite PRIVATE ${ATTNLITE_CUDA_SOURCES})
+# A unity build (CMAKE_UNITY_BUILD, tools/test.sh) merges the C++ files only: each .cu file has
+# file-local helpers of the same names as the others'.
+set_source_files_properties(${ATTNLITE_CUDA_SOURCES} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 target_link_libraries(attnlite PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
 target_compile_definitions(attnlite PUBLIC ATTNLITE_HAVE_CUDA=1)
 
