@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '9a6d235b2f08d14b';
+const VERSION = '368ac2b331949128';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
