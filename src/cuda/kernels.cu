@@ -531,14 +531,15 @@ static cublasStatus_t sgemm_bias(Blas& blas, const LtCall& c, cudaStream_t strea
 // sgemm_bias. The bias pointer is the one attribute set per call (the others are the key).
 struct LtPlan {
   struct Key {
-    int M = 0, N = 0, K = 0, ldx = 0, ldy = 0, batch = 0, epilogue = 0, bias = 0;
+    int M = 0, N = 0, K = 0, ldx = 0, ldy = 0, batch = 0, epilogue = 0;
     long long sw = 0, sy = 0, sb = 0;
     unsigned align_w = 0, align_x = 0, align_y = 0;
     bool operator==(const Key& o) const {
       return M == o.M && N == o.N && K == o.K && ldx == o.ldx && ldy == o.ldy && batch == o.batch &&
-             epilogue == o.epilogue && bias == o.bias && sw == o.sw && sy == o.sy && sb == o.sb &&
+             epilogue == o.epilogue && sw == o.sw && sy == o.sy && sb == o.sb &&
              align_w == o.align_w && align_x == o.align_x && align_y == o.align_y;
     }
+    bool bias() const { return epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_RELU_BIAS; }
   } key;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
@@ -643,7 +644,7 @@ static bool describe(LtPlan& p) {
            cublasLtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
            cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
            cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
-           (!key.bias || cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
+           (!key.bias() || cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
   }
   return good;
 }
@@ -743,7 +744,6 @@ static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream
   key.M = c.M, key.N = c.N, key.K = c.K, key.ldx = c.ldx, key.ldy = c.ldy, key.batch = c.batch;
   key.epilogue = c.act == kActRelu ? (c.b ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
                                    : (c.b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-  key.bias = c.b != nullptr;
   if (c.batch > 1) key.sw = c.sw, key.sy = c.sy, key.sb = c.b ? c.sb : 0;
   const uintptr_t fb = sizeof(float);
   key.align_w = std::min(align_of((uintptr_t)c.W), align_of((uintptr_t)c.K * fb));
