@@ -3,13 +3,18 @@
 # the compile flags that every WASM target shares. The two modules (the runtime
 # attnlite.{mjs,wasm} and the figure renderer attnlite-figures.{mjs,wasm}), the kernel test
 # and the JavaScript API beside them are wasm/CMakeLists.txt. wasm/build.sh configures one
-# build folder per target (web, node, node-asan) and builds it.
+# build folder per target (web, node, both of them, node-asan) and builds it.
 
 set(ATTNLITE_WASM_ENVIRONMENT web CACHE STRING
-  "Where the modules run: web (-sENVIRONMENT=web, the page) or node (-sENVIRONMENT=node, the tests)")
-set_property(CACHE ATTNLITE_WASM_ENVIRONMENT PROPERTY STRINGS web node)
-if(NOT ATTNLITE_WASM_ENVIRONMENT MATCHES "^(web|node)$")
-  message(FATAL_ERROR "ATTNLITE_WASM_ENVIRONMENT must be web or node (got '${ATTNLITE_WASM_ENVIRONMENT}')")
+  "Where the modules run: web (-sENVIRONMENT=web, the page), node (-sENVIRONMENT=node, the tests) or both from one compile (\"node;web\": the second's modules in <build>/web/)")
+set_property(CACHE ATTNLITE_WASM_ENVIRONMENT PROPERTY STRINGS web node "node;web" "web;node")
+set(wasm_envs ${ATTNLITE_WASM_ENVIRONMENT})
+list(LENGTH wasm_envs wasm_env_count)
+list(REMOVE_DUPLICATES wasm_envs)
+list(LENGTH wasm_envs wasm_env_unique)
+list(FILTER wasm_envs EXCLUDE REGEX "^(web|node)$")
+if(wasm_env_count EQUAL 0 OR NOT wasm_env_count EQUAL wasm_env_unique OR wasm_envs)
+  message(FATAL_ERROR "ATTNLITE_WASM_ENVIRONMENT must be web, node or \"node;web\" (got '${ATTNLITE_WASM_ENVIRONMENT}')")
 endif()
 
 # Native WebAssembly exceptions (wasm) or Emscripten's JavaScript-based exception handling (js):

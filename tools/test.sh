@@ -39,7 +39,7 @@
 #            copy of its seed corpus (grown by the long runs of tests/fuzz/deep.sh); any crash,
 #            leak, timeout or sanitizer report fails the stage (crashing inputs:
 #            build/fuzz/artifacts/)
-#   web      WASM builds (emcc), npm ci, node tests of the module against the native CLI,
+#   web      WASM builds (emcc; the node and web modules from one compile), npm ci, node tests of the module against the native CLI,
 #            the page in headless Chromium; checks that the committed web/ build is current;
 #            then the node tests again against the node build under ASan + UBSan
 #            (wasm/build.sh node-asan), where any sanitizer report fails the test that hit it
@@ -188,12 +188,12 @@ stage_web() {
   native_cli -DATTNLITE_SIMD=$simd
   # The node build for the tests (build/wasm-node), the kernel test in it (the SIMD128 kernels
   # against the scalar ones at every tail size: tests/web/kernels.test.mjs runs it; required
-  # here, so a missing program fails instead of skipping), and the web build, left in its
-  # build folder (build/wasm-web) to compare with the committed web/ files.
-  JOBS=$jobs WEB_OUT=build/wasm-web bash wasm/build.sh node kernel-test web
+  # here, so a missing program fails instead of skipping), and the web modules linked from the
+  # same objects, left in build/wasm-node/web/ to compare with the committed web/ files.
+  JOBS=$jobs WEB_OUT=build/wasm-node/web bash wasm/build.sh node kernel-test web
   local f stale=0
   for f in attnlite.mjs attnlite.wasm attnlite-figures.mjs attnlite-figures.wasm; do
-    cmp -s "build/wasm-web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
+    cmp -s "build/wasm-node/web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
   done
   node tools/web_version.mjs --check || stale=1  # the service worker's files and version
   if [ $stale = 1 ]; then

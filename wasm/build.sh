@@ -7,6 +7,9 @@
 #   wasm/build.sh web          build/wasm-web/ (-sENVIRONMENT=web), its attnlite.{mjs,wasm} and
 #                              attnlite-figures.{mjs,wasm} then copied into web/ (committed)
 #   wasm/build.sh node         build/wasm-node/: the same two modules (-sENVIRONMENT=node, for tests)
+#   wasm/build.sh node web     both from one compile (the two differ only in their link flags):
+#                              build/wasm-node/ with the web modules in build/wasm-node/web/,
+#                              copied into web/ as above
 #   wasm/build.sh node-asan    build/wasm-node-asan/: the node build under AddressSanitizer and
 #                              UndefinedBehaviorSanitizer (JavaScript-based exceptions); any
 #                              report ends the node process with status 1
@@ -49,21 +52,34 @@ sizes() {  # sizes DIR: the two modules' sizes
   done
 }
 
+# web and node together: one build folder, build/wasm-node, that links both environments
+has() { local t; for t in "${targets[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
+both=0
+has web && has node && both=1
+node_out=${NODE_OUT:-build/wasm-node}
+
 for t in "${targets[@]}"; do
   case $t in
     web)
-      build build/wasm-web all -DATTNLITE_WASM_ENVIRONMENT=web -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+      if [ $both = 1 ]; then
+        build "$node_out" all -DATTNLITE_WASM_ENVIRONMENT="node;web" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+        from=$node_out/web
+      else
+        build build/wasm-web all -DATTNLITE_WASM_ENVIRONMENT=web -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+        from=build/wasm-web
+      fi
       out=${WEB_OUT:-web}
-      if [ "$(realpath -m "$out")" != "$(realpath build/wasm-web)" ]; then
+      if [ "$(realpath -m "$out")" != "$(realpath "$from")" ]; then
         mkdir -p "$out"
-        cp build/wasm-web/attnlite.{mjs,wasm} build/wasm-web/attnlite-figures.{mjs,wasm} "$out/"
+        cp "$from"/attnlite.{mjs,wasm} "$from"/attnlite-figures.{mjs,wasm} "$out/"
       fi
       sizes "$out" ;;
     node | kernel-test)
-      out=${NODE_OUT:-build/wasm-node} target=all
+      target=all env=node
       [ "$t" = kernel-test ] && target=attnlite_kernel_parity
-      build "$out" $target -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
-      if [ "$t" = node ]; then sizes "$out"; else echo "wasm/build.sh: node $out/kernel_parity.mjs"; fi ;;
+      [ $both = 1 ] && env="node;web"
+      build "$node_out" $target -DATTNLITE_WASM_ENVIRONMENT="$env" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+      if [ "$t" = node ]; then sizes "$node_out"; else echo "wasm/build.sh: node $node_out/kernel_parity.mjs"; fi ;;
     node-asan)
       out=${ASAN_OUT:-build/wasm-node-asan}
       build "$out" all -DATTNLITE_WASM_ENVIRONMENT=node -DATTNLITE_WASM_EXCEPTIONS=js -DATTNLITE_SANITIZE=ON
