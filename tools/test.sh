@@ -52,11 +52,11 @@ stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(native python asan tsan cuda web arm fuzz)
 passed=0
 
-# The sanitizer, CUDA and Arm builds compile as unity builds (CMake merges each target's C++
-# files, eight at a time): each file's headers are parsed once per eight files, which halves
-# those builds. The native build, the small cores and the fuzz build compile every file
-# alone, so a file that does not include what it uses still fails. (The WASM builds give each
-# file its own optimisation level, which leaves CMake nothing to merge.)
+# The sanitizer, CUDA, Arm and fuzz builds compile as unity builds (CMake merges each target's
+# C++ files, eight at a time): each file's headers are parsed once per eight files, which
+# halves those builds. The native build and the small cores compile every file alone, so a
+# file that does not include what it uses still fails. (The WASM builds give each file its
+# own optimisation level, which leaves CMake nothing to merge.)
 unity=(-DCMAKE_UNITY_BUILD=ON)
 
 run_ctest() {  # run_ctest BUILD_DIR [CTEST_ARGS...]
@@ -310,7 +310,7 @@ stage_arm() {
 
 stage_fuzz() {
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_FUZZ=ON \
-    -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON >/dev/null
+    -DATTNLITE_TESTS=OFF -DATTNLITE_TOOLS=OFF -DATTNLITE_WERROR=ON "${unity[@]}" >/dev/null
   local targets=(loader tokenizer translate image generate capi)
   cmake --build build/fuzz -j"$jobs" --target "${targets[@]/#/fuzz_}"
   local secs=${FUZZ_SECONDS:-25}
