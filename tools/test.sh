@@ -19,10 +19,11 @@
 #            stage runs), and bench_cuda --check (its base model builds and translates); only
 #            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
 #   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
-#            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user, side by side:
-#            on each, `attnlite info` names the NEON kernels; the Catch2 suite (the PyTorch
-#            fixtures at 1e-5 with both kernel tables, the kernel tests at every tail size)
-#            but for its [threads] cases (qemu on an x86-64 host runs threads with x86's memory
+#            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user as tasks, $jobs
+#            at a time, longest first: on each, `attnlite info` names the NEON kernels; the
+#            Catch2 suite in three shards (the PyTorch fixtures at 1e-5 with both kernel tables,
+#            the kernel tests at every tail size; the shards' cases add up to the suite's) but
+#            for its [threads] cases (qemu on an x86-64 host runs threads with x86's memory
 #            order, so they would show nothing the x86-64 and TSan stages do not); the C API
 #            tests; tests/arm/e2e.sh: the shipped models through the Arm CLI against this
 #            commit's x86-64 CLI (texts identical, --json floats within 1e-5) on every
@@ -241,28 +242,40 @@ stage_cuda() {
   build/cuda/bench/bench_cuda --check  # the base model it times builds and translates (CPU)
 }
 
-# arm_run NAME QEMU SYSROOT MINIMAL_KERNELS: everything that runs on one Arm build (its log
-# goes to build/NAME/arm-run.log; the two builds run side by side).
-arm_run() {
-  local q="$2 -L $3" b=build/$1 t0=$SECONDS t=$SECONDS
-  lap() { echo "--- $1: $2 in $((SECONDS - t))s"; t=$SECONDS; }
-  echo "--- $1: attnlite info"
-  $q $b/attnlite info --model transformer-d2l >"$b/info.json" &&
-    grep -q '"kernels": "neon"' "$b/info.json" || { cat "$b/info.json"; echo "FAIL: not the NEON kernels"; return 1; }
-  grep -E '"(arch|kernels)"' "$b/info.json"
-  echo "--- $1: Catch2 suite but [threads]"
-  $q $b/tests/attnlite_tests "~[threads]~[.]" || return 1
-  lap "$1" "Catch2 suite"
-  echo "--- $1: C API"
-  $q $b/tests/attnlite_c_api_test || return 1
-  lap "$1" "C API"
-  echo "--- $1: the small core's examples/translate.c"
-  bash tests/examples/translate.sh "$q $b-minimal/examples/translate" build/native/attnlite . "$4" || return 1
-  lap "$1" "examples/translate.c"
-  echo "--- $1: the CLI against x86-64's"
-  bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || return 1
-  lap "$1" "the CLI against x86-64's"
-  echo "--- $1: passed in $((SECONDS - t0))s"
+# The Arm runs are tasks, scheduled longest first, $jobs at a time (each qemu process is one
+# thread): per target, the Catch2 suite in $arm_shards shards (each a third of its test cases,
+# by name), the C API tests, the small core's examples/translate.c and tests/arm/e2e.sh. Each
+# task's log is build/NAME/TASK.log.
+arm_shards=3
+arm_qemu() {  # arm_qemu NAME: the command prefix that runs NAME's programs
+  case $1 in
+    aarch64) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
+    armv7) echo "qemu-arm -L /usr/arm-linux-gnueabihf" ;;
+  esac
+}
+# arm_task NAME:TASK: one task (TASK: catchK, capi, translate, e2e)
+arm_task() {
+  local name=${1%%:*} task=${1#*:} b=build/${1%%:*} t0=$SECONDS q st=0
+  q=$(arm_qemu "$name")
+  local kernels=neon
+  [ "$name" = armv7 ] && kernels=scalar  # armv7's small core is built without SIMD
+  {
+    case $task in
+      catch*) $q $b/tests/attnlite_tests --input-file "$b/shard-${task#catch}.txt" || st=1 ;;
+      capi) $q $b/tests/attnlite_c_api_test || st=1 ;;
+      translate)
+        bash tests/examples/translate.sh "$q $b-minimal/examples/translate" build/native/attnlite . $kernels || st=1 ;;
+      e2e) bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || st=1 ;;
+    esac
+  } >"$b/$task.log" 2>&1
+  if [ $st = 0 ]; then
+    echo "--- $name $task: passed in $((SECONDS - t0))s"
+  else
+    echo "--- $name $task: FAILED after $((SECONDS - t0))s (log: $b/$task.log)"
+    # the Catch2 dots and passing lines are long; failures and summaries are what matters
+    grep -vE '^\.+$|^ok   ' "$b/$task.log" | tail -n 80
+  fi
+  return $st
 }
 
 stage_arm() {
@@ -293,18 +306,52 @@ stage_arm() {
     src/file/safetensors.cpp -o build/endian_check_s390x
   qemu-s390x -L /usr/s390x-linux-gnu build/endian_check_s390x models/transformer-d2l.safetensors
   echo "arm: builds in $((SECONDS - t0))s"
-  arm_run aarch64 qemu-aarch64 /usr/aarch64-linux-gnu neon >build/aarch64/arm-run.log 2>&1 &
-  local p64=$!
-  arm_run armv7 qemu-arm /usr/arm-linux-gnueabihf scalar >build/armv7/arm-run.log 2>&1 &
-  local p32=$! st=0
-  wait $p64 || st=1
-  wait $p32 || st=1
-  local log
-  for log in build/aarch64/arm-run.log build/armv7/arm-run.log; do
-    echo "=== $log"
-    # the Catch2 dots and passing lines are long; failures and summaries are what matters
-    grep -vE '^\.+$|^ok   ' "$log" | tail -n 80
+  t0=$SECONDS
+  local name q k
+  for name in aarch64 armv7; do
+    q=$(arm_qemu $name)
+    # the NEON kernels are the ones that run
+    $q build/$name/attnlite info --model transformer-d2l >"build/$name/info.json" &&
+      grep -q '"kernels": "neon"' "build/$name/info.json" ||
+      { cat "build/$name/info.json"; echo "arm: FAIL: $name does not run the NEON kernels" >&2; return 1; }
+    echo "arm: $name: $(grep -E '"(arch|kernels)"' "build/$name/info.json" | tr -d ' \n')"
+    # The Catch2 suite but its [threads] cases (qemu on an x86-64 host runs threads with x86's
+    # memory order, so they would show nothing the x86-64 and TSan stages do not), its test
+    # cases dealt by name into $arm_shards lists (names escaped for Catch2's test specs).
+    # (Catch2 2's exit status after a listing is the number of cases listed: not an error)
+    { $q build/$name/tests/attnlite_tests "~[threads]~[.]" --list-test-names-only || true; } |
+      sed '/^$/d' | sort -u >"build/$name/cases.txt"
+    [ -s "build/$name/cases.txt" ] || { echo "arm: FAIL: $name's Catch2 suite lists no cases" >&2; return 1; }
+    for ((k = 0; k < arm_shards; k++)); do
+      awk -v n=$arm_shards -v k=$k 'NR % n == k' "build/$name/cases.txt" |
+        sed 's/[][\\,"*]/\\&/g' >"build/$name/shard-$k.txt"
+    done
+    echo "arm: $name: $(wc -l <"build/$name/cases.txt") Catch2 cases in $arm_shards shards"
   done
+  # longest first (armv7 emulates more slowly than aarch64)
+  local tasks=(armv7:e2e)
+  for ((k = 0; k < arm_shards; k++)); do tasks+=("armv7:catch$k"); done
+  tasks+=(aarch64:e2e)
+  for ((k = 0; k < arm_shards; k++)); do tasks+=("aarch64:catch$k"); done
+  tasks+=(armv7:translate aarch64:translate armv7:capi aarch64:capi)
+  local st=0
+  each_parallel arm_task "${tasks[@]}" || st=1
+  # every Catch2 case ran once: the shards' summaries add up to the listed cases
+  for name in aarch64 armv7; do
+    local ran=0 n
+    for ((k = 0; k < arm_shards; k++)); do
+      n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' \
+        "build/$name/catch$k.log")
+      ran=$((ran + ${n:-0}))
+    done
+    if [ "$ran" != "$(wc -l <"build/$name/cases.txt")" ]; then
+      echo "arm: FAIL: $name's shards ran $ran Catch2 cases of $(wc -l <"build/$name/cases.txt")" >&2
+      st=1
+    else
+      echo "arm: $name: all $ran Catch2 cases passed"
+    fi
+  done
+  echo "arm: runs in $((SECONDS - t0))s"
   return $st
 }
 
@@ -339,12 +386,26 @@ stage_fuzz() {
   each_parallel fuzz_one "${targets[@]}"
 }
 
-times=()
+# cpu_seconds: the CPU time (user + system) of every command this shell has waited for so far
+# (bash's `times`, run in this shell: a subshell's count starts at zero)
+mkdir -p build
+cpu_file=build/.test-times
+cpu_seconds() {
+  times >"$cpu_file"
+  cpu=$(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$cpu_file")
+}
+
+# Each stage's wall time and CPU time: on $jobs cores, a CPU time under $jobs times the wall
+# time is a core left idle.
+timing=()
 for s in "${stages[@]}"; do
   echo "=== stage: $s"
   t0=$SECONDS
+  cpu_seconds
+  c0=$cpu
   "stage_$s"
   passed=$((passed + 1))
-  times+=("$s $((SECONDS - t0))s")
+  cpu_seconds
+  timing+=("$s $((SECONDS - t0))s (cpu $((cpu - c0))s)")
 done
-echo "test stages: $passed passed, 0 failed (${times[*]})"
+echo "test stages: $passed passed, 0 failed (${timing[*]})"
