@@ -101,11 +101,14 @@ stage_python() {
   # compile but libattnlite_c.so when that stage did not run), the CLI the tests compare with.
   JOBS=$jobs BUILD_DIR=build/native CMAKE_ARGS="-DATTNLITE_TESTS=ON -DATTNLITE_WERROR=ON" bash python/build.sh
   export ATTNLITE_CLI=$root/build/native/attnlite
-  "$py" -m pytest python/tests -q -p no:cacheprovider
   local tmp
   tmp=$(mktemp -d)
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
+  # The tests on the source tree run in the background (pytest is one thread) while the
+  # package installs and its tests run on the installed copy; their log follows at the end.
+  "$py" -m pytest python/tests -q -p no:cacheprovider >"$tmp/source-tests.log" 2>&1 &
+  local source_tests=$!
   "$py" -m venv --system-site-packages "$tmp/venv"
   rm -rf python/build python/attnlite.egg-info  # setuptools' in-tree leftovers of earlier installs
   PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/python" -m pip install -q \
@@ -123,11 +126,17 @@ assert t.text == "je suis chez moi .", t.text
 print("python: installed package at", attnlite.__file__, "translates:", t.text)
 EOF
   )
+  local st=0
+  echo "python: the tests on the installed package"
   (cd "$tmp" && env -u ATTNLITE_LIBRARY ATTNLITE_TEST_INSTALLED=1 "$tmp/venv/bin/python" -m pytest \
-    "$root/python/tests" -q -p no:cacheprovider)
+    "$root/python/tests" -q -p no:cacheprovider) || st=1
+  wait $source_tests || st=1
+  echo "python: the tests on the source tree"
+  cat "$tmp/source-tests.log"
   rm -rf "$tmp"
   trap - EXIT
   unset ATTNLITE_CLI
+  return $st
 }
 
 stage_asan() {
@@ -191,7 +200,9 @@ stage_web() {
   # against the scalar ones at every tail size: tests/web/kernels.test.mjs runs it; required
   # here, so a missing program fails instead of skipping), and the web modules linked from the
   # same objects, left in build/wasm-node/web/ to compare with the committed web/ files.
+  local t0=$SECONDS
   JOBS=$jobs WEB_OUT=build/wasm-node/web bash wasm/build.sh node kernel-test web
+  echo "web: node and web builds in $((SECONDS - t0))s"
   local f stale=0
   for f in attnlite.mjs attnlite.wasm attnlite-figures.mjs attnlite-figures.wasm; do
     cmp -s "build/wasm-node/web/$f" "web/$f" || { echo "web/$f differs from a fresh build"; stale=1; }
@@ -214,13 +225,17 @@ stage_web() {
   mapfile -t node_tests < <(ls tests/web/*.test.mjs | grep -v 'browser\.test\.mjs$')
   mapfile -t browser_tests < <(ls tests/web/*browser.test.mjs)
   export ATTNLITE_REQUIRE_BROWSER=1 ATTNLITE_REQUIRE_KERNEL_TEST=1
+  t0=$SECONDS
   node --test --test-concurrency="$jobs" "${node_tests[@]}"
+  echo "web: node tests in $((SECONDS - t0))s"
+  t0=$SECONDS
   node --test --test-concurrency=1 "${browser_tests[@]}"
+  echo "web: Chromium tests in $((SECONDS - t0))s"
   unset ATTNLITE_REQUIRE_BROWSER ATTNLITE_REQUIRE_KERNEL_TEST
   # The node tests (not the browser ones, which load web/) against the sanitized node build:
   # an ASan or UBSan report ends the node process with status 1, so the file fails;
   # tests/web/misuse.test.mjs ends with LeakSanitizer's check. Two files at a time.
-  local t0=$SECONDS
+  t0=$SECONDS
   JOBS=$jobs bash wasm/build.sh node-asan
   echo "web: sanitized node build in $((SECONDS - t0))s"
   t0=$SECONDS

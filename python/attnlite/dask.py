@@ -426,8 +426,10 @@ def _connect(scheduler: str):
                 raise SystemExit(f"attnlite.dask: --scheduler local:N needs a number, got {scheduler!r}")
             if n < 1:
                 raise SystemExit("attnlite.dask: --scheduler local:N needs N >= 1")
+        # ":0": the scheduler's HTTP server on a free port (None would take 8787, which another
+        # local cluster may hold)
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+                                           dashboard_address=":0")
         return distributed.Client(cluster), cluster
     return distributed.Client(scheduler), None
 

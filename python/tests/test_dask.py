@@ -45,8 +45,10 @@ def run_cli(model, src: Path, *opts):
 
 @pytest.fixture(scope="module")
 def client():
+    # ":0": the scheduler's HTTP server on a free port (None would take 8787, which another
+    # local cluster may hold)
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
