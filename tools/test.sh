@@ -145,13 +145,18 @@ stage_asan() {
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLITE_WERROR=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DATTNLITE_SANITIZE=ON "${unity[@]}" >/dev/null
+  local t0=$SECONDS
   cmake --build build/asan -j"$jobs"
+  echo "asan: build in $((SECONDS - t0))s"
+  t0=$SECONDS
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # cli.corpus_model (each whole test split, five passes, BLEU against the recorded values:
   # seven minutes under the sanitizers) runs in the native stage. Here the sanitized CLI
   # evaluates every 8th test sentence, greedy with the four input styles and beam search, and
   # must give the native build's results to the last digit.
   run_ctest build/asan -E '^cli\.corpus_model$'
+  echo "asan: ctest in $((SECONDS - t0))s"
+  t0=$SECONDS
   native_cli
   # The four sampled evaluations, longest first, $jobs at a time (each is one thread).
   local runs=("transformer-fra-bpe|--beam 1 --styles" "transformer-fra|--beam 1 --styles"
@@ -178,6 +183,7 @@ stage_asan() {
   }
   local fail=0
   each_parallel asan_eval "${runs[@]}" || fail=1
+  echo "asan: sampled evaluations in $((SECONDS - t0))s"
   unset ASAN_OPTIONS UBSAN_OPTIONS
   return $fail
 }
@@ -250,7 +256,9 @@ stage_cuda() {
   fi
   cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
     -DATTNLITE_BENCH=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" "${unity[@]}" >/dev/null
+  local t0=$SECONDS
   cmake --build build/cuda -j"$jobs"
+  echo "cuda: build in $((SECONDS - t0))s"
   # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus)
   # run the same CPU code as in the native stage, which runs them; everything else runs here.
   run_ctest build/cuda -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)$'
