@@ -40,8 +40,8 @@
 #            copy of its seed corpus (grown by the long runs of tests/fuzz/deep.sh); any crash,
 #            leak, timeout or sanitizer report fails the stage (crashing inputs:
 #            build/fuzz/artifacts/)
-#   web      WASM builds (emcc; the node and web modules from one compile), npm ci, node tests of the module against the native CLI,
-#            the page in headless Chromium; checks that the committed web/ build is current;
+#   web      WASM builds (emcc; the node and web modules from one compile), npm ci, node
+#            tests of the module against the native CLI, the page in headless Chromium; checks that the committed web/ build is current;
 #            then the node tests again against the node build under ASan + UBSan
 #            (wasm/build.sh node-asan), where any sanitizer report fails the test that hit it
 # Usage: tools/test.sh [stage ...]   (default: all stages)
@@ -362,14 +362,15 @@ stage_arm() {
   each_parallel arm_task "${tasks[@]}" || st=1
   # every Catch2 case ran once: the shards' summaries add up to the listed cases
   for name in aarch64 armv7; do
-    local ran=0 n
+    local ran=0 n listed
+    listed=$(wc -l <"build/$name/cases.txt")
     for ((k = 0; k < arm_shards; k++)); do
       n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' \
         "build/$name/catch$k.log")
       ran=$((ran + ${n:-0}))
     done
-    if [ "$ran" != "$(wc -l <"build/$name/cases.txt")" ]; then
-      echo "arm: FAIL: $name's shards ran $ran Catch2 cases of $(wc -l <"build/$name/cases.txt")" >&2
+    if [ "$ran" != "$listed" ]; then
+      echo "arm: FAIL: $name's shards ran $ran Catch2 cases of $listed" >&2
       st=1
     else
       echo "arm: $name: all $ran Catch2 cases passed"

@@ -54,15 +54,15 @@ sizes() {  # sizes DIR: the two modules' sizes
 
 # web and node together: one build folder, build/wasm-node, that links both environments
 has() { local t; for t in "${targets[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
-both=0
-has web && has node && both=1
+both=0 node_env=node
+has web && has node && both=1 node_env="node;web"
 node_out=${NODE_OUT:-build/wasm-node}
 
 for t in "${targets[@]}"; do
   case $t in
     web)
       if [ $both = 1 ]; then
-        build "$node_out" all -DATTNLITE_WASM_ENVIRONMENT="node;web" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+        build "$node_out" all -DATTNLITE_WASM_ENVIRONMENT="$node_env" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
         from=$node_out/web
       else
         build build/wasm-web all -DATTNLITE_WASM_ENVIRONMENT=web -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
@@ -75,10 +75,9 @@ for t in "${targets[@]}"; do
       fi
       sizes "$out" ;;
     node | kernel-test)
-      target=all env=node
+      target=all
       [ "$t" = kernel-test ] && target=attnlite_kernel_parity
-      [ $both = 1 ] && env="node;web"
-      build "$node_out" $target -DATTNLITE_WASM_ENVIRONMENT="$env" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
+      build "$node_out" $target -DATTNLITE_WASM_ENVIRONMENT="$node_env" -DATTNLITE_WASM_EXCEPTIONS="${EXCEPTIONS:-wasm}"
       if [ "$t" = node ]; then sizes "$node_out"; else echo "wasm/build.sh: node $node_out/kernel_parity.mjs"; fi ;;
     node-asan)
       out=${ASAN_OUT:-build/wasm-node-asan}
