@@ -22,7 +22,12 @@ target_sources(attnlite PRIVATE ${ATTNLITE_CUDA_SOURCES})
 # A unity build (CMAKE_UNITY_BUILD, tools/test.sh) merges the C++ files only: each .cu file has
 # file-local helpers of the same names as the others'.
 set_source_files_properties(${ATTNLITE_CUDA_SOURCES} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-target_link_libraries(attnlite PUBLIC CUDA::cudart CUDA::cublas CUDA::cublasLt)
+# cuBLAS and cuBLASLt are not linked: src/cuda/cublas_library.cpp opens them when the GPU is
+# first asked for (a CPU run of a CUDA build never maps their ~600 MB), looking beside the CUDA
+# runtime and then in this toolkit's library folder when the system's search does not find them.
+target_link_libraries(attnlite PUBLIC CUDA::cudart ${CMAKE_DL_LIBS})
+set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/src/cuda/cublas_library.cpp APPEND PROPERTY
+  COMPILE_DEFINITIONS "ATTNLITE_CUDA_LIBRARY_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
 target_compile_definitions(attnlite PUBLIC ATTNLITE_HAVE_CUDA=1)
 
 # nvcc: the host compiler gets the project's warnings; with ATTNLITE_WERROR, every nvcc
@@ -33,7 +38,6 @@ if(ATTNLITE_WERROR)
   target_compile_options(attnlite PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
 endif()
 
-# The package config asks consumers' CMake for CUDAToolkit (CUDA::cudart, CUDA::cublas,
-# CUDA::cublasLt).
+# The package config asks consumers' CMake for CUDAToolkit (CUDA::cudart).
 set(ATTNLITE_PACKAGE_NEEDS_CUDA ON)
 message(STATUS "attnlite: CUDA backend on (architectures ${CMAKE_CUDA_ARCHITECTURES}, CUDA ${CUDAToolkit_VERSION})")

@@ -84,6 +84,35 @@ TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda
 
 #if ATTNLITE_HAVE_CUDA
 
+// cuBLAS is opened at run time, not linked: this needs the libraries, not a GPU.
+TEST_CASE("cuBLAS loads at run time with every function the backend calls", "[cuda]") {
+  const auto r = cuda::check::cublas_load();
+  INFO("error: " << r.error);
+  REQUIRE(r.loaded);
+  REQUIRE(r.error.empty());
+  // the libraries of the headers' major version, the files named for it
+  REQUIRE(r.header_major >= 11);
+  CHECK(r.blas_major == r.header_major);
+  CHECK(r.lt_version / 10000 == r.header_major);
+  CHECK_THAT(r.blas_path, Contains("libcublas.so." + std::to_string(r.header_major)));
+  CHECK_THAT(r.lt_path, Contains("libcublasLt.so." + std::to_string(r.header_major)));
+  // a second call is the same load
+  const auto again = cuda::check::cublas_load();
+  CHECK(again.blas_path == r.blas_path);
+
+  // A library that is not there: a clear error naming it, nothing else touched.
+  const auto no_blas = cuda::check::cublas_load("libcublas.so.999", "");
+  CHECK_FALSE(no_blas.loaded);
+  CHECK_THAT(no_blas.error, Contains("cannot load libcublas.so.999 ("));
+  const auto no_lt = cuda::check::cublas_load("", "libcublasLt.so.999");
+  CHECK_FALSE(no_lt.loaded);
+  CHECK_THAT(no_lt.error, Contains("cannot load libcublasLt.so.999 ("));
+  // A library without the functions (the CUDA runtime): the first one missing is named.
+  const auto wrong = cuda::check::cublas_load("", "libcudart.so." + std::to_string(r.header_major));
+  CHECK_FALSE(wrong.loaded);
+  CHECK_THAT(wrong.error, Contains("has no function cublasLtGetVersion"));
+}
+
 TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   if (!have_gpu("the kernel tests")) return;
   const auto& K = ops::scalar_kernels();

@@ -188,11 +188,20 @@ sweep() {
 }
 : > "$OUT/batch.jsonl"
 step batch_sweep 120 sweep
-# little work on the GPU: the CLI says that its start-up outweighs it (stderr, in the report)
+# little work on the GPU: the CLI says that its start-up outweighs it (stderr, in the report);
+# one sentence's whole process on each device, three times, is the start-up's price
 small() {
   "$CLI" translate --device cuda "i'm home ." 2> "$OUT/small_work.txt" &&
-    grep -q "note: the GPU's start-up took" "$OUT/small_work.txt"
+    grep -q "note: the GPU's start-up took" "$OUT/small_work.txt" || return 1
+  local dev a b
+  for dev in cpu cuda cpu cuda cpu cuda; do
+    a=$(now)
+    "$CLI" translate --device $dev "i'm home ." > /dev/null 2>&1 || return 1
+    b=$(now)
+    printf '{"device": "%s", "s": %s}\n' "$dev" "$(secs "$a" "$b")" >> "$OUT/one_sentence.jsonl"
+  done
 }
+: > "$OUT/one_sentence.jsonl"
 step small_work 60 small
 
 # the CLI's classify on the GPU: the test digits in batches of 8 (the last one short) give

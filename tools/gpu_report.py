@@ -169,6 +169,25 @@ def main():
                 f"{ratio(cpu_s, p['cuda_s'])} |")
         say("")
 
+    one = jsonl(os.path.join(d, "one_sentence.jsonl"))
+    if one:
+        say("## One sentence, the whole process (the GPU's start-up)")
+        say("")
+        say("`attnlite translate --device D \"i'm home .\"`, three runs on each device, alternated:")
+        say("")
+        say("| device | runs, s | fastest, s |")
+        say("|---|---|---:|")
+        for dev in ("cpu", "cuda"):
+            t = [r["s"] for r in one if r["device"] == dev]
+            if t:
+                say(f"| {dev} | {', '.join(f'{x:.3f}' for x in t)} | {min(t):.3f} |")
+        note = [l for l in (read(os.path.join(d, "small_work.txt")) or "").splitlines()
+                if "start-up took" in l]
+        if note:
+            say("")
+            say(f"The CLI's note on the GPU: `{note[0].strip()}`")
+        say("")
+
     cls = read(os.path.join(d, "classify.json"))
     if cls:
         c = json.loads(cls)

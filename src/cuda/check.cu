@@ -8,6 +8,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/operands.h"
+#include "cuda/cublas_library.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"
 #include "ops/scratch.h"
@@ -152,6 +153,30 @@ void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int 
   di.to_host(ids);
   dp.to_host(probs);
   if (logp) dlp.to_host(logp);
+}
+
+CublasLoad cublas_load(const std::string& blas_name, const std::string& lt_name) {
+  CublasLoad r;
+  r.header_major = CUBLAS_VER_MAJOR;
+  Cublas t;
+  const bool named = !blas_name.empty() || !lt_name.empty();
+  if (named) {
+    r.loaded = load_cublas(&t, blas_name.empty() ? cublas_soname() : blas_name,
+                           lt_name.empty() ? cublaslt_soname() : lt_name, &r.error);
+  } else {
+    try {
+      t = cublas();
+      r.loaded = true;
+    } catch (const Error& e) {
+      r.error = e.what();
+    }
+  }
+  if (!r.loaded) return r;
+  r.blas_path = t.blas_path;
+  r.lt_path = t.lt_path;
+  if (t.GetProperty(MAJOR_VERSION, &r.blas_major) != CUBLAS_STATUS_SUCCESS) r.blas_major = -1;
+  r.lt_version = (long)t.LtGetVersion();
+  return r;
 }
 
 }  // namespace attnlite::cuda::check

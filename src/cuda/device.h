@@ -51,6 +51,17 @@ void attend(float* ctx, float* attn, const float* q, const float* k, const float
             int Tq, int Tk, int H, int NH, const int* valid);
 // ids (R), probs (R), logp (R, or nullptr) from logits (R, V).  CPU: ops::cpu().argmax_rows
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V);
+// cuBLAS as the backend loads it (cuda/cublas_library.h): with no names, the process's own
+// load (waiting for it); with a name, a fresh load of that library (empty: the usual one).
+struct CublasLoad {
+  bool loaded = false;
+  std::string error;               // why not, when !loaded
+  std::string blas_path, lt_path;  // the files the functions came from
+  int blas_major = 0;              // cublasGetProperty(MAJOR_VERSION)
+  long lt_version = 0;             // cublasLtGetVersion()
+  int header_major = 0;            // CUBLAS_VER_MAJOR of the headers built against
+};
+CublasLoad cublas_load(const std::string& blas_name = "", const std::string& lt_name = "");
 }  // namespace check
 
 }  // namespace attnlite::cuda

@@ -11,6 +11,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/operands.h"
+#include "cuda/cublas_library.h"
 #include "cuda/kernels.cuh"
 
 namespace attnlite::cuda {
@@ -518,9 +519,9 @@ static cublasStatus_t sgemm_bias(Blas& blas, const LtCall& c, cudaStream_t strea
     float* y = c.y + i * c.sy;
     const float* b = c.b ? c.b + i * c.sb : nullptr;
     const cublasStatus_t st =
-        cublasGemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, c.N, c.M, c.K, &one, c.W + i * c.sw,
-                     CUDA_R_32F, c.K, c.x, CUDA_R_32F, c.ldx, &zero, y, CUDA_R_32F, c.ldy,
-                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        blas.api->GemmEx(blas.h, CUBLAS_OP_T, CUBLAS_OP_N, c.N, c.M, c.K, &one, c.W + i * c.sw,
+                         CUDA_R_32F, c.K, c.x, CUDA_R_32F, c.ldx, &zero, y, CUDA_R_32F, c.ldy,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS) return st;
     if (b || c.act) bias_act(y, c.ldy, b, c.M, c.N, c.act, stream);
   }
@@ -547,10 +548,12 @@ struct LtPlan {
   bool lt = false;     // run through cuBLASLt with algo; false: sgemm_bias
   bool final = false;  // chosen for good (false: chosen during a stream capture, timed later)
   void release() {
-    if (d) cublasLtMatrixLayoutDestroy(d);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (!op && !a && !b && !d) return;
+    const Cublas& api = cublas();  // loaded already: the descriptors came from it
+    if (d) api.LtMatrixLayoutDestroy(d);
+    if (b) api.LtMatrixLayoutDestroy(b);
+    if (a) api.LtMatrixLayoutDestroy(a);
+    if (op) api.LtMatmulDescDestroy(op);
     op = nullptr;
     a = b = d = nullptr;
   }
@@ -565,18 +568,18 @@ struct LtPlans {
   }
 };
 
-Blas::Blas(BlasMode m, cudaStream_t stream) {
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
-  cublasSetStream(h, stream);
+Blas::Blas(BlasMode m, cudaStream_t stream) : api(&cublas()) {
+  if (api->Create(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS: cannot create a handle");
+  api->SetStream(h, stream);
   if (m == BlasMode::Sgemm) return;
-  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+  if (api->LtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
     lt = nullptr;
     return;
   }
   if (cudaMalloc(&work, kWorkBytes) != cudaSuccess) {  // without it: SGEMM and bias_act
     (void)cudaGetLastError();
     work = nullptr;
-    cublasLtDestroy(lt);
+    api->LtDestroy(lt);
     lt = nullptr;
     return;
   }
@@ -587,20 +590,21 @@ Blas::Blas(BlasMode m, cudaStream_t stream) {
 Blas::~Blas() {
   plans.reset();
   if (work) cudaFree(work);
-  if (lt) cublasLtDestroy(lt);
-  if (h) cublasDestroy(h);
+  if (lt) api->LtDestroy(lt);
+  if (h) api->Destroy(h);
 }
 
 static cublasStatus_t run_plan(Blas& blas, const LtPlan& p, const cublasLtMatmulAlgo_t& algo,
                                const LtCall& c, cudaStream_t stream) {
   if (c.b) {
     const cublasStatus_t st =
-        cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.b, sizeof(c.b));
+        blas.api->LtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c.b,
+                                           sizeof(c.b));
     if (st != CUBLAS_STATUS_SUCCESS) return st;
   }
   const float one = 1.f, zero = 0.f;
-  return cublasLtMatmul(blas.lt, p.op, &one, c.W, p.a, c.x, p.b, &zero, c.y, p.d, c.y, p.d, &algo,
-                        blas.work, Blas::kWorkBytes, stream);
+  return blas.api->LtMatmul(blas.lt, p.op, &one, c.W, p.a, c.x, p.b, &zero, c.y, p.d, c.y, p.d,
+                            &algo, blas.work, Blas::kWorkBytes, stream);
 }
 
 // Microseconds of `reps` runs of f on the stream after one unmeasured run, or a huge value
@@ -623,28 +627,28 @@ static float time_runs(F&& f, int reps, cudaStream_t stream) {
 }
 
 // The descriptors of p's key. false: cuBLASLt refused one.
-static bool describe(LtPlan& p) {
+static bool describe(const Cublas& api, LtPlan& p) {
   const LtPlan::Key& key = p.key;
   // Row-major y (M, N) is column-major yᵀ (N, M) = W · xᵀ: A = W read as the column-major
   // (K, N) matrix Wᵀ, op(A) = T; B = xᵀ (K, M); D = yᵀ (N, M). The bias runs along D's N rows.
   const cublasOperation_t T = CUBLAS_OP_T;
   const auto epi = (cublasLtEpilogue_t)key.epilogue;
-  bool good = cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof(T)) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.K, key.N, key.K) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.K, key.M, key.ldx) == CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatrixLayoutCreate(&p.d, CUDA_R_32F, key.N, key.M, key.ldy) == CUBLAS_STATUS_SUCCESS;
+  bool good = api.LtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              api.LtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof(T)) == CUBLAS_STATUS_SUCCESS &&
+              api.LtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)) == CUBLAS_STATUS_SUCCESS &&
+              api.LtMatrixLayoutCreate(&p.a, CUDA_R_32F, key.K, key.N, key.K) == CUBLAS_STATUS_SUCCESS &&
+              api.LtMatrixLayoutCreate(&p.b, CUDA_R_32F, key.K, key.M, key.ldx) == CUBLAS_STATUS_SUCCESS &&
+              api.LtMatrixLayoutCreate(&p.d, CUDA_R_32F, key.N, key.M, key.ldy) == CUBLAS_STATUS_SUCCESS;
   if (good && key.batch > 1) {
     const int32_t n = key.batch;
     const int64_t sw = key.sw, sx = 0, sy = key.sy, sb = key.sb;  // x: the same for every layer
-    good = cublasLtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sw, sizeof(sw)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
-           cublasLtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
-           (!key.bias() || cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
+    good = api.LtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           api.LtMatrixLayoutSetAttribute(p.a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sw, sizeof(sw)) == CUBLAS_STATUS_SUCCESS &&
+           api.LtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           api.LtMatrixLayoutSetAttribute(p.b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx, sizeof(sx)) == CUBLAS_STATUS_SUCCESS &&
+           api.LtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof(n)) == CUBLAS_STATUS_SUCCESS &&
+           api.LtMatrixLayoutSetAttribute(p.d, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy, sizeof(sy)) == CUBLAS_STATUS_SUCCESS &&
+           (!key.bias() || api.LtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &sb, sizeof(sb)) == CUBLAS_STATUS_SUCCESS);
   }
   return good;
 }
@@ -657,14 +661,14 @@ static int candidates(Blas& blas, const LtPlan& p, cublasLtMatmulHeuristicResult
   const uint32_t aw = key.align_w, ax = key.align_x, ay = key.align_y;
   int found = 0;
   const bool good =
-      cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw)) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof(ax)) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
-      cublasLtMatmulAlgoGetHeuristic(blas.lt, p.op, p.a, p.b, p.d, p.d, pref, max, r, &found) == CUBLAS_STATUS_SUCCESS;
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+      blas.api->LtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw)) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ax, sizeof(ax)) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ay, sizeof(ay)) == CUBLAS_STATUS_SUCCESS &&
+      blas.api->LtMatmulAlgoGetHeuristic(blas.lt, p.op, p.a, p.b, p.d, p.d, pref, max, r, &found) == CUBLAS_STATUS_SUCCESS;
+  if (pref) blas.api->LtMatmulPreferenceDestroy(pref);
   int n = 0;
   for (int i = 0; good && i < found; ++i)
     if (r[i].state == CUBLAS_STATUS_SUCCESS && r[i].workspaceSize <= Blas::kWorkBytes) r[n++] = r[i];
@@ -702,7 +706,7 @@ static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c
     }
     *p = LtPlan{};
     p->key = key;
-    if (!describe(*p)) {
+    if (!describe(*blas.api, *p)) {
       p->final = true;  // never through cuBLASLt
       return nullptr;
     }

@@ -51,15 +51,18 @@ constexpr int kLtMinRows = 65;
 // met, kBlasPlans at most (the oldest replaced past that). Made on the thread's first
 // product; never shared between threads.
 struct LtPlans;
+struct Cublas;
 struct Blas {
   static constexpr size_t kWorkBytes = 8u << 20;  // cuBLASLt's workspace (split-K partial sums)
   static constexpr size_t kBlasPlans = 256;
   BlasMode mode = BlasMode::Sgemm;  // Sgemm too when cuBLASLt could not start
+  const Cublas* api = nullptr;      // the loaded libraries (cublas_library.h)
   cublasHandle_t h = nullptr;
   cublasLtHandle_t lt = nullptr;
   void* work = nullptr;
   std::unique_ptr<LtPlans> plans;
-  // Throws attnlite::Error when cuBLAS cannot start; a cuBLASLt that cannot is left out.
+  // Throws attnlite::Error when cuBLAS cannot be loaded or cannot start; a cuBLASLt that
+  // cannot start is left out.
   Blas(BlasMode mode, cudaStream_t stream);
   ~Blas();
   Blas(const Blas&) = delete;

@@ -16,6 +16,7 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/device.h"
 #include "attnlite/weights.h"
+#include "cuda/cublas_library.h"
 #include "cuda/device.h"
 #include "cuda/kernels.cuh"
 #include "ops/scratch.h"
@@ -460,6 +461,8 @@ const Ops& cuda() {
   std::string why;
   if (!cuda::available(&why))
     throw Error("CUDA was requested but no CUDA device is available (" + why + ")");
+  // cuBLAS loads on its own thread while the caller creates the context and uploads weights.
+  cuda::prefetch_cublas();
   static const cuda::CudaOps ops;
   return ops;
 }

@@ -14,6 +14,11 @@ book="$bin translate --model transformer-d2l"
 
 cpu=$($book --device cpu "i'm home ." "go .")
 check "--device cpu" "je suis chez moi ." "$(printf '%s\n' "$cpu" | sed -n 1p)"
+# A CPU run never loads cuBLAS, in a CUDA build too (the CUDA backend opens it when the GPU is
+# first asked for): the dynamic loader's own list of the files it opened.
+LD_DEBUG=files $book --device cpu "go ." 2>"$tmp/files" >/dev/null
+check "the loader's list of files is there" "1" "$(grep -c -m1 "file=libc\." "$tmp/files")"
+check "--device cpu loads no cuBLAS" "0" "$(grep -c "file=libcublas" "$tmp/files")"
 $book --device gpu "go ." 2>"$tmp/err" >/dev/null; st=$?
 check "--device gpu is a usage error" "2" "$st"
 check "--device gpu message" "1" "$(grep -c -- "--device must be cpu or cuda" "$tmp/err")"
