@@ -20,6 +20,18 @@ for beam in 1 3; do
   check "beam $beam: 300 lines" 300 "$(wc -l < "$tmp/b32")"
   check "beam $beam: --batch 32 translates as one line at a time" "" "$(diff "$tmp/one" "$tmp/b32" | head -3)"
 done
+# More lines than one window (--batch 2 sorts 32 lines at a time by source length): the same
+# lines, in input order
+head -100 "$tmp/src" > "$tmp/hundred"
+check "--batch 2 on 100 lines (four windows)" "$("$bin" translate < "$tmp/hundred")" \
+  "$("$bin" translate --batch 2 < "$tmp/hundred")"
+# warnings (characters the model has never seen) come before their own line, in input order
+printf 'go .\nthe ☃ is cold .\ni lost my keys yesterday .\nhi ☂ .\nhe is calm .\n' > "$tmp/warn"
+"$bin" translate < "$tmp/warn" > "$tmp/w1" 2>&1
+"$bin" translate --batch 4 < "$tmp/warn" > "$tmp/w4" 2>&1
+check "--batch 4: warnings and lines interleaved as one line at a time" "$(cat "$tmp/w1")" "$(cat "$tmp/w4")"
+check "--batch 4: two warnings, sentences 2 and 4" "2 4" \
+  "$(sed -n 's/.*warning: sentence \([0-9]*\):.*/\1/p' "$tmp/w4" | tr '\n' ' ' | sed 's/ $//')"
 # 7 lines in batches of 3: the last batch is short
 head -7 "$tmp/src" > "$tmp/seven"
 check "--batch 3 on 7 lines" "$("$bin" translate < "$tmp/seven")" "$("$bin" translate --batch 3 < "$tmp/seven")"

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -44,9 +45,10 @@ const char* kTranslateHelp =
     "  --device cpu|cuda  where the model runs (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
     "  --batch N          decode up to N lines together (1..256; default 1 on the CPU,\n"
-    "                     256 on cuda, 1024 / beam past --beam 4), printed in input\n"
-    "                     order; scores and weights may differ from one line at a time\n"
-    "                     in their last float bits\n"
+    "                     256 on cuda, 1024 / beam past --beam 4), lines of like\n"
+    "                     lengths together (16 x N lines are read, then decoded shortest\n"
+    "                     first), printed in input order; scores and weights may differ\n"
+    "                     from one line at a time in their last float bits\n"
     "  --kernels K        CPU kernels: simd (the default where the CPU has them) or scalar,\n"
     "                     the reference (to compare with other builds, e.g. WebAssembly)\n"
     "  --verbose          print 'english => french, bleu x' like the book\n"
@@ -60,6 +62,28 @@ const char* kTranslateHelp =
     "status is 1 if any sentence failed, 2 on bad usage.\n";
 
 using json = nlohmann::json;
+
+// printf into a string: a sentence's output waits there until the lines before it are printed.
+#if defined(__GNUC__)
+void appendf(std::string* s, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
+void appendf(std::string* s, const char* fmt, ...) {
+  char buf[512];
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n >= (int)sizeof buf) {
+    const size_t at = s->size();
+    s->resize(at + (size_t)n + 1);
+    std::vsnprintf(&(*s)[at], (size_t)n + 1, fmt, ap2);
+    s->resize(at + (size_t)n);
+  } else if (n > 0) {
+    s->append(buf, (size_t)n);
+  }
+  va_end(ap2);
+}
 
 json attention_json(const Translation& r, bool weights) {
   json a;
@@ -154,24 +178,26 @@ int cmd_translate(int argc, char** argv) {
   opts.attention = as_json;  // weights are only read for --json
 
   int failures = 0;
-  // Prints sentence `index`'s result: row i of the Translator's last call.
-  auto emit = [&](int i, const std::string& src, const std::string* ref, size_t index) {
+  // What sentence `index` prints: its result (row i of the Translator's last call) into *out,
+  // its warnings into *err.
+  auto emit = [&](int i, const std::string& src, const std::string* ref, size_t index,
+                  std::string* out, std::string* err) {
     const Translation& r = tr.result(i);
     std::vector<std::string> unknown;
     if (!model->bpe())
       for (const auto& w : model->source_tokens(src))
         if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
     if (model->bpe() && r.num_unknown)
-      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
+      appendf(err, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
                    index + 1, r.num_unknown);
     if (!unknown.empty()) {
       std::string list;
       for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
-      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
+      appendf(err, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
                    index + 1, list.c_str());
     }
     if (r.truncated)
-      std::fprintf(stderr, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
+      appendf(err, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
                    index + 1, r.S - 1);
     const std::string text(r.text);
     // the book's bleu on the book's tokens (a sub-word model's text is cased and detokenized)
@@ -207,18 +233,18 @@ int cmd_translate(int argc, char** argv) {
         j["reference"] = *ref;
         j["bleu"] = b;
       }
-      std::cout << j.dump() << "\n";
+      *out += j.dump() + "\n";
     } else if (verbose) {
-      std::printf("%s => %s", src.c_str(), text.c_str());
-      if (ref) std::printf(", bleu %.3f", b);
-      std::printf("\n");
+      appendf(out, "%s => %s", src.c_str(), text.c_str());
+      if (ref) appendf(out, ", bleu %.3f", b);
+      appendf(out, "\n");
       if (opts.beam_size > 1) {
         int k = 0;
         for (const Hypothesis& h : tr.nbest(i)) {
-          std::printf("  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k, std::string(h.text).c_str(),
-                      h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
-          if (ref) std::printf(", bleu %.3f", bleu(std::string(h.text), *ref, 2));
-          std::printf(")\n");
+          appendf(out, "  %d. %s  (score %.4f, logp %.4f, length %d%s", ++k,
+                  std::string(h.text).c_str(), h.score, h.logp, h.length, h.eos ? "" : ", no <eos>");
+          if (ref) appendf(out, ", bleu %.3f", bleu(std::string(h.text), *ref, 2));
+          appendf(out, ")\n");
         }
       }
     } else {
@@ -226,66 +252,90 @@ int cmd_translate(int argc, char** argv) {
         std::string t;
         for (int k = 0; k < r.num_tokens; ++k)
           t += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
-        std::printf("%s", t.c_str());
+        appendf(out, "%s", t.c_str());
       } else {
-        std::printf("%s", text.c_str());
+        appendf(out, "%s", text.c_str());
       }
-      if (ref) std::printf("\t%.3f", b);
-      std::printf("\n");
+      if (ref) appendf(out, "\t%.3f", b);
+      appendf(out, "\n");
     }
   };
-  auto fail = [&](size_t index, const char* what) {
+  auto fail = [&](size_t index, const char* what, std::string* out, std::string* err) {
     ++failures;
-    std::fprintf(stderr, "attnlite translate: error: sentence %zu: %s\n", index + 1, what);
-    if (sentences.empty() && !as_json) std::printf("\n");  // keep stdin lines aligned
+    appendf(err, "attnlite translate: error: sentence %zu: %s\n", index + 1, what);
+    if (sentences.empty() && !as_json) *out += "\n";  // keep stdin lines aligned
   };
-  auto one = [&](const std::string& src, const std::string* ref, size_t index) {
-    try {
-      tr.translate(src, opts);
-      emit(0, src, ref, index);
-    } catch (const Error& e) {
-      fail(index, e.what());
-    }
-    std::fflush(stdout);
-  };
-  // Up to `batch` sentences decoded together, printed in order. A batch with a sentence the
-  // Translator refuses (empty, too long...) is translated one by one, so that only that
-  // sentence fails and the others are printed as without --batch.
+  // Sentences wait in a window of `batch` x kWindowBatches, are decoded `batch` at a time in
+  // the order of their source lengths (a batch decodes until its longest translation ends, so
+  // sentences of like lengths waste fewer steps: the default model's test split, 1,896 lines,
+  // took 6.5-7.4 s instead of 8.7-8.8 s at --batch 256 on the CPU, 163 decoder steps instead
+  // of 195 in its eight batches), and are printed in input order, each sentence's warnings
+  // and errors on stderr just before its line. A batch with a sentence the Translator refuses
+  // (empty, too long...) is translated one by one, so that only that sentence fails and the
+  // others are printed as without --batch. At --batch 1 each line is printed once translated.
+  constexpr int kWindowBatches = 16;
+  const size_t window = batch == 1 ? 1 : (size_t)batch * kWindowBatches;
   struct Item {
     std::string src;
     std::string ref;
     bool has_ref;
     size_t index;
+    size_t length = 0;  // source tokens: the decoding order
+    std::string out, err;
   };
   std::vector<Item> pending;
+  std::vector<size_t> order;
+  std::vector<std::string_view> views;
+  auto one = [&](Item& it) {
+    try {
+      tr.translate(it.src, opts);
+      emit(0, it.src, it.has_ref ? &it.ref : nullptr, it.index, &it.out, &it.err);
+    } catch (const Error& e) {
+      fail(it.index, e.what(), &it.out, &it.err);
+    }
+  };
   auto flush = [&]() {
     if (pending.empty()) return;
-    std::vector<std::string_view> views;
-    for (const Item& it : pending) views.emplace_back(it.src);
-    bool together = pending.size() > 1;
-    if (together) {
-      try {
-        tr.translate_batch(views.data(), (int)views.size(), opts);
-      } catch (const Error&) {
-        together = false;
-      }
+    order.resize(pending.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    if (pending.size() > 1) {
+      for (Item& it : pending) it.length = model->source_tokens(it.src).size();
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return pending[a].length < pending[b].length; });
     }
-    for (size_t k = 0; k < pending.size(); ++k) {
-      const Item& it = pending[k];
+    for (size_t k0 = 0; k0 < order.size(); k0 += (size_t)batch) {
+      const size_t n = std::min((size_t)batch, order.size() - k0);
+      views.clear();
+      for (size_t k = k0; k < k0 + n; ++k) views.emplace_back(pending[order[k]].src);
+      bool together = n > 1;
       if (together) {
-        emit((int)k, it.src, it.has_ref ? &it.ref : nullptr, it.index);
-        std::fflush(stdout);
-      } else {
-        one(it.src, it.has_ref ? &it.ref : nullptr, it.index);
+        try {
+          tr.translate_batch(views.data(), (int)n, opts);
+        } catch (const Error&) {
+          together = false;
+        }
+      }
+      for (size_t k = k0; k < k0 + n; ++k) {
+        Item& it = pending[order[k]];
+        if (together)
+          emit((int)(k - k0), it.src, it.has_ref ? &it.ref : nullptr, it.index, &it.out, &it.err);
+        else
+          one(it);
       }
     }
+    for (const Item& it : pending) {
+      std::fflush(stdout);
+      std::fputs(it.err.c_str(), stderr);
+      std::fputs(it.out.c_str(), stdout);
+    }
+    std::fflush(stdout);
     pending.clear();
   };
   size_t count = 0;
   auto add = [&](std::string src, const std::string* ref, size_t index) {
     ++count;
-    pending.push_back({std::move(src), ref ? *ref : std::string(), ref != nullptr, index});
-    if ((int)pending.size() >= batch) flush();
+    pending.push_back({std::move(src), ref ? *ref : std::string(), ref != nullptr, index, 0, {}, {}});
+    if (pending.size() >= window) flush();
   };
 
   if (!sentences.empty()) {
@@ -302,6 +352,7 @@ int cmd_translate(int argc, char** argv) {
           ++failures;
           std::fprintf(stderr, "attnlite translate: error: line %zu has no tab\n", i + 1);
           std::printf("\n");
+          std::fflush(stdout);
           ++i;
           continue;
         }
