@@ -49,7 +49,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 from ._capi import Error
 from .model import Model, resolve_model
-from .translator import Translator
+from .translator import Translator, source_length
 
 __all__ = ["ModelPlugin", "TranslateFileResult", "translate_file", "worker_loads", "main"]
 
@@ -150,7 +150,7 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
                      opts: dict) -> Tuple[bytes, List[Tuple[int, str]]]:
     """Translates one partition: the output bytes (a line per input line) and the errors.
 
-    Batches of ``max_batch`` sentences; a batch the library refuses (one sentence of it is
+    Batches of ``max_batch`` sentences of like lengths; a batch the library refuses (one sentence of it is
     empty, too long, invalid UTF-8...) is translated again one sentence at a time, so that
     every other sentence gets its translation and the bad one its own message, as the CLI
     prints it."""
@@ -168,6 +168,10 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
                 # Invalid UTF-8 comes through as lone surrogates, which the package passes on
                 # as invalid UTF-8 for the library to refuse with the CLI's message.
                 todo.append((i, raw.decode("utf-8", errors="surrogateescape")))
+        # Sentences of like lengths decode together (a batch runs until its longest
+        # translation ends), as the command line orders its batches; each keeps its index.
+        if tr.max_batch > 1:
+            todo.sort(key=lambda item: source_length(tr.model, item[1]))
         for start in range(0, len(todo), tr.max_batch):
             chunk = todo[start:start + tr.max_batch]
             try:

@@ -111,6 +111,19 @@ def test_translation_errors_from_the_library(d2l):
     assert tr.translate("go .").text == "va !"
     with pytest.raises(attnlite.Error):
         d2l.tokenize("\udcff")
+    # chunks go by source length: "" (sentence 1) and "go ." (3) make the first chunk of two
+    two = attnlite.Translator(d2l, max_batch=2)
+    with pytest.raises(attnlite.Error, match=r"^sentences 1, 3: empty sentence$"):
+        two.translate(["", "i lost my keys yesterday .", "go ."])
+    three = ["i lost my keys yesterday .", "go .", "i lost ."]
+    assert [t.text for t in two.translate(three)] == [tr.translate(s).text for s in three]
+
+
+def test_chunk_numbers():
+    from attnlite.translator import _numbers
+    assert _numbers([4, 2, 3]) == "3..5"
+    assert _numbers([0, 2]) == "1, 3"
+    assert _numbers(list(range(0, 40, 2))) == "1, 3, 5, 7, 9, 11, 13, 15 and 12 more"
 
 
 def test_bad_limits(d2l):
