@@ -62,6 +62,14 @@ check "refused lines: the same errors" "$(cat "$tmp/e1")" "$(cat "$tmp/e8")"
 check "refused lines: 5 output lines, 2 empty" "5 2" "$(wc -l < "$tmp/o8") $(grep -c '^$' "$tmp/o8")"
 check "refused lines: errors name sentences 2 and 4" "2 4" \
   "$(sed -n 's/.*error: sentence \([0-9]*\):.*/\1/p' "$tmp/e8" | tr '\n' ' ' | sed 's/ $//')"
+# a line of invalid UTF-8 among others: it fails alone, as one line at a time
+printf 'go .\n\377\376 bad .\ni lost .\nhe is calm .\n' > "$tmp/utf8"
+"$bin" translate < "$tmp/utf8" > "$tmp/u1" 2>&1; s1=$?
+"$bin" translate --batch 4 < "$tmp/utf8" > "$tmp/u4" 2>&1; s4=$?
+check "invalid UTF-8 in a batch: exit status 1" "1 1" "$s1 $s4"
+check "invalid UTF-8 in a batch: output and errors as one line at a time" "$(cat "$tmp/u1")" "$(cat "$tmp/u4")"
+check "invalid UTF-8 in a batch: 4 lines out, sentence 2 named" "4 1" \
+  "$(grep -vc 'error:' "$tmp/u4") $(grep -c 'error: sentence 2: input is not valid UTF-8' "$tmp/u4")"
 # --tsv: a line without a tab between batches keeps its place
 printf 'go .\tva !\nno tab here\ni lost .\tj'"'"'ai perdu .\n' > "$tmp/tsv"
 check "--tsv --batch 2 with a bad line" "$("$bin" translate --tsv < "$tmp/tsv" 2>/dev/null)" \

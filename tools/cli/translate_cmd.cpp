@@ -299,7 +299,13 @@ int cmd_translate(int argc, char** argv) {
     order.resize(pending.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     if (pending.size() > 1) {
-      for (Item& it : pending) it.length = model->source_tokens(it.src).size();
+      for (Item& it : pending) {
+        try {
+          it.length = model->source_tokens(it.src).size();
+        } catch (const Error&) {  // invalid UTF-8: its batch fails, then it fails alone
+          it.length = 0;
+        }
+      }
       std::stable_sort(order.begin(), order.end(),
                        [&](size_t a, size_t b) { return pending[a].length < pending[b].length; });
     }
