@@ -547,9 +547,7 @@ struct LtPlan {
   cublasLtMatmulAlgo_t algo{};
   bool lt = false;     // run through cuBLASLt with algo; false: sgemm_bias
   bool final = false;  // chosen for good (false: chosen during a stream capture, timed later)
-  void release() {
-    if (!op && !a && !b && !d) return;
-    const Cublas& api = cublas();  // loaded already: the descriptors came from it
+  void release(const Cublas& api) {
     if (d) api.LtMatrixLayoutDestroy(d);
     if (b) api.LtMatrixLayoutDestroy(b);
     if (a) api.LtMatrixLayoutDestroy(a);
@@ -562,9 +560,10 @@ struct LtPlan {
 struct LtPlans {
   std::vector<LtPlan> v;
   size_t next = 0;  // the slot replaced next once v is full (the oldest)
-  LtPlans() { v.reserve(Blas::kBlasPlans); }
+  const Cublas& api;  // the library the descriptors came from
+  explicit LtPlans(const Cublas& lib) : api(lib) { v.reserve(Blas::kBlasPlans); }
   ~LtPlans() {
-    for (auto& p : v) p.release();
+    for (auto& p : v) p.release(api);
   }
 };
 
@@ -583,7 +582,7 @@ Blas::Blas(BlasMode m, cudaStream_t stream) : api(&cublas()) {
     lt = nullptr;
     return;
   }
-  plans = std::make_unique<LtPlans>();
+  plans = std::make_unique<LtPlans>(*api);
   mode = m;
 }
 
@@ -702,7 +701,7 @@ static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c
     } else {
       p = &P.v[P.next];
       P.next = (P.next + 1) % P.v.size();
-      p->release();
+      p->release(P.api);
     }
     *p = LtPlan{};
     p->key = key;
