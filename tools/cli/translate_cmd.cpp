@@ -178,10 +178,22 @@ int cmd_translate(int argc, char** argv) {
   opts.attention = as_json;  // weights are only read for --json
 
   int failures = 0;
-  // What sentence `index` prints: its result (row i of the Translator's last call) into *out,
-  // its warnings into *err.
-  auto emit = [&](int i, const std::string& src, const std::string* ref, size_t index,
-                  std::string* out, std::string* err) {
+  // A sentence (the `index`-th of the input), and what it prints once translated: its result
+  // or its error (`out`, for stdout), its warnings and errors (`err`, for stderr).
+  struct Item {
+    std::string src;
+    std::string ref;
+    bool has_ref;
+    size_t index;
+    size_t length = 0;  // source tokens: the decoding order
+    std::string out, err;
+  };
+  // Sentence `it`'s result: row i of the Translator's last call.
+  auto emit = [&](int i, Item& it) {
+    const std::string& src = it.src;
+    const std::string* ref = it.has_ref ? &it.ref : nullptr;
+    const size_t index = it.index;
+    std::string *out = &it.out, *err = &it.err;
     const Translation& r = tr.result(i);
     std::vector<std::string> unknown;
     if (!model->bpe())
@@ -260,10 +272,10 @@ int cmd_translate(int argc, char** argv) {
       appendf(out, "\n");
     }
   };
-  auto fail = [&](size_t index, const char* what, std::string* out, std::string* err) {
+  auto fail = [&](Item& it, const char* what) {
     ++failures;
-    appendf(err, "attnlite translate: error: sentence %zu: %s\n", index + 1, what);
-    if (sentences.empty() && !as_json) *out += "\n";  // keep stdin lines aligned
+    appendf(&it.err, "attnlite translate: error: sentence %zu: %s\n", it.index + 1, what);
+    if (sentences.empty() && !as_json) it.out += "\n";  // keep stdin lines aligned
   };
   // Sentences wait in a window of `batch` x kWindowBatches, are decoded `batch` at a time in
   // the order of their source lengths (a batch decodes until its longest translation ends, so
@@ -275,23 +287,15 @@ int cmd_translate(int argc, char** argv) {
   // others are printed as without --batch. At --batch 1 each line is printed once translated.
   constexpr int kWindowBatches = 16;
   const size_t window = batch == 1 ? 1 : (size_t)batch * kWindowBatches;
-  struct Item {
-    std::string src;
-    std::string ref;
-    bool has_ref;
-    size_t index;
-    size_t length = 0;  // source tokens: the decoding order
-    std::string out, err;
-  };
   std::vector<Item> pending;
   std::vector<size_t> order;
   std::vector<std::string_view> views;
   auto one = [&](Item& it) {
     try {
       tr.translate(it.src, opts);
-      emit(0, it.src, it.has_ref ? &it.ref : nullptr, it.index, &it.out, &it.err);
+      emit(0, it);
     } catch (const Error& e) {
-      fail(it.index, e.what(), &it.out, &it.err);
+      fail(it, e.what());
     }
   };
   auto flush = [&]() {
@@ -324,7 +328,7 @@ int cmd_translate(int argc, char** argv) {
       for (size_t k = k0; k < k0 + n; ++k) {
         Item& it = pending[order[k]];
         if (together)
-          emit((int)(k - k0), it.src, it.has_ref ? &it.ref : nullptr, it.index, &it.out, &it.err);
+          emit((int)(k - k0), it);
         else
           one(it);
       }
