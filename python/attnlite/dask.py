@@ -150,10 +150,10 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
                      opts: dict) -> Tuple[bytes, List[Tuple[int, str]]]:
     """Translates one partition: the output bytes (a line per input line) and the errors.
 
-    Batches of ``max_batch`` sentences of like lengths; a batch the library refuses (one sentence of it is
-    empty, too long, invalid UTF-8...) is translated again one sentence at a time, so that
-    every other sentence gets its translation and the bad one its own message, as the CLI
-    prints it."""
+    Batches of ``max_batch`` sentences of like lengths; a batch the library refuses (one
+    sentence of it is empty, too long, invalid UTF-8...) is translated again one sentence at
+    a time, so that every other sentence gets its translation and the bad one its own
+    message, as the CLI prints it."""
     key, tr = plugin.acquire(opts["max_batch"], opts["beam"], opts["max_steps"])
     kw = dict(beam=opts["beam"], alpha=opts["alpha"], max_steps=opts["max_steps"],
               d2l_compat=opts["d2l_compat"])
