@@ -1,13 +1,20 @@
 // Translation parity with PyTorch's predict_seq2seq on the shipped models: the book's four
 // sentences and 50 from the corpus, identical tokens and attention weights within 1e-5 + E
 // of the exact values (below; fixtures from tools/make_translation_fixtures.py).
+#include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "attnlite/model.h"
+#include "attnlite/safetensors.h"
 #include "attnlite/translate.h"
-#include "fixture.h"
+#include "families/family.h"
 #include "families/transformer/transformer.h"  // the bound weights
+#include "fixture.h"
 #include "model/model_impl.h"
+#include "search/search.h"
+#include "st_writer.h"
 
 using namespace attnlite;
 using attnlite::test::Fixture;
@@ -207,4 +214,223 @@ TEST_CASE("source handling follows predict_seq2seq", "[translate]") {
   REQUIRE(!m.eos);
   o.max_steps = 11;  // over the session's limit: an error, not a reallocation
   REQUIRE_THROWS_WITH(tr.translate("i'm home .", o), Catch::Matchers::Contains("max_tgt_steps = 10"));
+}
+
+// Greedy search drops the finished rows of a batch (search::Greedy, drivers' keep_rows()).
+namespace {
+
+// bahdanau-d2l with LSTM layers of random weights in place of its GRUs: the cell state too.
+std::shared_ptr<const Model> lstm_bahdanau() {
+  auto f = test::StFile::from(SafeTensors::load(test::model_path("bahdanau-d2l")));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  for (auto& [name, t] : f.tensors) {
+    if (name.find(".rnn.") == std::string::npos) continue;
+    t.shape[0] = t.shape[0] / 3 * 4;  // 3 gates of a GRU, 4 of an LSTM
+    int64_t n = 1;
+    for (auto d : t.shape) n *= d;
+    std::vector<float> w((size_t)n);
+    for (auto& x : w) x = u(rng);
+    t.bytes.assign(reinterpret_cast<const uint8_t*>(w.data()), reinterpret_cast<const uint8_t*>(w.data() + n));
+  }
+  auto c = nlohmann::json::parse(f.metadata.at("attnlite.config"));
+  c["rnn"] = "lstm";
+  f.metadata["attnlite.config"] = c.dump();
+  const auto b = f.bytes();
+  return Model::from_bytes(b.data(), b.size());
+}
+
+// Before step `at`, rows [0, keep.size()) continue rows keep.
+struct Drop {
+  int at;
+  std::vector<int> keep;
+};
+
+// n sentences (valid lengths 2 to 8, under num_steps) through a driver for `steps` greedy-like
+// steps without attention weights, each row's inputs fixed by its sentence and step; the rows
+// leave as `drops` say. Each sentence's logits, step after step, while it is in the batch.
+std::vector<std::vector<float>> row_logits(const Model& model, int n, int steps,
+                                           const std::vector<Drop>& drops) {
+  const families::FamilyModel& fam = *model.impl().model;
+  const int S = model.num_steps(), V = model.tgt_vocab().size(), SV = model.src_vocab().size();
+  const ops::Ops& op = ops::cpu();
+  auto d = fam.seq2seq_driver(op, drivers::Limits{n, 1, S, steps});
+  test::DriverBlocks blocks([&](Arena& h, Arena& m) { d->carve(h, m); }, size_t(64) << 20);
+  const ops::Ctx cx{op, blocks.scratch_arena};
+  std::vector<int> src((size_t)n * S, model.src_vocab().pad_id), valid((size_t)n);
+  for (int b = 0; b < n; ++b) {
+    valid[(size_t)b] = 2 + b % 7;
+    for (int j = 0; j < valid[(size_t)b]; ++j) src[(size_t)b * S + j] = 4 + (b * 5 + j * 3) % (SV - 4);
+  }
+  REQUIRE(8 < S);  // the Transformer's encoder stops short of num_steps: cross rows of S < S_
+  d->encode(src.data(), valid.data(), n, 1, /*attention=*/false, cx);
+  std::vector<int> sentence((size_t)n), tokens((size_t)n);
+  for (int b = 0; b < n; ++b) sentence[(size_t)b] = b;
+  std::vector<std::vector<float>> out((size_t)n);
+  size_t next = 0;
+  int rows = n;
+  for (int t = 0; t < steps; ++t) {
+    if (next < drops.size() && drops[next].at == t) {
+      const auto& keep = drops[next++].keep;
+      rows = (int)keep.size();
+      d->keep_rows(keep.data(), rows, t, cx);
+      for (int i = 0; i < rows; ++i) sentence[(size_t)i] = sentence[(size_t)keep[(size_t)i]];
+    }
+    for (int r = 0; r < rows; ++r)
+      tokens[(size_t)r] = t == 0 ? model.tgt_vocab().bos_id : 4 + (sentence[(size_t)r] * 7 + t * 3) % (V - 4);
+    const float* z = d->step(tokens.data(), rows, t, t, /*attention=*/false, cx);
+    for (int r = 0; r < rows; ++r) out[(size_t)sentence[(size_t)r]].insert(out[(size_t)sentence[(size_t)r]].end(), z + (long)r * V, z + (long)(r + 1) * V);
+  }
+  return out;
+}
+
+// The driver between the search and a real one: the rows of every step.
+class RowLog final : public drivers::Seq2SeqDriver {
+ public:
+  explicit RowLog(drivers::Seq2SeqDriver& d) : d_(d) {}
+  std::vector<int> rows;
+  void carve(Arena& h, Arena& m) override { d_.carve(h, m); }
+  void encode(const int* src, const int* valid, int n, int K, bool attention, const ops::Ctx& cx) override {
+    d_.encode(src, valid, n, K, attention, cx);
+  }
+  const float* step(const int* tokens, int r, int t, int pos, bool attention, const ops::Ctx& cx) override {
+    rows.push_back(r);
+    return d_.step(tokens, r, t, pos, attention, cx);
+  }
+  void reorder(int b, const int* parent, int K, int t, bool attention, const ops::Ctx& cx) override {
+    d_.reorder(b, parent, K, t, attention, cx);
+  }
+  void keep_attention(int b, int row, const ops::Ctx& cx) override { d_.keep_attention(b, row, cx); }
+  void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) override {
+    d_.keep_rows(keep, n, steps, cx);
+  }
+  drivers::AttentionSlot attention(int b) const override { return d_.attention(b); }
+
+ private:
+  drivers::Seq2SeqDriver& d_;
+};
+
+}  // namespace
+
+// Rows that stay after others leave give the logits they give when none leaves, to the last
+// bit, where the products take the same kernel path at every row count the batch passes
+// through: the scalar kernels at any count, down to one row; the SIMD tables above 8 rows,
+// their blocked products (at 8 rows or fewer their small-batch and GEMV kernels sum in other
+// orders, as between one sentence and a batch: the greedy test below checks those rows'
+// tokens and scores against one sentence at a time). Kept rows: not a prefix, then a prefix;
+// the Transformer's caches and cross keys, the RNN's states of each layer (GRU and LSTM).
+TEST_CASE("a driver's kept rows go on as if no row had left", "[translate]") {
+  FOR_EACH_KERNEL_TABLE();
+  std::vector<std::pair<std::string, std::shared_ptr<const Model>>> models;
+  for (const char* name : {"transformer-d2l", "transformer-fra", "bahdanau-d2l"})
+    models.emplace_back(name, Model::load(test::model_path(name)));
+  models.emplace_back("bahdanau (LSTM)", lstm_bahdanau());
+  auto check = [](const Model& model, int n, int steps, const std::vector<Drop>& drops) {
+    const auto all = row_logits(model, n, steps, {});
+    const auto dropped = row_logits(model, n, steps, drops);
+    // the steps each sentence runs: up to the drop that leaves it out
+    std::vector<int> in((size_t)n), ran((size_t)n, steps);
+    for (int b = 0; b < n; ++b) in[(size_t)b] = b;
+    for (const Drop& d : drops) {
+      std::vector<int> next;
+      for (int r : d.keep) next.push_back(in[(size_t)r]);
+      for (int b : in)
+        if (std::find(next.begin(), next.end(), b) == next.end()) ran[(size_t)b] = d.at;
+      in = next;
+    }
+    const size_t V = (size_t)model.tgt_vocab().size();
+    for (int b = 0; b < n; ++b) {
+      INFO("sentence " << b << " of " << n);
+      REQUIRE(dropped[(size_t)b].size() == (size_t)ran[(size_t)b] * V);
+      REQUIRE(std::equal(dropped[(size_t)b].begin(), dropped[(size_t)b].end(), all[(size_t)b].begin()));
+    }
+  };
+  for (const auto& [name, model] : models) {
+    INFO(name);
+    // 16 rows, then 13, 10 and 9
+    check(*model, 16, 7, {{2, {0, 1, 2, 4, 5, 6, 8, 9, 10, 11, 13, 14, 15}},
+                          {4, {0, 1, 3, 4, 5, 6, 8, 9, 10, 12}},
+                          {5, {0, 1, 2, 3, 4, 5, 6, 7, 8}}});
+    // 6 rows, then 4, 3, 2 and 1
+    if (kernels_ == ops::KernelTable::Scalar)
+      check(*model, 6, 7, {{2, {1, 3, 4, 5}}, {3, {0, 2, 3}}, {5, {0, 1}}, {6, {1}}});
+  }
+}
+
+// A batch's greedy search runs fewer rows as its sentences finish (here 12 of the corpus
+// model's test sentences), with the tokens and scores of one sentence at a time; with
+// attention weights (each row's slot its sentence's) every step runs the whole batch.
+TEST_CASE("greedy search drops finished rows from a batch", "[translate]") {
+  auto model = Model::load(test::model_path("transformer-fra"));
+  const families::FamilyModel& fam = *model->impl().model;
+  Translator single(model);
+  const int n = 12, S = model->num_steps(), T = S;
+  std::vector<std::string> text;
+  {
+    std::ifstream in(std::string(ATTNLITE_MODELS_DIR) + "/transformer-fra.test.tsv");
+    std::string line;
+    for (int i = 0; i < 40 * n && std::getline(in, line); ++i)
+      if (i % 40 == 0) text.push_back(line.substr(0, line.find('\t')));
+  }
+  REQUIRE(text.size() == (size_t)n);
+  std::vector<int> src((size_t)n * S), valid((size_t)n);
+  for (int b = 0; b < n; ++b) {
+    const Translation& r = single.translate(text[(size_t)b]);
+    std::copy(r.src_ids, r.src_ids + S, src.begin() + (long)b * S);
+    valid[(size_t)b] = r.src_valid;
+  }
+  for (const bool attention : {false, true}) {
+    INFO("attention " << attention);
+    const ops::Ops& op = ops::cpu();
+    const search::Setup setup{model->tgt_vocab().bos_id, model->tgt_vocab().eos_id,
+                              model->tgt_vocab().size(), {n, 1, S, T}, true};
+    auto real = fam.seq2seq_driver(op, setup.lim);
+    RowLog d(*real);
+    search::Greedy greedy;
+    search::NBestLists lists;
+    test::DriverBlocks blocks([&](Arena& h, Arena& m) {
+      d.carve(h, m);
+      greedy.carve(h, setup);
+      lists.carve(h, setup);
+    }, size_t(64) << 20);
+    const ops::Ctx cx{op, blocks.scratch_arena};
+    DecodeOptions o;
+    o.attention = attention;
+    greedy.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
+    int longest = 0;
+    for (int b = 0; b < n; ++b) {
+      INFO("sentence " << b << ": " << text[(size_t)b]);
+      DecodeOptions one;
+      one.attention = false;
+      const Translation& r = single.translate(text[(size_t)b], one);
+      const Hypothesis& h = lists.hyps[b];
+      REQUIRE(lists.size[b] == 1);
+      REQUIRE(h.num_tokens == r.num_tokens);
+      REQUIRE(h.length == r.steps);
+      for (int k = 0; k < r.num_tokens; ++k) {
+        REQUIRE(h.tokens[k] == r.tokens[k]);
+        REQUIRE(h.probs[k] == Approx(r.probs[k]).margin(1e-6));
+      }
+      longest = std::max(longest, r.steps);
+    }
+    // one step per step of the longest translation; every row while attention is recorded,
+    // else fewer rows once a quarter have finished, never more than the unfinished ones + n / 4
+    REQUIRE(d.rows.size() == (size_t)longest);
+    REQUIRE(d.rows.front() == n);
+    int row_steps = 0;
+    for (size_t t = 0; t < d.rows.size(); ++t) {
+      row_steps += d.rows[t];
+      int live = 0;
+      for (int b = 0; b < n; ++b) live += lists.hyps[b].length > (int)t;
+      INFO("step " << t << ": " << d.rows[t] << " rows, " << live << " unfinished");
+      if (attention) {
+        REQUIRE(d.rows[t] == n);
+      } else {
+        REQUIRE(d.rows[t] >= live);
+        REQUIRE(4 * (d.rows[t] - live) < (t == 0 ? n : d.rows[t - 1]));
+        if (t > 0) REQUIRE(d.rows[t] <= d.rows[t - 1]);
+      }
+    }
+    if (!attention) REQUIRE(row_steps < n * longest * 3 / 4);
+  }
 }

@@ -52,6 +52,10 @@ class Seq2SeqDriver {
                        const ops::Ctx& cx) = 0;
   // K > 1: the attention history of `row` becomes sentence b's slot.
   virtual void keep_attention(int b, int row, const ops::Ctx& cx) = 0;
+  // Greedy search (K = 1) without attention, in host memory: rows [0, n) continue rows
+  // keep[0..n) (host, ascending, so keep[i] >= i), with their state for the `steps` steps
+  // run so far; the next step runs n rows.
+  virtual void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) = 0;
   virtual AttentionSlot attention(int b) const = 0;
 };
 
@@ -84,6 +88,12 @@ class Seq2SeqRows : public Seq2SeqDriver {
     if (valid)
       for (int r = 0; r < rows_; ++r) row_valid_host_[r] = valid[r / K];
     op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)rows_);
+  }
+  // keep_rows(): each row's source valid length follows its row.
+  void keep_row_lens(const int* keep, int n, const ops::Ops& op) {
+    for (int i = 0; i < n; ++i) row_valid_host_[i] = row_valid_host_[keep[i]];
+    op.upload(row_valid_, row_valid_host_, sizeof(int) * (size_t)n);
+    rows_ = n;
   }
   const int* upload_tokens(const int* tokens, int rows, const ops::Ops& op) {
     op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);

@@ -1,5 +1,5 @@
-// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers and
-// the replication of each sentence's state to its hypotheses, shared by the drivers.
+// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers, greedy
+// search's dropping of finished rows, and the replication of each sentence's state to its hypotheses, shared by the drivers.
 #pragma once
 #include "attnlite/ops/ops.h"
 
@@ -12,6 +12,15 @@ inline void gather_rows(const ops::Ops& op, float* rows, long stride, long len, 
   const size_t bytes = sizeof(float) * (size_t)len;
   for (int j = 0; j < K; ++j) op.copy(tmp + (long)j * len, rows + (long)j * stride, bytes);
   for (int j = 0; j < K; ++j) op.copy(rows + (long)j * stride, tmp + (long)parent[j] * len, bytes);
+}
+
+// rows[i] <- old rows[keep[i]] for i < n (keep: host, ascending, keep[i] >= i); each row `len`
+// floats at `stride`, in place: row i is written after every read of it (a later keep[j] >= j
+// > i), and a row is never copied onto itself.
+inline void keep_rows(const ops::Ops& op, float* rows, long stride, long len, const int* keep, int n) {
+  const size_t bytes = sizeof(float) * (size_t)len;
+  for (int i = 0; i < n; ++i)
+    if (keep[i] != i) op.copy(rows + (long)i * stride, rows + (long)keep[i] * stride, bytes);
 }
 
 // Rows 0..n-1 (each `len` floats, packed) copied to rows b*K .. b*K+K-1 in place. Backwards:

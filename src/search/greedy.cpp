@@ -1,6 +1,7 @@
 // Greedy decoding, as d2l's predict_seq2seq: from <bos>, feed back the argmax of each step
-// until <eos> or the step limit. A finished row keeps <eos> as its input while the others go
-// on (batches), exactly as one sentence at a time would.
+// until <eos> or the step limit. In a batch each row runs as its sentence would alone; a
+// finished row keeps <eos> as its input while the others go on, or leaves the batch
+// (drop_finished).
 #include <cmath>
 
 #include "search/search.h"
@@ -20,8 +21,30 @@ void Greedy::carve(Arena& host, const Setup& s) {
   lp_ = host.take<double>(B);
   logp_ = host.take<double>(B);
   done_ = host.take<char>(B);
+  sentence_ = host.take<int>(B);
+  keep_ = host.take<int>(B);
   tokens_ = host.take<int>(B * T);
   tprobs_ = host.floats(B * T);
+}
+
+// Rows [0, rows) hold sentences sentence_[r], `live` of them unfinished (live < rows). Once a
+// quarter of the rows are finished, the unfinished ones move to the front and the rest leave
+// the batch: the rows a batch runs fall with its sentences, and as each move leaves at most
+// three quarters of the rows, the rows moved add up to at most three times the batch.
+// Returns the rows that the next step runs.
+int Greedy::drop_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int rows, int live,
+                          int steps) {
+  if (4 * (rows - live) < rows) return rows;
+  int n = 0;
+  for (int r = 0; r < rows; ++r)
+    if (!done_[sentence_[r]]) {
+      keep_[n] = r;
+      tok_in_[n] = tok_in_[r];
+      sentence_[n] = sentence_[r];
+      ++n;
+    }
+  d.keep_rows(keep_, n, steps, cx);
+  return n;
 }
 
 void Greedy::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in, int steps,
@@ -30,21 +53,28 @@ void Greedy::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& i
   d.encode(in.src, in.valid, n, 1, o.attention, cx);
   for (int b = 0; b < n; ++b) {
     tok_in_[b] = s_.bos;
+    sentence_[b] = b;
     done_[b] = 0;
     logp_[b] = 0.0;
     out.hyps[(long)b * K] = Hypothesis{};
   }
-  int live = n;
+  // Finished rows leave the batch where the op set works in host memory (on a device, where a
+  // small batch's step costs its launches rather than its rows, they stay) and no attention
+  // is recorded (its slots are the rows' own).
+  const bool drop = s_.host_memory && !o.attention;
+  int rows = n, live = n;
   for (int t = 0; t < steps && live > 0; ++t) {
-    const float* logits = d.step(tok_in_, n, t, o.d2l_compat ? 0 : t, o.attention, cx);
-    cx.op.argmax_rows(ids_, probs_, lp_, logits, n, s_.V, cx.scratch);
-    for (int b = 0; b < n; ++b) {
+    if (drop && live < rows) rows = drop_finished(d, cx, rows, live, t);
+    const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
+    cx.op.argmax_rows(ids_, probs_, lp_, logits, rows, s_.V, cx.scratch);
+    for (int r = 0; r < rows; ++r) {
+      const int b = sentence_[r];
       if (done_[b]) continue;
       Hypothesis& h = out.hyps[(long)b * K];
-      const int id = ids_[b];
+      const int id = ids_[r];
       h.length = t + 1;
-      tok_in_[b] = id;
-      logp_[b] += lp_[b];
+      tok_in_[r] = id;
+      logp_[b] += lp_[r];
       if (id == s_.eos) {
         h.eos = true;
         done_[b] = 1;
@@ -52,7 +82,7 @@ void Greedy::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& i
         continue;
       }
       tokens_[(long)b * T + h.num_tokens] = id;
-      tprobs_[(long)b * T + h.num_tokens] = probs_[b];
+      tprobs_[(long)b * T + h.num_tokens] = probs_[r];
       ++h.num_tokens;
     }
   }

@@ -41,13 +41,17 @@ class Greedy {
            const DecodeOptions& o, NBestLists& out);
 
  private:
+  int drop_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int rows, int live, int steps);
+
   Setup s_;
-  int* tok_in_ = nullptr;   // (B)
+  int* tok_in_ = nullptr;   // (B) row r's input
   int* ids_ = nullptr;      // (B)
   float* probs_ = nullptr;  // (B)
   double* lp_ = nullptr;    // (B)
   double* logp_ = nullptr;  // (B)
   char* done_ = nullptr;    // (B)
+  int* sentence_ = nullptr; // (B) row r's sentence
+  int* keep_ = nullptr;     // (B) drop_finished's rows
   int* tokens_ = nullptr;   // (B, T)
   float* tprobs_ = nullptr; // (B, T)
 };

@@ -89,6 +89,26 @@ class BahdanauDriver final : public Seq2SeqRows {
       gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
   }
 
+  void keep_rows(const int* keep, int n, int /*steps*/, const ops::Ctx& cx) override {
+    const long row = (long)S_ * H_;
+    drivers::keep_rows(cx.op, st_.enc_out, row, row, keep, n);
+    drivers::keep_rows(cx.op, st_.enc_kp, row, row, keep, n);
+    // (L, rows, Hh) -> (L, n, Hh) in place: in this order no row is written before every read
+    // of it (a later source lies at l * rows + keep[i] >= l * n + i), and rows of Hh floats
+    // either coincide or do not overlap.
+    const int old = rows_;
+    for (float* s : {st_.h, st_.c}) {
+      if (!s) continue;
+      for (int l = 0; l < L_; ++l)
+        for (int i = 0; i < n; ++i) {
+          float* dst = s + ((long)l * n + i) * H_;
+          const float* src = s + ((long)l * old + keep[i]) * H_;
+          if (dst != src) cx.op.copy(dst, src, sizeof(float) * H_);
+        }
+    }
+    keep_row_lens(keep, n, cx.op);
+  }
+
   void keep_attention(int b, int row, const ops::Ctx& cx) override {
     cx.op.copy(att_cross_ + b * cross_len(), hist_cross_ + row * cross_len(), sizeof(float) * cross_len());
   }

@@ -135,6 +135,18 @@ class TransformerDriver final : public Seq2SeqRows {
     gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
   }
 
+  void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) override {
+    const long cross_row = (long)cross_[0].S * H_;  // (R, S, H) this search
+    for (int l = 0; l < L_; ++l) {
+      const long at = (long)l * R_ * T_ * H_, cross_at = (long)l * R_ * S_ * H_;
+      drivers::keep_rows(cx.op, cache_k_ + at, (long)T_ * H_, (long)steps * H_, keep, n);
+      drivers::keep_rows(cx.op, cache_v_ + at, (long)T_ * H_, (long)steps * H_, keep, n);
+      drivers::keep_rows(cx.op, cross_k_ + cross_at, cross_row, cross_row, keep, n);
+      drivers::keep_rows(cx.op, cross_v_ + cross_at, cross_row, cross_row, keep, n);
+    }
+    keep_row_lens(keep, n, cx.op);
+  }
+
   void keep_attention(int b, int row, const ops::Ctx& cx) override {
     cx.op.copy(att_self_ + b * self_len(), hist_self_ + row * self_len(), sizeof(float) * self_len());
     cx.op.copy(att_cross_ + b * cross_len(), hist_cross_ + row * cross_len(), sizeof(float) * cross_len());
