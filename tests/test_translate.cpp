@@ -357,14 +357,17 @@ TEST_CASE("a driver's kept rows go on as if no row had left", "[translate]") {
   }
 }
 
-// A batch's greedy search runs fewer rows as its sentences finish (here 12 of the corpus
-// model's test sentences), with the tokens and scores of one sentence at a time; with
-// attention weights (each row's slot its sentence's) every step runs the whole batch.
-TEST_CASE("greedy search drops finished rows from a batch", "[translate]") {
+// A batch's searches run fewer rows as its sentences finish (here 12 of the corpus model's test
+// sentences): greedy drops finished rows, beam search the K rows of each sentence that is
+// done; both with the hypotheses of one sentence at a time. With attention weights (each
+// row's or sentence's slot its own) every step runs the whole batch.
+TEST_CASE("a batch's searches drop the rows of finished sentences", "[translate]") {
   auto model = Model::load(test::model_path("transformer-fra"));
   const families::FamilyModel& fam = *model->impl().model;
-  Translator single(model);
-  const int n = 12, S = model->num_steps(), T = S;
+  const int n = 12, K = 4, S = model->num_steps(), T = S;
+  Limits lim;
+  lim.max_beam = K;
+  Translator single(model, lim);
   std::vector<std::string> text;
   {
     std::ifstream in(std::string(ATTNLITE_MODELS_DIR) + "/transformer-fra.test.tsv");
@@ -379,58 +382,78 @@ TEST_CASE("greedy search drops finished rows from a batch", "[translate]") {
     std::copy(r.src_ids, r.src_ids + S, src.begin() + (long)b * S);
     valid[(size_t)b] = r.src_valid;
   }
-  for (const bool attention : {false, true}) {
-    INFO("attention " << attention);
-    const ops::Ops& op = ops::cpu();
-    const search::Setup setup{model->tgt_vocab().bos_id, model->tgt_vocab().eos_id,
-                              model->tgt_vocab().size(), {n, 1, S, T}, true};
-    auto real = fam.seq2seq_driver(op, setup.lim);
-    RowLog d(*real);
-    search::Greedy greedy;
-    search::NBestLists lists;
-    test::DriverBlocks blocks([&](Arena& h, Arena& m) {
-      d.carve(h, m);
-      greedy.carve(h, setup);
-      lists.carve(h, setup);
-    }, size_t(64) << 20);
-    const ops::Ctx cx{op, blocks.scratch_arena};
-    DecodeOptions o;
-    o.attention = attention;
-    greedy.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
-    int longest = 0;
-    for (int b = 0; b < n; ++b) {
-      INFO("sentence " << b << ": " << text[(size_t)b]);
-      DecodeOptions one;
-      one.attention = false;
-      const Translation& r = single.translate(text[(size_t)b], one);
-      const Hypothesis& h = lists.hyps[b];
-      REQUIRE(lists.size[b] == 1);
-      REQUIRE(h.num_tokens == r.num_tokens);
-      REQUIRE(h.length == r.steps);
-      for (int k = 0; k < r.num_tokens; ++k) {
-        REQUIRE(h.tokens[k] == r.tokens[k]);
-        REQUIRE(h.probs[k] == Approx(r.probs[k]).margin(1e-6));
+  for (const int beam : {1, K})
+    for (const bool attention : {false, true}) {
+      INFO("beam " << beam << ", attention " << attention);
+      const ops::Ops& op = ops::cpu();
+      const search::Setup setup{model->tgt_vocab().bos_id, model->tgt_vocab().eos_id,
+                                model->tgt_vocab().size(), {n, K, S, T}, true};
+      auto real = fam.seq2seq_driver(op, setup.lim);
+      RowLog d(*real);
+      search::Greedy greedy;
+      search::Beam search;
+      search::NBestLists lists;
+      test::DriverBlocks mem([&](Arena& h, Arena& m) {
+        d.carve(h, m);
+        greedy.carve(h, setup);
+        search.carve(h, setup);
+        lists.carve(h, setup);
+      }, size_t(64) << 20);
+      const ops::Ctx cx{op, mem.scratch_arena};
+      DecodeOptions o;
+      o.attention = attention;
+      o.beam_size = beam;
+      if (beam == 1)
+        greedy.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
+      else
+        search.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
+      std::vector<int> steps((size_t)n);  // the steps each sentence was searched
+      for (int b = 0; b < n; ++b) {
+        INFO("sentence " << b << ": " << text[(size_t)b]);
+        DecodeOptions one;
+        one.attention = false;
+        one.beam_size = beam;
+        const Translation& r = single.translate(text[(size_t)b], one);
+        steps[(size_t)b] = r.steps;
+        const NBest nb = single.nbest(0);
+        REQUIRE(lists.size[b] == nb.size);
+        for (int k = 0; k < nb.size; ++k) {
+          const Hypothesis& h = lists.hyps[b * K + k];
+          REQUIRE(h.num_tokens == nb[k].num_tokens);
+          REQUIRE(h.length == nb[k].length);
+          REQUIRE(h.eos == nb[k].eos);
+          for (int j = 0; j < h.num_tokens; ++j) {
+            REQUIRE(h.tokens[j] == nb[k].tokens[j]);
+            REQUIRE(h.probs[j] == Approx(nb[k].probs[j]).margin(1e-6));
+          }
+          REQUIRE(h.score == Approx(nb[k].score).margin(1e-5));
+        }
       }
-      longest = std::max(longest, r.steps);
-    }
-    // one step per step of the longest translation; every row while attention is recorded,
-    // else fewer rows once a quarter have finished, never more than the unfinished ones + n / 4
-    REQUIRE(d.rows.size() == (size_t)longest);
-    REQUIRE(d.rows.front() == n);
-    int row_steps = 0;
-    for (size_t t = 0; t < d.rows.size(); ++t) {
-      row_steps += d.rows[t];
-      int live = 0;
-      for (int b = 0; b < n; ++b) live += lists.hyps[b].length > (int)t;
-      INFO("step " << t << ": " << d.rows[t] << " rows, " << live << " unfinished");
-      if (attention) {
-        REQUIRE(d.rows[t] == n);
-      } else {
-        REQUIRE(d.rows[t] >= live);
-        REQUIRE(4 * (d.rows[t] - live) < (t == 0 ? n : d.rows[t - 1]));
-        if (t > 0) REQUIRE(d.rows[t] <= d.rows[t - 1]);
+      // Greedy: one step per step of the longest translation; beam search's sentences end
+      // when settled, which a translation's steps do not tell. The whole batch while
+      // attention is recorded, else fewer rows once a quarter of the sentences are done
+      // (greedy: never more than the unfinished ones' + n / 4).
+      const int longest = *std::max_element(steps.begin(), steps.end());
+      if (beam == 1) REQUIRE(d.rows.size() == (size_t)longest);
+      REQUIRE(d.rows.size() >= (size_t)longest);
+      REQUIRE(d.rows.front() == n * beam);
+      long row_steps = 0;
+      for (size_t t = 0; t < d.rows.size(); ++t) {
+        row_steps += d.rows[t];
+        int live = 0;
+        for (int b = 0; b < n; ++b) live += steps[(size_t)b] > (int)t;
+        INFO("step " << t << ": " << d.rows[t] << " rows, " << live << " translations unfinished");
+        if (attention) {
+          REQUIRE(d.rows[t] == n * beam);
+          continue;
+        }
+        REQUIRE(d.rows[t] % beam == 0);
+        const int now = d.rows[t] / beam, before = t == 0 ? n : d.rows[t - 1] / beam;
+        REQUIRE(now <= before);
+        if (beam > 1) continue;
+        REQUIRE(now >= live);
+        REQUIRE(4 * (now - live) < before);
       }
+      if (!attention) REQUIRE(row_steps < (long)n * beam * (long)d.rows.size() * 3 / 4);
     }
-    if (!attention) REQUIRE(row_steps < n * longest * 3 / 4);
-  }
 }

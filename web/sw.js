@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '368ac2b331949128';
+const VERSION = '647276bb7bf3ed90';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -52,9 +52,9 @@ class Seq2SeqDriver {
                        const ops::Ctx& cx) = 0;
   // K > 1: the attention history of `row` becomes sentence b's slot.
   virtual void keep_attention(int b, int row, const ops::Ctx& cx) = 0;
-  // Greedy search (K = 1) without attention, in host memory: rows [0, n) continue rows
-  // keep[0..n) (host, ascending, so keep[i] >= i), with their state for the `steps` steps
-  // run so far; the next step runs n rows.
+  // A search without attention, in host memory: rows [0, n) continue rows keep[0..n) (host,
+  // ascending, so keep[i] >= i), with their state for the `steps` steps run so far; the next
+  // step runs n rows (beam search: whole sentences, their K rows in order).
   virtual void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) = 0;
   virtual AttentionSlot attention(int b) const = 0;
 };

@@ -1,5 +1,8 @@
 // Beam search (the rules are stated in attnlite/translate.h; tools/beam_ref.py is the same
-// search on the book's PyTorch modules). Hypothesis j of sentence b is decoder row b*K + j.
+// search on the book's PyTorch modules). The sentences still searched are the decoder's row
+// blocks: hypothesis j of block i's sentence block_[i] is decoder row i*K + j, and every
+// per-row array here follows the decoder's rows; a block is its sentence's own (i = b) until
+// sentences that are done leave the batch (drop_done).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -71,6 +74,8 @@ void Beam::carve(Arena& host, const Setup& s) {
   fin_best_ = host.take<int>(B);
   order_ = host.take<int>(F);
   done_ = host.take<char>(B);
+  block_ = host.take<int>(B);
+  keep_ = host.take<int>(R);
 }
 
 // Appends a finished hypothesis to sentence b's list: row `row`'s first ntok tokens, with
@@ -90,17 +95,17 @@ void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, in
   if (o.attention) d.keep_attention(b, row, cx);
 }
 
-// Whether sentence b's n-best list is final: it holds K finished hypotheses and no live one
-// can finish above the K-th. A live row's score logp ≤ 0 only falls as tokens are added, and
+// Whether sentence b's n-best list is final (its live hypotheses: rows b0 .. b0+K-1): it holds
+// K finished hypotheses and no live one can finish above the K-th. A live row's score logp ≤ 0 only falls as tokens are added, and
 // a finished score is logp / length^alpha with length ≤ steps, so no descendant scores above
 // logp / steps^alpha (logp itself when alpha is 0); one that ties ranks after the K already
 // there (results() keeps the order of arrival), and the kept attention changes only on a
 // strictly better one. Stopping here therefore returns the list the full search returns.
-bool Beam::settled(int b, int K, int steps, float alpha) const {
+bool Beam::settled(int b, int b0, int K, int steps, float alpha) const {
   const int nf = fin_count_[b];
   if (nf < K) return false;
   double best_live = -INFINITY;
-  for (int j = 0; j < K; ++j) best_live = std::max(best_live, logp_[b * K + j]);
+  for (int j = 0; j < K; ++j) best_live = std::max(best_live, logp_[b0 + j]);
   // the K-th best finished score is at least the bound: K finished scores reach it
   const double bound = penalized(best_live, steps, alpha);
   const double* score = fin_score_ + (long)b * F_;
@@ -109,11 +114,11 @@ bool Beam::settled(int b, int K, int steps, float alpha) const {
   return reach == K;
 }
 
-// Step t of sentence b: rank the candidates, finish <eos> ones, pick the next K live
-// hypotheses and move every per-row state to them. False when the sentence stops.
-bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int b,
-                  int K, int t, const DecodeOptions& o) {
-  const int V = s_.V, T = s_.lim.T, b0 = b * K, cap = 2 * K;  // at most K <eos>, so K others
+// Step t of sentence b in block i: rank the candidates, finish <eos> ones, pick the next K
+// live hypotheses and move every per-row state to them. False when the sentence stops.
+bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int i,
+                  int b, int K, int t, const DecodeOptions& o) {
+  const int V = s_.V, T = s_.lim.T, b0 = i * K, cap = 2 * K;  // at most K <eos>, so K others
   int nc = 0;
   for (int h = 0; h < (t == 0 ? 1 : K); ++h) {
     const float* lg = logits + (long)(b0 + h) * V;
@@ -125,9 +130,9 @@ bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* lo
       // Offers come in (hyp, token) order, so an equal score never moves ahead of an earlier one.
       const double lp = ls(lg[v]), score = base + lp;
       if (nc == cap && !(score > cands_[nc - 1].score)) continue;
-      int i = nc < cap ? nc++ : cap - 1;
-      for (; i > 0 && score > cands_[i - 1].score; --i) cands_[i] = cands_[i - 1];
-      cands_[i] = {score, lp, h, v};
+      int at = nc < cap ? nc++ : cap - 1;
+      for (; at > 0 && score > cands_[at - 1].score; --at) cands_[at] = cands_[at - 1];
+      cands_[at] = {score, lp, h, v};
       if (nc == cap) entry = entry_logit(cands_[nc - 1].score, base, ls);
     }
   }
@@ -151,32 +156,66 @@ bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* lo
     ++nl;
   }
   if (all_eos) return false;
-  d.reorder(b, parent_ + b0, K, t, o.attention, cx);
+  d.reorder(i, parent_ + b0, K, t, o.attention, cx);
   return true;
+}
+
+// Blocks [0, blocks) hold sentences block_[i], `active` of them not done (active < blocks).
+// Once a quarter of the blocks are done, the others move to the front with their rows (here
+// and in the decoder: greedy.cpp's drop_finished, a block of K rows at a time) and the rest
+// leave the batch. Returns the blocks that the next step runs; `steps` steps have run.
+int Beam::drop_done(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int blocks, int active, int K,
+                    int steps) {
+  if (4 * (blocks - active) < blocks) return blocks;
+  const int T = s_.lim.T;
+  int m = 0;
+  for (int i = 0; i < blocks; ++i) {
+    if (done_[block_[i]]) continue;
+    block_[m] = block_[i];
+    for (int j = 0; j < K; ++j) {
+      const long to = (long)m * K + j, from = (long)i * K + j;
+      keep_[to] = (int)from;
+      if (to == from) continue;
+      tok_in_[to] = tok_in_[from];
+      logp_[to] = logp_[from];
+      std::memcpy(live_tok_ + to * T, live_tok_ + from * T, sizeof(int) * steps);
+      std::memcpy(live_prob_ + to * T, live_prob_ + from * T, sizeof(float) * steps);
+    }
+    ++m;
+  }
+  d.keep_rows(keep_, m * K, steps, cx);
+  return m;
 }
 
 void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in, int steps,
                const DecodeOptions& o, NBestLists& out) {
-  const int n = in.n, K = o.beam_size, rows = n * K;
+  const int n = in.n, K = o.beam_size;
   d.encode(in.src, in.valid, n, K, o.attention, cx);
   for (int b = 0; b < n; ++b) {
     done_[b] = 0;
     fin_count_[b] = 0;
     fin_best_[b] = -1;
+    block_[b] = b;
   }
-  for (int r = 0; r < rows; ++r) {
+  for (int r = 0; r < n * K; ++r) {
     tok_in_[r] = s_.bos;
     logp_[r] = 0.0;
   }
-  int active = n, t = 0;
+  // Sentences that are done leave the batch where the op set works in host memory and no
+  // attention is recorded (as greedy.cpp's finished rows).
+  const bool drop = s_.host_memory && !o.attention;
+  int blocks = n, active = n, t = 0;
   for (; t < steps && active > 0; ++t) {
+    if (drop && active < blocks) blocks = drop_done(d, cx, blocks, active, K, t);
+    const int rows = blocks * K;
     const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
     if (logits_) {
       cx.op.download(logits_, logits, sizeof(float) * (size_t)rows * s_.V);
       logits = logits_;
     }
-    for (int b = 0; b < n; ++b) {
-      if (done_[b] || (select(d, cx, logits, b, K, t, o) && !settled(b, K, steps, o.length_penalty)))
+    for (int i = 0; i < blocks; ++i) {
+      const int b = block_[i];
+      if (done_[b] || (select(d, cx, logits, i, b, K, t, o) && !settled(b, i * K, K, steps, o.length_penalty)))
         continue;
       done_[b] = 1;
       --active;
@@ -184,11 +223,12 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
     std::swap(live_tok_, next_tok_);
     std::swap(live_prob_, next_prob_);
   }
-  for (int b = 0; b < n; ++b) {
+  for (int i = 0; i < blocks; ++i) {
+    const int b = block_[i];
     if (!done_[b])  // out of steps: the live hypotheses finish as they are
-      for (int j = 0; j < K; ++j) add_finished(d, cx, b, b * K + j, t, /*eos=*/false, logp_[b * K + j], o);
-    results(b, K, out);
+      for (int j = 0; j < K; ++j) add_finished(d, cx, b, i * K + j, t, /*eos=*/false, logp_[i * K + j], o);
   }
+  for (int b = 0; b < n; ++b) results(b, K, out);
 }
 
 // Sentence b's n-best list, best first; the first is the one whose attention was kept.

@@ -69,12 +69,14 @@ class Beam {
     double lp;     // this token's log-probability
     int hyp, token;
   };
-  bool select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int b, int K,
-              int t, const DecodeOptions& o);
+  bool select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int i, int b,
+              int K, int t, const DecodeOptions& o);
   void add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, int row, int ntok,
                     bool eos, double lp, const DecodeOptions& o);
   void results(int b, int K, NBestLists& out);
-  bool settled(int b, int K, int steps, float alpha) const;
+  bool settled(int b, int b0, int K, int steps, float alpha) const;
+  int drop_done(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int blocks, int active, int K,
+                int steps);
 
   Setup s_;
   int F_ = 0;                     // finished hypotheses a sentence can collect: K * (T + 1)
@@ -93,6 +95,8 @@ class Beam {
   int* fin_best_ = nullptr;       // (B) best finished so far, -1 before the first
   int* order_ = nullptr;          // (F)
   char* done_ = nullptr;          // (B)
+  int* block_ = nullptr;          // (B) block i's sentence
+  int* keep_ = nullptr;           // (R) drop_done's rows
 };
 
 // logp / length^alpha (alpha 0: logp itself).
