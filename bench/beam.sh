@@ -26,7 +26,10 @@ n=0
 for rep in 1 2 3 4 5; do
   for i in "${!BUILDS[@]}"; do
     for beam in 1 4; do
-      j=$("${BUILDS[$i]}/attnlite" eval --json --model "$MODEL" --beam $beam --alpha $ALPHA "$TEST")
+      # one sentence at a time: --batch 1 where the build's eval has it (its default batches)
+      one=()
+      "${BUILDS[$i]}/attnlite" eval --help | grep -q -- '--batch' && one=(--batch 1)
+      j=$("${BUILDS[$i]}/attnlite" eval --json "${one[@]}" --model "$MODEL" --beam $beam --alpha $ALPHA "$TEST")
       secs[$i,$beam]+="$(field "$j" seconds) "
       bleu[$i,$beam]=$(field "$j" corpus_bleu4)
       n=$(field "$j" sentences)

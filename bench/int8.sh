@@ -27,7 +27,7 @@ for beam in 1 4; do
   for rep in 1 2 3 4 5; do
     for w in f32 int8; do
       m=$F32; [ $w = int8 ] && m=$I8
-      j=$("$CLI" eval --json --model "$m" --beam $beam "$TEST")
+      j=$("$CLI" eval --json --batch 1 --model "$m" --beam $beam "$TEST")
       secs[$w]+="$(field "$j" seconds) "
       bleu4[$w]=$(field "$j" corpus_bleu4); bleu2[$w]=$(field "$j" book_bleu2_mean)
       n=$(field "$j" sentences)

@@ -153,8 +153,8 @@ stage_asan() {
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # cli.corpus_model (each whole test split, five passes, BLEU against the recorded values:
   # seven minutes under the sanitizers) runs in the native stage. Here the sanitized CLI
-  # evaluates every 8th test sentence, greedy with the four input styles and beam search, and
-  # must give the native build's results to the last digit.
+  # evaluates every 8th test sentence, greedy with the four input styles and beam search, in
+  # eval's batches of 32, and must give the native build's results to the last digit.
   run_ctest build/asan -E '^cli\.corpus_model$'
   echo "asan: ctest in $((SECONDS - t0))s"
   t0=$SECONDS

@@ -37,6 +37,24 @@ check "<unk>: --json" "1" "$($bin eval --model transformer-d2l --json "$tmp/unk.
 
 check "--beam 2 runs" "0" "$($bin eval --model transformer-d2l --beam 2 --alpha 0.5 "$tmp/t.tsv" >/dev/null; echo $?)"
 
+# Batches (default 32, sentences of like source lengths together): the same scores and --out
+# as one sentence at a time, on every 20th pair of the corpus model's test split (sources of
+# 2 to 20 tokens: several batches of 7, a short last one), greedy in every input style and beam 4
+models=$(dirname "$0")/../../models
+awk 'NR % 20 == 1' "$models/transformer-fra.test.tsv" > "$tmp/split.tsv"
+for opts in "--styles" "--beam 4 --alpha 0.5"; do
+  # shellcheck disable=SC2086
+  a=$($bin eval --model transformer-fra $opts --json --batch 1 --out "$tmp/b1.tsv" "$tmp/split.tsv" | sed 's/"seconds":[^,]*,//')
+  # shellcheck disable=SC2086
+  b=$($bin eval --model transformer-fra $opts --json --batch 7 --out "$tmp/b7.tsv" "$tmp/split.tsv" | sed 's/"seconds":[^,]*,//')
+  check "--batch 1 $opts: scores" "1" "$(printf '%s' "$a" | grep -c '"corpus_bleu4":')"
+  check "--batch 7 $opts: the scores of --batch 1" "$a" "$b"
+  check "--batch 7 $opts: the --out of --batch 1" "$(cat "$tmp/b1.tsv")" "$(cat "$tmp/b7.tsv")"
+done
+check "--out: a line per sentence of the sample (none twice there)" "$(wc -l < "$tmp/split.tsv")" "$(wc -l < "$tmp/b7.tsv")"
+$bin eval --model transformer-d2l --batch 0 "$tmp/t.tsv" 2>"$tmp/err" >/dev/null; st=$?
+check "--batch 0 is a usage error" "2" "$st"
+
 printf "no tab here\n" > "$tmp/bad.tsv"
 $bin eval --model transformer-d2l "$tmp/bad.tsv" 2>"$tmp/err" >/dev/null; st=$?
 check "a line without a tab: exit status" "1" "$st"

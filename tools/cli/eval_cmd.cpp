@@ -1,5 +1,6 @@
 // attnlite eval: corpus BLEU-4 (on the book's tokens and sacreBLEU's 13a) and the book's
 // bleu(k=2) of a model on a test set.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlite/error.h"
@@ -57,6 +59,9 @@ const char* kEvalHelp =
     "  --beam K           beam search with K hypotheses (default 1: greedy)\n"
     "  --alpha A          length penalty of beam search (default 0)\n"
     "  --d2l-compat       the book's decoder positions (Transformer)\n"
+    "  --batch N          translate up to N sentences together, those of like source\n"
+    "                     lengths (1..256; default 32; finished sentences leave their\n"
+    "                     batch: about twice as fast as 1 on the default model's test split)\n"
     "  --out FILE         write 'english<TAB>translation' per sentence (English as translated)\n"
     "  --style S          type the English in style S (default written; see above)\n"
     "  --styles           score every style\n"
@@ -157,6 +162,7 @@ int cmd_eval(int argc, char** argv) {
   opts.beam_size = args.int_value("--beam", 1, 1, 64);
   opts.length_penalty = alpha_value(args);
   opts.attention = false;
+  const int batch = args.int_value("--batch", 32, 1, 256);
   const auto files = args.positionals();
   if (files.size() != 1) throw UsageError{"give one test file (english<TAB>french per line)"};
 
@@ -199,6 +205,7 @@ int cmd_eval(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   Limits lim;
   lim.max_beam = opts.beam_size;
+  lim.max_batch = batch;
   Translator tr(model, lim);
   std::ofstream out;
   if (!out_path.empty()) {
@@ -212,19 +219,40 @@ int cmd_eval(int argc, char** argv) {
     long unk_outputs = 0;
     double secs = 0;
   };
+  // Each sentence's English in style st and its translation, decoded `batch` at a time in the
+  // order of their source lengths (a batch runs until its longest translation ends).
+  std::vector<std::string> english(order.size()), hyps(order.size());
+  std::vector<size_t> by_length(order.size());
+  std::vector<size_t> length(order.size());
+  std::vector<std::string_view> views((size_t)batch);
+  auto translate_all = [&](const std::string& st) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      english[i] = styled(order[i].english, st);
+      length[i] = batch > 1 ? model->source_tokens(english[i]).size() : 0;
+      by_length[i] = i;
+    }
+    std::stable_sort(by_length.begin(), by_length.end(),
+                     [&](size_t a, size_t b) { return length[a] < length[b]; });
+    for (size_t at = 0; at < order.size(); at += (size_t)batch) {
+      const int n = (int)std::min(order.size() - at, (size_t)batch);
+      for (int k = 0; k < n; ++k) views[(size_t)k] = english[by_length[at + (size_t)k]];
+      tr.translate_batch(views.data(), n, opts);
+      for (int k = 0; k < n; ++k) hyps[by_length[at + (size_t)k]] = tr.result(k).text;
+    }
+  };
   auto score = [&](const std::string& st, bool write) {
     Score sc;
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& s : order) {
-      const std::string english = styled(s.english, st);
-      const Translation& r = tr.translate(english, opts);
-      const std::string hyp(r.text);
+    translate_all(st);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Sentence& s = order[i];
+      const std::string& hyp = hyps[i];
       const std::string hyp_book = preprocessed(hyp);
       sc.corpus.add(hyp_book, s.refs_book);
       sc.sacre.add(hyp, s.refs);
       for (const auto& fr : s.refs_book) sc.book += bleu(hyp_book, fr, 2);
       if (hyp.find("<unk>") != std::string::npos) ++sc.unk_outputs;
-      if (write && out) out << english << '\t' << hyp << '\n';
+      if (write && out) out << english[i] << '\t' << hyp << '\n';
     }
     sc.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return sc;
