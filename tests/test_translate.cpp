@@ -360,7 +360,7 @@ TEST_CASE("a driver's kept rows go on as if no row had left", "[translate]") {
 // A batch's searches run fewer rows as its sentences finish (here 12 of the corpus model's test
 // sentences): greedy drops finished rows, beam search the K rows of each sentence that is
 // done; both with the hypotheses of one sentence at a time. With attention weights (each
-// row's or sentence's slot its own) every step runs the whole batch.
+// row's or sentence's slot its own) every step runs the whole batch (4 of the sentences).
 TEST_CASE("a batch's searches drop the rows of finished sentences", "[translate]") {
   auto model = Model::load(test::model_path("transformer-fra"));
   const families::FamilyModel& fam = *model->impl().model;
@@ -378,23 +378,46 @@ TEST_CASE("a batch's searches drop the rows of finished sentences", "[translate]
   REQUIRE(text.size() == (size_t)n);
   std::vector<int> src((size_t)n * S), valid((size_t)n);
   for (int b = 0; b < n; ++b) {
-    const Translation& r = single.translate(text[(size_t)b]);
+    DecodeOptions one;
+    one.attention = false;
+    one.max_steps = 1;
+    const Translation& r = single.translate(text[(size_t)b], one);
     std::copy(r.src_ids, r.src_ids + S, src.begin() + (long)b * S);
     valid[(size_t)b] = r.src_valid;
   }
-  for (const int beam : {1, K})
+  struct Ref {  // one sentence's search alone: its steps and n-best list
+    int steps;
+    std::vector<Hypothesis> hyps;
+    std::vector<std::vector<int>> tokens;
+    std::vector<std::vector<float>> probs;
+  };
+  for (const int beam : {1, K}) {
+    std::vector<Ref> refs((size_t)n);
+    for (int b = 0; b < n; ++b) {
+      DecodeOptions one;
+      one.attention = false;
+      one.beam_size = beam;
+      Ref& ref = refs[(size_t)b];
+      ref.steps = single.translate(text[(size_t)b], one).steps;
+      for (const Hypothesis& h : single.nbest(0)) {
+        ref.hyps.push_back(h);
+        ref.tokens.emplace_back(h.tokens, h.tokens + h.num_tokens);
+        ref.probs.emplace_back(h.probs, h.probs + h.num_tokens);
+      }
+    }
     for (const bool attention : {false, true}) {
       INFO("beam " << beam << ", attention " << attention);
+      const int m = attention ? 4 : n;  // the batch
       const ops::Ops& op = ops::cpu();
       const search::Setup setup{model->tgt_vocab().bos_id, model->tgt_vocab().eos_id,
-                                model->tgt_vocab().size(), {n, K, S, T}, true};
+                                model->tgt_vocab().size(), {m, K, S, T}, true};
       auto real = fam.seq2seq_driver(op, setup.lim);
       RowLog d(*real);
       search::Greedy greedy;
       search::Beam search;
       search::NBestLists lists;
-      test::DriverBlocks mem([&](Arena& h, Arena& m) {
-        d.carve(h, m);
+      test::DriverBlocks mem([&](Arena& h, Arena& a) {
+        d.carve(h, a);
         greedy.carve(h, setup);
         search.carve(h, setup);
         lists.carve(h, setup);
@@ -404,56 +427,52 @@ TEST_CASE("a batch's searches drop the rows of finished sentences", "[translate]
       o.attention = attention;
       o.beam_size = beam;
       if (beam == 1)
-        greedy.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
+        greedy.run(d, cx, {src.data(), valid.data(), m}, T, o, lists);
       else
-        search.run(d, cx, {src.data(), valid.data(), n}, T, o, lists);
-      std::vector<int> steps((size_t)n);  // the steps each sentence was searched
-      for (int b = 0; b < n; ++b) {
+        search.run(d, cx, {src.data(), valid.data(), m}, T, o, lists);
+      for (int b = 0; b < m; ++b) {
         INFO("sentence " << b << ": " << text[(size_t)b]);
-        DecodeOptions one;
-        one.attention = false;
-        one.beam_size = beam;
-        const Translation& r = single.translate(text[(size_t)b], one);
-        steps[(size_t)b] = r.steps;
-        const NBest nb = single.nbest(0);
-        REQUIRE(lists.size[b] == nb.size);
-        for (int k = 0; k < nb.size; ++k) {
-          const Hypothesis& h = lists.hyps[b * K + k];
-          REQUIRE(h.num_tokens == nb[k].num_tokens);
-          REQUIRE(h.length == nb[k].length);
-          REQUIRE(h.eos == nb[k].eos);
+        const Ref& ref = refs[(size_t)b];
+        REQUIRE(lists.size[b] == (int)ref.hyps.size());
+        for (int k = 0; k < lists.size[b]; ++k) {
+          const Hypothesis &h = lists.hyps[b * K + k], &e = ref.hyps[(size_t)k];
+          REQUIRE(h.num_tokens == e.num_tokens);
+          REQUIRE(h.length == e.length);
+          REQUIRE(h.eos == e.eos);
           for (int j = 0; j < h.num_tokens; ++j) {
-            REQUIRE(h.tokens[j] == nb[k].tokens[j]);
-            REQUIRE(h.probs[j] == Approx(nb[k].probs[j]).margin(1e-6));
+            REQUIRE(h.tokens[j] == ref.tokens[(size_t)k][(size_t)j]);
+            REQUIRE(h.probs[j] == Approx(ref.probs[(size_t)k][(size_t)j]).margin(1e-6));
           }
-          REQUIRE(h.score == Approx(nb[k].score).margin(1e-5));
+          REQUIRE(h.score == Approx(e.score).margin(1e-5));
         }
       }
       // Greedy: one step per step of the longest translation; beam search's sentences end
       // when settled, which a translation's steps do not tell. The whole batch while
       // attention is recorded, else fewer rows once a quarter of the sentences are done
-      // (greedy: never more than the unfinished ones' + n / 4).
-      const int longest = *std::max_element(steps.begin(), steps.end());
+      // (greedy: never more than the unfinished ones' + m / 4).
+      int longest = 0;
+      for (int b = 0; b < m; ++b) longest = std::max(longest, refs[(size_t)b].steps);
       if (beam == 1) REQUIRE(d.rows.size() == (size_t)longest);
       REQUIRE(d.rows.size() >= (size_t)longest);
-      REQUIRE(d.rows.front() == n * beam);
+      REQUIRE(d.rows.front() == m * beam);
       long row_steps = 0;
       for (size_t t = 0; t < d.rows.size(); ++t) {
         row_steps += d.rows[t];
         int live = 0;
-        for (int b = 0; b < n; ++b) live += steps[(size_t)b] > (int)t;
+        for (int b = 0; b < m; ++b) live += refs[(size_t)b].steps > (int)t;
         INFO("step " << t << ": " << d.rows[t] << " rows, " << live << " translations unfinished");
         if (attention) {
-          REQUIRE(d.rows[t] == n * beam);
+          REQUIRE(d.rows[t] == m * beam);
           continue;
         }
         REQUIRE(d.rows[t] % beam == 0);
-        const int now = d.rows[t] / beam, before = t == 0 ? n : d.rows[t - 1] / beam;
+        const int now = d.rows[t] / beam, before = t == 0 ? m : d.rows[t - 1] / beam;
         REQUIRE(now <= before);
         if (beam > 1) continue;
         REQUIRE(now >= live);
         REQUIRE(4 * (now - live) < before);
       }
-      if (!attention) REQUIRE(row_steps < (long)n * beam * (long)d.rows.size() * 3 / 4);
+      if (!attention) REQUIRE(row_steps < (long)m * beam * (long)d.rows.size() * 3 / 4);
     }
+  }
 }

@@ -323,7 +323,12 @@ stage_arm() {
   done
   local size
   size=$(stat -c %s build/aarch64-minimal/examples/translate)
-  echo "arm: examples/translate on aarch64, the small core, static and stripped: $size bytes"
+  # the file grows in steps of 64 KiB (docs/edge.md): how far the code is from the next one
+  local room
+  room=$(aarch64-linux-gnu-readelf -lW build/aarch64-minimal/examples/translate |
+    awk '$1 == "LOAD" { print $2, $5 }' | { read -r _ code; read -r data _; echo $((data - code)); })
+  echo "arm: examples/translate on aarch64, the small core, static and stripped: $size bytes" \
+    "(the code $room bytes from the file's next 64 KiB step)"
   [ "$size" -le 1000000 ] || { echo "arm: over its budget of 1,000,000 bytes" >&2; return 1; }
   # Big-endian: the loader alone, for s390x.
   s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude tests/arm/endian_check.cpp \
