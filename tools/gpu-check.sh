@@ -177,22 +177,15 @@ done
 # the CPU at --batch 32 (its batches drop finished sentences: about twice as fast as one line
 # at a time), the CPU's own best against which the GPU's speed-up is also stated
 sweep() {
-  local m=transformer-fra-bpe
-  local a c
-  a=$(now)
-  "$CLI" translate --model $m --device cpu --batch 32 < "$OUT/$m.src" > "$OUT/$m.b32.cpu" 2>/dev/null || return 1
-  c=$(now)
-  local same; same=$(paste -d '\n' "$OUT/$m.beam1.cpu" "$OUT/$m.b32.cpu" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
-  printf '{"model": "%s", "batch": 32, "sentences": %d, "identical": %d, "cpu_s": %s}\n' \
-    "$m" "$(wc -l < "$OUT/$m.src")" "$same" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
-  for b in 16 64; do
-    local a c
+  local m=transformer-fra-bpe run dev b a c same
+  for run in cpu:32 cuda:16 cuda:64; do
+    dev=${run%:*} b=${run#*:}
     a=$(now)
-    "$CLI" translate --model $m --device cuda --batch $b < "$OUT/$m.src" > "$OUT/$m.b$b.cuda" 2>/dev/null || return 1
+    "$CLI" translate --model $m --device $dev --batch $b < "$OUT/$m.src" > "$OUT/$m.b$b.$dev" 2>/dev/null || return 1
     c=$(now)
-    local same; same=$(paste -d '\n' "$OUT/$m.beam1.cpu" "$OUT/$m.b$b.cuda" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
-    printf '{"model": "%s", "batch": %d, "sentences": %d, "identical": %d, "cuda_s": %s}\n' \
-      "$m" "$b" "$(wc -l < "$OUT/$m.src")" "$same" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
+    same=$(paste -d '\n' "$OUT/$m.beam1.cpu" "$OUT/$m.b$b.$dev" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
+    printf '{"model": "%s", "batch": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \
+      "$m" "$b" "$(wc -l < "$OUT/$m.src")" "$same" "$dev" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
   done
 }
 : > "$OUT/batch.jsonl"

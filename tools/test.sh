@@ -42,8 +42,9 @@
 #            build/fuzz/artifacts/)
 #   web      WASM builds (emcc; the node and web modules from one compile), npm ci, node
 #            tests of the module against the native CLI, the page in headless Chromium;
-#            checks that the committed web/ build is current; then the node tests again against the node build under ASan + UBSan
-#            (wasm/build.sh node-asan), where any sanitizer report fails the test that hit it
+#            checks that the committed web/ build is current; then the node tests again
+#            against the node build under ASan + UBSan (wasm/build.sh node-asan), where any
+#            sanitizer report fails the test that hit it
 # Usage: tools/test.sh [stage ...]   (default: all stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '647276bb7bf3ed90';
+const VERSION = 'd5367344b27bd364';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -1,5 +1,6 @@
-// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers, greedy
-// search's dropping of finished rows, and the replication of each sentence's state to its hypotheses, shared by the drivers.
+// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers, the
+// searches' dropping of finished rows, and the replication of each sentence's state to its
+// hypotheses, shared by the drivers.
 #pragma once
 #include "attnlite/ops/ops.h"
 
@@ -17,7 +18,8 @@ inline void gather_rows(const ops::Ops& op, float* rows, long stride, long len, 
 // rows[i] <- old rows[keep[i]] for i < n (keep: host, ascending, keep[i] >= i); each row `len`
 // floats at `stride`, in place: row i is written after every read of it (a later keep[j] >= j
 // > i), and a row is never copied onto itself.
-inline void keep_rows(const ops::Ops& op, float* rows, long stride, long len, const int* keep, int n) {
+inline void keep_rows(const ops::Ops& op, float* rows, long stride, long len, const int* keep,
+                      int n) {
   const size_t bytes = sizeof(float) * (size_t)len;
   for (int i = 0; i < n; ++i)
     if (keep[i] != i) op.copy(rows + (long)i * stride, rows + (long)keep[i] * stride, bytes);

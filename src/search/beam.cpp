@@ -95,12 +95,13 @@ void Beam::add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, in
   if (o.attention) d.keep_attention(b, row, cx);
 }
 
-// Whether sentence b's n-best list is final (its live hypotheses: rows b0 .. b0+K-1): it holds
-// K finished hypotheses and no live one can finish above the K-th. A live row's score logp ≤ 0 only falls as tokens are added, and
-// a finished score is logp / length^alpha with length ≤ steps, so no descendant scores above
-// logp / steps^alpha (logp itself when alpha is 0); one that ties ranks after the K already
-// there (results() keeps the order of arrival), and the kept attention changes only on a
-// strictly better one. Stopping here therefore returns the list the full search returns.
+// Whether sentence b's n-best list is final (its live hypotheses: rows b0 .. b0+K-1): it
+// holds K finished hypotheses and no live one can finish above the K-th. A live row's score
+// logp ≤ 0 only falls as tokens are added, and a finished score is logp / length^alpha with
+// length ≤ steps, so no descendant scores above logp / steps^alpha (logp itself when alpha is
+// 0); one that ties ranks after the K already there (results() keeps the order of arrival),
+// and the kept attention changes only on a strictly better one. Stopping here therefore
+// returns the list the full search returns.
 bool Beam::settled(int b, int b0, int K, int steps, float alpha) const {
   const int nf = fin_count_[b];
   if (nf < K) return false;
@@ -160,28 +161,21 @@ bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* lo
   return true;
 }
 
-// Blocks [0, blocks) hold sentences block_[i], `active` of them not done (active < blocks).
-// Once a quarter of the blocks are done, the others move to the front with their rows (here
-// and in the decoder: greedy.cpp's drop_finished, a block of K rows at a time) and the rest
-// leave the batch. Returns the blocks that the next step runs; `steps` steps have run.
+// Blocks [0, blocks) hold sentences block_[i], `active` of them not done (active < blocks); the
+// done ones leave as keep_unfinished (greedy.cpp) says, each kept row's state moving with it,
+// here and in the decoder. Returns the blocks that the next step runs; `steps` steps have run.
 int Beam::drop_done(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int blocks, int active, int K,
                     int steps) {
-  if (4 * (blocks - active) < blocks) return blocks;
-  const int T = s_.lim.T;
-  int m = 0;
-  for (int i = 0; i < blocks; ++i) {
-    if (done_[block_[i]]) continue;
-    block_[m] = block_[i];
-    for (int j = 0; j < K; ++j) {
-      const long to = (long)m * K + j, from = (long)i * K + j;
-      keep_[to] = (int)from;
-      if (to == from) continue;
-      tok_in_[to] = tok_in_[from];
-      logp_[to] = logp_[from];
-      std::memcpy(live_tok_ + to * T, live_tok_ + from * T, sizeof(int) * steps);
-      std::memcpy(live_prob_ + to * T, live_prob_ + from * T, sizeof(float) * steps);
-    }
-    ++m;
+  const int m = keep_unfinished(done_, block_, blocks, active, K, keep_);
+  if (m == blocks) return blocks;
+  const long T = s_.lim.T;
+  for (long to = 0; to < (long)m * K; ++to) {
+    const long from = keep_[to];
+    if (to == from) continue;
+    tok_in_[to] = tok_in_[from];
+    logp_[to] = logp_[from];
+    std::memcpy(live_tok_ + to * T, live_tok_ + from * T, sizeof(int) * steps);
+    std::memcpy(live_prob_ + to * T, live_prob_ + from * T, sizeof(float) * steps);
   }
   d.keep_rows(keep_, m * K, steps, cx);
   return m;
@@ -215,7 +209,8 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
     }
     for (int i = 0; i < blocks; ++i) {
       const int b = block_[i];
-      if (done_[b] || (select(d, cx, logits, i, b, K, t, o) && !settled(b, i * K, K, steps, o.length_penalty)))
+      if (done_[b] ||
+          (select(d, cx, logits, i, b, K, t, o) && !settled(b, i * K, K, steps, o.length_penalty)))
         continue;
       done_[b] = 1;
       --active;
@@ -226,7 +221,8 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
   for (int i = 0; i < blocks; ++i) {
     const int b = block_[i];
     if (!done_[b])  // out of steps: the live hypotheses finish as they are
-      for (int j = 0; j < K; ++j) add_finished(d, cx, b, i * K + j, t, /*eos=*/false, logp_[i * K + j], o);
+      for (int j = 0; j < K; ++j)
+        add_finished(d, cx, b, i * K + j, t, /*eos=*/false, logp_[i * K + j], o);
   }
   for (int b = 0; b < n; ++b) results(b, K, out);
 }

@@ -27,22 +27,26 @@ void Greedy::carve(Arena& host, const Setup& s) {
   tprobs_ = host.floats(B * T);
 }
 
-// Rows [0, rows) hold sentences sentence_[r], `live` of them unfinished (live < rows). Once a
-// quarter of the rows are finished, the unfinished ones move to the front and the rest leave
-// the batch: the rows a batch runs fall with its sentences, and as each move leaves at most
-// three quarters of the rows, the rows moved add up to at most three times the batch.
-// Returns the rows that the next step runs.
+int keep_unfinished(const char* done, int* sentence, int blocks, int active, int K, int* keep) {
+  if (4 * (blocks - active) < blocks) return blocks;
+  int m = 0;
+  for (int i = 0; i < blocks; ++i) {
+    if (done[sentence[i]]) continue;
+    sentence[m] = sentence[i];
+    for (int j = 0; j < K; ++j) keep[m * K + j] = i * K + j;
+    ++m;
+  }
+  return m;
+}
+
+// Rows [0, rows) hold sentences sentence_[r], `live` of them unfinished (live < rows); the
+// finished ones leave as keep_unfinished says, each row's input moving with it. Returns the
+// rows that the next step runs.
 int Greedy::drop_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int rows, int live,
                           int steps) {
-  if (4 * (rows - live) < rows) return rows;
-  int n = 0;
-  for (int r = 0; r < rows; ++r)
-    if (!done_[sentence_[r]]) {
-      keep_[n] = r;
-      tok_in_[n] = tok_in_[r];
-      sentence_[n] = sentence_[r];
-      ++n;
-    }
+  const int n = keep_unfinished(done_, sentence_, rows, live, 1, keep_);
+  if (n == rows) return rows;
+  for (int r = 0; r < n; ++r) tok_in_[r] = tok_in_[keep_[r]];
   d.keep_rows(keep_, n, steps, cx);
   return n;
 }

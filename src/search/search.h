@@ -102,4 +102,12 @@ class Beam {
 // logp / length^alpha (alpha 0: logp itself).
 double penalized(double logp, int length, float alpha);
 
+// Both searches' rule for leaving a batch: blocks [0, blocks) of K decoder rows hold sentences
+// sentence[i], `active` of them not done (active < blocks). Once a quarter of the blocks are
+// done, the others move to the front: sentence[] lists the kept blocks' sentences in order,
+// keep[] (blocks * K) the kept rows as Seq2SeqDriver::keep_rows takes them, and the kept
+// blocks are returned; before that, `blocks` (nothing moves). Each move leaves at most three
+// quarters of the blocks, so the rows moved add up to at most three times the batch.
+int keep_unfinished(const char* done, int* sentence, int blocks, int active, int K, int* keep);
+
 }  // namespace attnlite::search
