@@ -72,6 +72,14 @@ class RemoteCpu final : public ops::Ops {
                    Arena& s) const override {
     c().argmax_rows(ids, probs, logp, logits, R, V, s);
   }
+  void top_rows(int* ids, float* vals, float* mx, double* sum, const float* logits, long ld, int R,
+                int V, int n, Arena& s) const override {
+    c().top_rows(ids, vals, mx, sum, logits, ld, R, V, n, s);
+  }
+  void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                      float* tmp) const override {
+    c().permute_blocks(rows, stride, len, from, nb, K, tmp);
+  }
   void copy(void* d, const void* s, size_t n) const override { c().copy(d, s, n); }
   void copy_2d(void* d, size_t dp, const void* s, size_t sp, size_t n, int rows) const override {
     c().copy_2d(d, dp, s, sp, n, rows);

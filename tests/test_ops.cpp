@@ -13,6 +13,7 @@
 #include "attnlite/ops/ops.h"
 #include "attnlite/translate.h"
 #include "fixture.h"
+#include "ops/scratch.h"
 #include "st_writer.h"
 
 using attnlite::ops::ValidLens;
@@ -303,6 +304,106 @@ TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every 
     op.zero(a + 40, sizeof(float) * 10);
     return std::vector<Floats>{mem.get(a, 64), mem.get(b, 64)};
   });
+}
+
+// Beam search's ops. top_rows against a sort of every (value, id) pair of a row (the larger
+// value first, a NaN after every number, equal values by the lower id) and exp_sum's
+// constants, then every set against the scalar one: rows at a stride, from one value to rows
+// that a device cuts into chunks, ties within and across the chunks, -inf and NaN, n from 1
+// to V. permute_blocks against moving the rows by hand: parents repeated, blocks left as
+// they are, blocks of one row.
+TEST_CASE("ops: beam search's top_rows and permute_blocks on every op set", "[ops]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (int V : {1, 2, 7, 40, 1025, 3001})
+    for (int n : {1, 2, 8, 33, V}) {
+      if (n > V || (n == V && V > 40)) continue;
+      INFO("V " << V << ", n " << n);
+      const int R = 5;
+      const long ld = V + 3;
+      Floats lg = rnd((size_t)R * ld, 40 + V, 3.f);
+      float* row = lg.data();
+      for (int v = 0; v < V; v += 3) row[ld + v] = 1.5f;  // row 1: ties all along
+      if (V > 2) {                                           // row 2: -inf and NaN
+        row[2 * ld] = row[2 * ld + V - 1] = nan;
+        row[2 * ld + 1] = -inf;
+      }
+      for (int v = 0; v < V; ++v) row[3 * ld + v] = -2.f;  // row 3: one value
+      if (V > 1024) {                                       // row 4: ties across chunk ends
+        const int C = ops::argmax_chunks(V), L = (V + C - 1) / C;
+        for (int c = 1; c < C; ++c) row[4 * ld + (long)c * L] = row[4 * ld + (long)c * L - 1] = 20.f;
+      }
+      auto ahead = [](float a, int ia, float b, int ib) {
+        if (std::isnan(a) != std::isnan(b)) return std::isnan(b);
+        if (!std::isnan(a) && a != b) return a > b;
+        return ia < ib;
+      };
+      // every set's results as floats (a NaN as 1e30, log(sum) for rows without a NaN)
+      auto run = [&](const ops::Ops& op, Mem& mem) {
+        AlignedBuffer buf(1 << 20);
+        Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size())
+                                         : Arena(mem.put(Floats(1 << 18)), sizeof(float) << 18);
+        std::vector<int> ids((size_t)R * n);
+        Floats vals((size_t)R * n), mx((size_t)R);
+        std::vector<double> sum((size_t)R);
+        op.top_rows(ids.data(), vals.data(), mx.data(), sum.data(), mem.put(lg), ld, R, V, n, scratch);
+        Floats out;
+        for (int r = 0; r < R; ++r) {
+          for (int k = 0; k < n; ++k) {
+            const float v = vals[(size_t)r * n + k];
+            out.insert(out.end(), {(float)ids[(size_t)r * n + k], std::isnan(v) ? 1e30f : v});
+          }
+          if (r != 2 || V <= 2) out.insert(out.end(), {mx[(size_t)r], (float)std::log(sum[(size_t)r])});
+        }
+        return out;
+      };
+      // the sort, and the constants exp_sum gives (the scalar table)
+      ops::use_kernels(ops::KernelTable::Scalar);
+      Floats want;
+      for (int r = 0; r < R; ++r) {
+        const float* x = row + r * ld;
+        std::vector<int> order((size_t)V);
+        for (int v = 0; v < V; ++v) order[(size_t)v] = v;
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return ahead(x[a], a, x[b], b); });
+        for (int k = 0; k < n; ++k) {
+          const float v = x[order[(size_t)k]];
+          want.insert(want.end(), {(float)order[(size_t)k], std::isnan(v) ? 1e30f : v});
+        }
+        float m = 0;
+        double s = 0;
+        ops::cpu().exp_sum(x, V, &m, &s);
+        if (r != 2 || V <= 2) want.insert(want.end(), {m, (float)std::log(s)});
+      }
+      {
+        Mem mem(ops::cpu());
+        const Floats got = run(ops::cpu(), mem);
+        REQUIRE(got == want);
+      }
+      each_set([&](const ops::Ops& op, Mem& mem, bool) { return std::vector<Floats>{run(op, mem)}; });
+    }
+  for (int K : {1, 3, 4}) {
+    INFO("K " << K);
+    const int nb = 3, len = 5, stride = 7;
+    const Floats rows = rnd((size_t)nb * K * stride, 50 + K);
+    std::vector<int> from((size_t)nb * K);
+    for (int b = 0; b < nb; ++b)
+      for (int j = 0; j < K; ++j)  // block 1 stays; the others take repeated parents
+        from[(size_t)(b * K + j)] = b == 1 ? j : (j * 2 + b + 1) % K;
+    Floats want = rows;
+    for (int b = 0; b < nb; ++b)
+      for (int j = 0; j < K; ++j)
+        for (int c = 0; c < len; ++c)
+          want[(size_t)(b * K + j) * stride + c] = rows[(size_t)(b * K + from[(size_t)(b * K + j)]) * stride + c];
+    auto run = [&](const ops::Ops& op, Mem& mem) {
+      float* d = mem.put(rows);
+      op.permute_blocks(d, stride, len, mem.put(from), nb, K, mem.put(Floats((size_t)K * len)));
+      return mem.get(d, rows.size());
+    };
+    {
+      Mem mem(ops::cpu());
+      REQUIRE(run(ops::cpu(), mem) == want);
+    }
+    each_set([&](const ops::Ops& op, Mem& mem, bool) { return std::vector<Floats>{run(op, mem)}; });
+  }
 }
 
 TEST_CASE("ops: gru_step from x, from input products, and from both, on every op set", "[ops]") {

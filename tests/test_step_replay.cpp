@@ -117,6 +117,16 @@ class LoggingCpu final : public ops::Ops {
     if (on_) ++host_reads;  // its results are host arrays: never inside a recorded step
     c().argmax_rows(ids, probs, logp, logits, R, V, s);
   }
+  void top_rows(int* ids, float* vals, float* mx, double* sum, const float* logits, long ld, int R,
+                int V, int n, Arena& s) const override {
+    if (on_) ++host_reads;  // as argmax_rows
+    c().top_rows(ids, vals, mx, sum, logits, ld, R, V, n, s);
+  }
+  void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                      float* tmp) const override {
+    rec(18, rows, stride, len, from, nb, K, tmp);
+    c().permute_blocks(rows, stride, len, from, nb, K, tmp);
+  }
   void copy(void* d, const void* s, size_t n) const override {
     rec(15, d, s, (long long)n);
     c().copy(d, s, n);

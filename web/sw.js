@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'd5367344b27bd364';
+const VERSION = '6f1dba245eaf5781';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -18,6 +18,45 @@ namespace attnlite::ops {
 
 namespace {
 
+// Beam candidates' order (Ops::top_rows): whether (a, ia) comes before (b, ib).
+bool ahead(float a, int ia, float b, int ib) {
+  const bool na = std::isnan(a), nb = std::isnan(b);
+  if (na != nb) return nb;
+  if (!na && a != b) return a > b;
+  return ia < ib;
+}
+
+// The n best of x (n <= V) in that order, by one scan: ids ascend, so once n are held only a
+// value above the last one enters (or, while a NaN is last, a number); blocks of 16 that hold
+// nothing above a number there are passed with one vectorised test.
+void top_of_row(int* id, float* val, const float* x, int V, int n) {
+  int held = 0;
+  auto enter = [&](int v) {
+    int at = held < n ? held++ : n - 1;
+    for (; at > 0 && ahead(x[v], v, val[at - 1], id[at - 1]); --at) {
+      val[at] = val[at - 1];
+      id[at] = id[at - 1];
+    }
+    val[at] = x[v];
+    id[at] = v;
+  };
+  int v = 0;
+  for (; v < V && held < n; ++v) enter(v);
+  while (v < V) {
+    const float last = val[n - 1];
+    if (!std::isnan(last) && v + 16 <= V) {
+      bool above = false;
+      for (int u = 0; u < 16; ++u) above |= x[v + u] > last;
+      if (!above) {
+        v += 16;
+        continue;
+      }
+    }
+    for (const int end = std::min(V, v + 16); v < end; ++v)
+      if (ahead(x[v], v, val[n - 1], id[n - 1])) enter(v);
+  }
+}
+
 class CpuOps final : public Ops {
  public:
   const char* name() const override { return "cpu"; }
@@ -217,6 +256,29 @@ class CpuOps final : public Ops {
       ids[r] = best;
       probs[r] = (float)(1.0 / s);
       logp[r] = -std::log(s);
+    }
+  }
+
+  void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits, long ld,
+                int R, int V, int n, Arena&) const override {
+    for (int r = 0; r < R; ++r) {
+      const float* lg = logits + r * ld;
+      kernels().exp_sum(lg, V, max + r, sum + r);
+      top_of_row(ids + (long)r * n, vals + (long)r * n, lg, V, n);
+    }
+  }
+
+  void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                      float* tmp) const override {
+    const size_t bytes = sizeof(float) * (size_t)len;
+    for (int b = 0; b < nb; ++b) {
+      const int* f = from + (long)b * K;
+      int j = 0;
+      while (j < K && f[j] == j) ++j;
+      if (j == K) continue;  // the block's rows stay where they are
+      float* blk = rows + (long)b * K * stride;
+      for (int i = 0; i < K; ++i) std::memcpy(tmp + i * len, blk + i * stride, bytes);
+      for (int i = 0; i < K; ++i) std::memcpy(blk + i * stride, tmp + f[i] * len, bytes);
     }
   }
 

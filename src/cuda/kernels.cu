@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attnlite/error.h"
@@ -439,6 +440,124 @@ __global__ void argmax_finish_kernel(float* probs, double* logp, const double* p
   if (logp) logp[r] = -log(s);
 }
 
+// ---- beam search: each row's candidates, the rows' reorder ----------------------------
+
+// Beam candidates' order (ops::Ops::top_rows): whether (a, ia) comes before (b, ib).
+__device__ __forceinline__ bool ahead(float a, int ia, float b, int ib) {
+  const bool na = isnan(a), nb = isnan(b);
+  if (na != nb) return nb;
+  if (!na && a != b) return a > b;
+  return ia < ib;
+}
+
+// After every pair: what a thread or chunk without one offers.
+__device__ __forceinline__ float no_value() { return __int_as_float(0x7fc00000); }  // NaN
+
+__device__ __forceinline__ void take_first(float& best, int& bi, float ov, int oi) {
+  if (ahead(ov, oi, best, bi)) { best = ov; bi = oi; }
+}
+
+// The first pair over the block in that order (blockDim.x a multiple of 32); every thread gets
+// it. rv, ri: shared scratch of 32.
+__device__ void block_first(float& best, int& bi, float* rv, int* ri) {
+  for (int o = 16; o > 0; o >>= 1)
+    take_first(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  __syncthreads();  // the previous call's readers are done with rv, ri
+  if (lane == 0) { rv[warp] = best; ri[warp] = bi; }
+  __syncthreads();
+  best = lane < nw ? rv[lane] : no_value();
+  bi = lane < nw ? ri[lane] : INT_MAX;
+  for (int o = 16; o > 0; o >>= 1)
+    take_first(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+}
+
+// out_v, out_i (n) = the n first of `count` pairs (value at[j], id ids[j] or j + base when ids
+// is null): n rounds, each the block's first pick among the pairs after the previous pick.
+// Slots past the last pair get (NaN, INT_MAX).
+__device__ void block_top(float* out_v, int* out_i, const float* at, const int* ids, int base,
+                          int count, int n, float* rv, int* ri) {
+  float pv = 0.f;
+  int pi = -1;
+  for (int k = 0; k < n; ++k) {
+    float best = no_value();
+    int bi = INT_MAX;
+    for (int j = threadIdx.x; j < count; j += blockDim.x) {
+      const float x = at[j];
+      const int i = ids ? ids[j] : base + j;
+      if (k > 0 && !ahead(pv, pi, x, i)) continue;  // taken in an earlier round
+      take_first(best, bi, x, i);
+    }
+    block_first(best, bi, rv, ri);
+    if (threadIdx.x == 0) { out_v[k] = best; out_i[k] = bi; }
+    pv = best;
+    pi = bi;
+  }
+}
+
+// 1: each (row, chunk) block's n best.
+__global__ void top_chunks_kernel(float* pv, int* pi, const float* logits, long ld, int V, int L,
+                                  int n) {
+  __shared__ float rv[32];
+  __shared__ int ri[32];
+  const int r = blockIdx.x, c = blockIdx.y, C = gridDim.y;
+  const int lo = c * L, hi = min(V, lo + L);
+  const long at = ((long)r * C + c) * n;
+  block_top(pv + at, pi + at, logits + r * ld + lo, nullptr, lo, max(0, hi - lo), n, rv, ri);
+}
+
+// 2: every (row, chunk) block finds the row's first value among the chunks' firsts and sums
+// exp(x - it) over its chunk in double; block (row, 0) also writes the row's n best from the
+// chunks' and its max.
+__global__ void top_merge_kernel(int* ids, float* vals, float* max, double* ps, const float* pv,
+                                 const int* pi, const float* logits, long ld, int V, int L,
+                                 int n) {
+  __shared__ float rv[32];
+  __shared__ int ri[32];
+  __shared__ double rd[32];
+  const int r = blockIdx.x, c = blockIdx.y, C = gridDim.y;
+  const float* cv = pv + (long)r * C * n;
+  const int* ci = pi + (long)r * C * n;
+  float best = no_value();
+  int bi = INT_MAX;
+  for (int j = threadIdx.x; j < C; j += blockDim.x) take_first(best, bi, cv[(long)j * n], ci[(long)j * n]);
+  block_first(best, bi, rv, ri);
+  const double m = (double)best;
+  const float* lg = logits + r * ld;
+  const int lo = c * L, hi = min(V, lo + L);
+  double s = 0.0;
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) s += exp((double)lg[i] - m);
+  s = block_reduce(s, Sum{}, 0.0, rd);
+  if (threadIdx.x == 0) ps[(long)r * C + c] = s;
+  if (c != 0) return;
+  if (threadIdx.x == 0) max[r] = best;
+  block_top(vals + (long)r * n, ids + (long)r * n, cv, ci, 0, C * n, n, rv, ri);
+}
+
+// 3: one thread per row adds its chunks' sums in chunk order.
+__global__ void top_finish_kernel(double* sum, const double* ps, int R, int C) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  double s = 0.0;
+  for (int c = 0; c < C; ++c) s += ps[(long)r * C + c];
+  sum[r] = s;
+}
+
+constexpr int kMaxBlockRows = 64;  // the largest beam (translate.h: max_beam)
+
+__global__ void permute_blocks_kernel(float* rows, long stride, long len, const int* from, int nb,
+                                      int K) {
+  const long n = (long)nb * len;
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    const long b = i / len, c = i % len;
+    float* col = rows + b * K * stride + c;
+    const int* f = from + b * K;
+    float v[kMaxBlockRows];
+    for (int j = 0; j < K; ++j) v[j] = col[(long)f[j] * stride];
+    for (int j = 0; j < K; ++j) col[(long)j * stride] = v[j];
+  }
+}
+
 }  // namespace
 
 void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
@@ -852,6 +971,27 @@ void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int 
   argmax_chunks_kernel<<<grid, kRowThreads, 0, stream>>>(parts.v, parts.i, logits, V, L);
   softmax_chunks_kernel<<<grid, kRowThreads, 0, stream>>>(parts.s, ids, parts.v, parts.i, logits, V, L);
   argmax_finish_kernel<<<blocks_for(R, 128), 128, 0, stream>>>(probs, logp, parts.s, R, C);
+}
+
+void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits, long ld,
+              int R, int V, int n, const TopParts& parts, cudaStream_t stream) {
+  if (R <= 0 || V <= 0 || n <= 0) return;
+  if (n > V) throw Error("top_rows: " + std::to_string(n) + " candidates of " + std::to_string(V));
+  const int C = parts.chunks, L = (V + C - 1) / C;
+  const dim3 grid((unsigned)R, (unsigned)C);
+  top_chunks_kernel<<<grid, kRowThreads, 0, stream>>>(parts.v, parts.i, logits, ld, V, L, n);
+  top_merge_kernel<<<grid, kRowThreads, 0, stream>>>(ids, vals, max, parts.s, parts.v, parts.i,
+                                                     logits, ld, V, L, n);
+  top_finish_kernel<<<blocks_for(R, 128), 128, 0, stream>>>(sum, parts.s, R, C);
+}
+
+void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                    cudaStream_t stream) {
+  if (nb <= 0 || len <= 0 || K <= 0) return;
+  if (K > kMaxBlockRows) throw Error("permute_blocks: blocks of " + std::to_string(K) + " rows");
+  const long n = (long)nb * len;
+  const int blocks = (int)std::min<long>((n + kRowThreads - 1) / kRowThreads, 1L << 20);
+  permute_blocks_kernel<<<blocks, kRowThreads, 0, stream>>>(rows, stride, len, from, nb, K);
 }
 
 }  // namespace attnlite::cuda

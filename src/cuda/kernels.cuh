@@ -156,4 +156,30 @@ struct ArgmaxParts {
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
                  const ArgmaxParts& parts, cudaStream_t stream);
 
+// The partial results of top_rows: (R, chunks, n) values and ids, (R, chunks) sums, chunks =
+// ops::argmax_chunks(V) (src/ops/scratch.h carves them).
+struct TopParts {
+  float* v = nullptr;
+  int* i = nullptr;
+  double* s = nullptr;
+  int chunks = 1;
+};
+
+// Beam search's candidates: ids and vals (R, n) = each row's n best logits (1 <= n <= V; the
+// larger value first, a NaN after every number, equal values by the lower id), max (R) = the
+// first of them, sum (R) = Σ exp(x − max) in double (per chunk, then the chunks in order);
+// rows of V at stride ld. Three launches over (R, chunks) blocks: each chunk's n best (n
+// rounds of a block-wide first pick among the values after the previous pick), then the
+// row's n best among the chunks' and each chunk's sum, then the sums. CPU:
+// ops::cpu().top_rows.
+void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits, long ld,
+              int R, int V, int n, const TopParts& parts, cudaStream_t stream);
+
+// Rows in blocks of K (K <= 64): row b*K + j (len floats at stride) becomes the old row
+// b*K + from[b*K + j] (from: nb * K in device memory). One thread per (block, column) reads
+// the block's K values of its column before it writes any, so no copy is needed.
+// CPU: ops::cpu().permute_blocks.
+void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                    cudaStream_t stream);
+
 }  // namespace attnlite::cuda

@@ -285,6 +285,22 @@ class CudaOps final : public ops::Ops {
     if (logp) download(logp, d.logp, sizeof(double) * R);
   }
 
+  void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits, long ld,
+                int R, int V, int n, Arena& scratch) const override {
+    ArenaScope scope(scratch);
+    const ops::TopRowsScratch d = ops::top_rows_scratch(scratch, R, V, n);
+    cuda::top_rows(d.ids, d.vals, d.max, d.sum, logits, ld, R, V, n,
+                   {d.part_v, d.part_i, d.part_s, d.chunks}, kStream);
+    download(sum, d.sum, sizeof(double) * R);
+    download(ids, d.ids, sizeof(int) * (size_t)R * n);
+    download(vals, d.vals, sizeof(float) * (size_t)R * n);
+    download(max, d.max, sizeof(float) * R);
+  }
+  void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
+                      float*) const override {
+    cuda::permute_blocks(rows, stride, len, from, nb, K, kStream);
+  }
+
   void copy(void* dst, const void* src, size_t bytes) const override {
     if (bytes) ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, kStream), "copy");
   }

@@ -47,8 +47,10 @@ class Seq2SeqDriver {
   // Returns the logits (rows, V) in op memory.
   virtual const float* step(const int* tokens, int rows, int t, int pos, bool attention,
                             const ops::Ctx& cx) = 0;
-  // Beam search: row b*K + j continues row b*K + parent[j] (host, K), for steps [0, t].
-  virtual void reorder(int b, const int* parent, int K, int t, bool attention,
+  // Beam search, once a step for the whole batch: in each of the first `blocks` sentences'
+  // blocks of K rows, row b*K + j continues row b*K + parent[b*K + j] (host, blocks * K,
+  // each in [0, K)), with its state for steps [0, t].
+  virtual void reorder(const int* parent, int blocks, int K, int t, bool attention,
                        const ops::Ctx& cx) = 0;
   // K > 1: the attention history of `row` becomes sentence b's slot.
   virtual void keep_attention(int b, int row, const ops::Ctx& cx) = 0;
@@ -72,6 +74,7 @@ class Seq2SeqRows : public Seq2SeqDriver {
     valid_ = mem.take<int>((size_t)B_);
     row_valid_ = mem.take<int>((size_t)R_);
     tokens_ = mem.take<int>((size_t)R_);
+    parent_ = mem.take<int>((size_t)R_);
   }
   // A new search of n sentences with K rows each: uploads the sources, their valid lengths
   // and every row's (host arrays; null in the dry run). S (≤ S_): the source steps the
@@ -99,6 +102,11 @@ class Seq2SeqRows : public Seq2SeqDriver {
     op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
     return tokens_;
   }
+  // reorder(): the rows' parents in op memory, for ops::Ops::permute_blocks.
+  const int* upload_parents(const int* parent, int rows, const ops::Ops& op) {
+    op.upload(parent_, parent, sizeof(int) * (size_t)rows);
+    return parent_;
+  }
   ops::ValidLens row_lens() const { return ops::ValidLens::per_batch(row_valid_); }
 
   const ops::Ops& op_;
@@ -109,6 +117,7 @@ class Seq2SeqRows : public Seq2SeqDriver {
   int* valid_ = nullptr;           // (B) source valid length of each sentence
   int* row_valid_ = nullptr;       // (R) source valid length of each row
   int* tokens_ = nullptr;          // (R) this step's inputs
+  int* parent_ = nullptr;          // (R) reorder's parents
 };
 
 }  // namespace attnlite::drivers

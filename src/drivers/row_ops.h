@@ -1,19 +1,10 @@
-// attnlite — moving decoder rows in op memory (internal): the beam-search row gathers, the
-// searches' dropping of finished rows, and the replication of each sentence's state to its
-// hypotheses, shared by the drivers.
+// attnlite — moving decoder rows in op memory (internal): the searches' dropping of finished
+// rows and the replication of each sentence's state to its hypotheses, shared by the drivers
+// (beam search's reorder is one op, ops::Ops::permute_blocks).
 #pragma once
 #include "attnlite/ops/ops.h"
 
 namespace attnlite::drivers {
-
-// rows[j] <- old rows[parent[j]] for j < K (parent: host); each row `len` floats at `stride`;
-// tmp (op memory) holds K * len floats.
-inline void gather_rows(const ops::Ops& op, float* rows, long stride, long len, const int* parent,
-                        int K, float* tmp) {
-  const size_t bytes = sizeof(float) * (size_t)len;
-  for (int j = 0; j < K; ++j) op.copy(tmp + (long)j * len, rows + (long)j * stride, bytes);
-  for (int j = 0; j < K; ++j) op.copy(rows + (long)j * stride, tmp + (long)parent[j] * len, bytes);
-}
 
 // rows[i] <- old rows[keep[i]] for i < n (keep: host, ascending, keep[i] >= i); each row `len`
 // floats at `stride`, in place: row i is written after every read of it (a later keep[j] >= j

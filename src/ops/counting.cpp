@@ -55,6 +55,12 @@ class CountingOps final : public Ops {
     ArenaScope scope(a);
     argmax_rows_scratch(a, R, V);  // a device set's results and partial results
   }
+  void top_rows(int*, float*, float*, double*, const float*, long, int R, int V, int n,
+                Arena& a) const override {
+    ArenaScope scope(a);
+    top_rows_scratch(a, R, V, n);  // a device set's results and partial results
+  }
+  void permute_blocks(float*, long, long, const int*, int, int, float*) const override {}
   void gemm_nt(float*, int, const float*, int, const float*, int, int, int, int,
                float) const override {}
   void gemm_nn(float*, int, const float*, int, const float*, int, int, int, int) const override {}

@@ -75,4 +75,30 @@ inline ArgmaxRowsScratch argmax_rows_scratch(Arena& a, int R, int V) {
   return {ids, probs, logp, part_v, part_i, part_s, C};
 }
 
+// top_rows, CUDA: the results of R rows on the device before their download (ids and values
+// (R, n), max and sum (R), in one span), and the partial results of each row's
+// argmax_chunks(V) chunks: each chunk's n best (values, ids) and its sum.
+struct TopRowsScratch {
+  int* ids;
+  float* vals;
+  float* max;
+  double* sum;
+  float* part_v;
+  int* part_i;
+  double* part_s;
+  int chunks;
+};
+inline TopRowsScratch top_rows_scratch(Arena& a, int R, int V, int n) {
+  const int C = argmax_chunks(V);
+  const size_t rn = (size_t)R * n, parts = (size_t)R * C;
+  double* sum = a.take<double>((size_t)R);
+  int* ids = a.take<int>(rn);
+  float* vals = a.floats(rn);
+  float* max = a.floats((size_t)R);
+  float* part_v = a.floats(parts * n);
+  int* part_i = a.take<int>(parts * n);
+  double* part_s = a.take<double>(parts);
+  return {ids, vals, max, sum, part_v, part_i, part_s, C};
+}
+
 }  // namespace attnlite::ops

@@ -2,7 +2,10 @@
 // search on the book's PyTorch modules). The sentences still searched are the decoder's row
 // blocks: hypothesis j of block i's sentence block_[i] is decoder row i*K + j, and every
 // per-row array here follows the decoder's rows; a block is its sentence's own (i = b) until
-// sentences that are done leave the batch (drop_done).
+// sentences that are done leave the batch (drop_done). Each step takes, per row, only the
+// op set's top_rows: the row's 2K best logits and its log-softmax constants (on a GPU they
+// are found there, and the logits never leave it), and reorders every block's rows with one
+// driver call.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,29 +18,12 @@ namespace attnlite::search {
 
 namespace {
 
-// log_softmax(row) in float64: lp(x) = (x - max) - log(sum exp(x - max)), the max and the
-// sum from the CPU set's exp_sum on the host logits (the kernel table's: with SIMD, exp in
-// float and the sum in double by blocks).
+// log p(x) of a row in float64 from its constants (Ops::top_rows, as exp_sum gives them):
+// (x - max) - log(sum).
 struct LogSoftmax {
   double max = 0, logsum = 0;
   double operator()(float x) const { return ((double)x - max) - logsum; }
 };
-LogSoftmax log_softmax(const float* logits, int V) {
-  float mx = 0.f;
-  double s = 0.0;
-  ops::cpu().exp_sum(logits, V, &mx, &s);
-  return {mx, std::log(s)};
-}
-
-// The smallest logit that can still enter a full candidate list whose last score is `last`,
-// for a hypothesis of score `base`: score = base + lp(x) > last needs
-// x > last - base + max + logsum. Returned a little lower (by far more than the rounding of
-// either side), as a float, so that a logit below it is passed over with one comparison and
-// every other one gets the exact test.
-float entry_logit(double last, double base, const LogSoftmax& ls) {
-  const double x = last - base + ls.max + ls.logsum;
-  return (float)(x - 1e-4 * (1.0 + std::fabs(x)));
-}
 
 // order (n) <- 0..n-1 sorted by score descending, ties by index (a stable insertion sort).
 void rank(int* order, const double* score, int n) {
@@ -55,7 +41,10 @@ void Beam::carve(Arena& host, const Setup& s) {
   const size_t B = s.lim.B, K = s.lim.K, R = B * K, T = s.lim.T;
   F_ = (int)(K * (T + 1));
   const size_t F = F_;
-  if (!s.host_memory) logits_ = host.floats(R * s.V);
+  top_id_ = host.take<int>(R * 2 * K);
+  top_val_ = host.floats(R * 2 * K);
+  row_max_ = host.floats(R);
+  row_sum_ = host.take<double>(R);
   tok_in_ = host.take<int>(R);
   logp_ = host.take<double>(R);
   parent_ = host.take<int>(R);
@@ -116,25 +105,32 @@ bool Beam::settled(int b, int b0, int K, int steps, float alpha) const {
 }
 
 // Step t of sentence b in block i: rank the candidates, finish <eos> ones, pick the next K
-// live hypotheses and move every per-row state to them. False when the sentence stops.
-bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int i,
-                  int b, int K, int t, const DecodeOptions& o) {
-  const int V = s_.V, T = s_.lim.T, b0 = i * K, cap = 2 * K;  // at most K <eos>, so K others
+// live hypotheses and move every per-row state to them (the decoder's rows: parent_, for the
+// step's reorder). False when the sentence stops. Hypothesis h's candidates are row `at`'s
+// of top_rows: `at` = i at step 0 (one row per block, every hypothesis being the same),
+// i*K + h after.
+//
+// The candidates are the search's 2K best (score, then order of offer: hypothesis, token):
+// at most K end in <eos>, so K others remain. Any of them is among its own row's 2K best
+// logits (a row's score rises with its logit, equal scores come from equal logits, offered
+// by token), so offering only those, in order, selects the same list as every token would.
+bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int i, int b, int K, int t,
+                  const DecodeOptions& o) {
+  const int T = s_.lim.T, b0 = i * K, cap = 2 * K;
   int nc = 0;
   for (int h = 0; h < (t == 0 ? 1 : K); ++h) {
-    const float* lg = logits + (long)(b0 + h) * V;
-    const LogSoftmax ls = log_softmax(lg, V);
+    const int at = t == 0 ? i : b0 + h;
+    const int* id = top_id_ + (long)at * cap;
+    const float* val = top_val_ + (long)at * cap;
+    const LogSoftmax ls{row_max_[at], std::log(row_sum_[at])};
     const double base = logp_[b0 + h];
-    float entry = nc == cap ? entry_logit(cands_[nc - 1].score, base, ls) : -INFINITY;
-    for (int v = 0; v < V; ++v) {
-      if (lg[v] < entry) continue;  // cannot beat the list's last entry (see entry_logit)
+    for (int c = 0; c < cap; ++c) {
       // Offers come in (hyp, token) order, so an equal score never moves ahead of an earlier one.
-      const double lp = ls(lg[v]), score = base + lp;
-      if (nc == cap && !(score > cands_[nc - 1].score)) continue;
-      int at = nc < cap ? nc++ : cap - 1;
-      for (; at > 0 && score > cands_[at - 1].score; --at) cands_[at] = cands_[at - 1];
-      cands_[at] = {score, lp, h, v};
-      if (nc == cap) entry = entry_logit(cands_[nc - 1].score, base, ls);
+      const double lp = ls(val[c]), score = base + lp;
+      if (nc == cap && !(score > cands_[nc - 1].score)) break;  // nor can the row's next ones
+      int to = nc < cap ? nc++ : cap - 1;
+      for (; to > 0 && score > cands_[to - 1].score; --to) cands_[to] = cands_[to - 1];
+      cands_[to] = {score, lp, h, id[c]};
     }
   }
   int nl = 0;
@@ -156,8 +152,10 @@ bool Beam::select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* lo
     logp_[dst] = c.score;  // the offers above are done reading the old scores
     ++nl;
   }
-  if (all_eos) return false;
-  d.reorder(i, parent_ + b0, K, t, o.attention, cx);
+  if (all_eos) {
+    for (int j = 0; j < K; ++j) parent_[b0 + j] = j;  // its rows are not read again
+    return false;
+  }
   return true;
 }
 
@@ -203,18 +201,23 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
     if (drop && active < blocks) blocks = drop_done(d, cx, blocks, active, K, t);
     const int rows = blocks * K;
     const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
-    if (logits_) {
-      cx.op.download(logits_, logits, sizeof(float) * (size_t)rows * s_.V);
-      logits = logits_;
-    }
+    // step 0: every block's K rows are one row repeated, so one row per block
+    cx.op.top_rows(top_id_, top_val_, row_max_, row_sum_, logits, t == 0 ? (long)K * s_.V : s_.V,
+                   t == 0 ? blocks : rows, s_.V, 2 * K, cx.scratch);
+    bool moved = false;
     for (int i = 0; i < blocks; ++i) {
       const int b = block_[i];
-      if (done_[b] ||
-          (select(d, cx, logits, i, b, K, t, o) && !settled(b, i * K, K, steps, o.length_penalty)))
+      if (done_[b]) {
+        for (int j = 0; j < K; ++j) parent_[i * K + j] = j;
         continue;
+      }
+      const bool go = select(d, cx, i, b, K, t, o);
+      for (int j = 0; go && j < K; ++j) moved |= parent_[i * K + j] != j;
+      if (go && !settled(b, i * K, K, steps, o.length_penalty)) continue;
       done_[b] = 1;
       --active;
     }
+    if (moved) d.reorder(parent_, blocks, K, t, o.attention, cx);
     std::swap(live_tok_, next_tok_);
     std::swap(live_prob_, next_prob_);
   }

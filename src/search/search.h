@@ -20,7 +20,7 @@ struct Sources {
 struct Setup {
   int bos = 0, eos = 0, V = 0;
   drivers::Limits lim;  // B sentences, K = max beam, T target steps
-  bool host_memory = true;  // the op set works in host memory (else logits are copied)
+  bool host_memory = true;  // the op set works in host memory (rows may leave a batch)
 };
 
 // The n-best lists of every sentence (host memory; text is filled in by the caller).
@@ -69,8 +69,8 @@ class Beam {
     double lp;     // this token's log-probability
     int hyp, token;
   };
-  bool select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const float* logits, int i, int b,
-              int K, int t, const DecodeOptions& o);
+  bool select(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int i, int b, int K, int t,
+              const DecodeOptions& o);
   void add_finished(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, int b, int row, int ntok,
                     bool eos, double lp, const DecodeOptions& o);
   void results(int b, int K, NBestLists& out);
@@ -80,7 +80,10 @@ class Beam {
 
   Setup s_;
   int F_ = 0;                     // finished hypotheses a sentence can collect: K * (T + 1)
-  float* logits_ = nullptr;       // (R, V) host copy when the op memory is not the host's
+  int* top_id_ = nullptr;         // (R, 2K) each row's candidates (Ops::top_rows)
+  float* top_val_ = nullptr;      // (R, 2K)
+  float* row_max_ = nullptr;      // (R) each row's log-softmax constants
+  double* row_sum_ = nullptr;     // (R)
   int* tok_in_ = nullptr;         // (R)
   double* logp_ = nullptr;        // (R) live scores
   int* parent_ = nullptr;         // (R)

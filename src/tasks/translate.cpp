@@ -96,16 +96,18 @@ struct Translator::Impl {
     memory.measure(op, [this](Arena& host, Arena& mem) { carve(host, mem); });
   }
 
-  // The scratch one search takes at the limits: encode(), the last step() and the choice.
+  // The scratch one search takes at the limits: encode(), the last step() and the choice
+  // (greedy's arg max, beam search's candidates).
   size_t measure_scratch() {
     return attnlite::measure_scratch([this](Arena& none) { driver->carve(none, none); },
                                      [this](const ops::Ctx& cx, bool attention) {
+                                       const int R = B * KM, V = setup.V;
                                        driver->encode(nullptr, nullptr, B, KM, attention, cx);
-                                       driver->step(nullptr, B * KM, T - 1, 0, attention, cx);
-                                       int ids = 0;
-                                       float probs = 0;
-                                       double logp = 0;
-                                       cx.op.argmax_rows(&ids, &probs, &logp, nullptr, B * KM, 0, cx.scratch);
+                                       driver->step(nullptr, R, T - 1, 0, attention, cx);
+                                       cx.op.argmax_rows(nullptr, nullptr, nullptr, nullptr, R, V, cx.scratch);
+                                       if (KM > 1)
+                                         cx.op.top_rows(nullptr, nullptr, nullptr, nullptr, nullptr, V, R, V,
+                                                        2 * KM, cx.scratch);
                                      });
   }
 

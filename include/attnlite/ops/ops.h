@@ -127,6 +127,17 @@ class Ops {
   // logp (its log-probability, summed in float64) into HOST arrays (R). Lowest id on ties.
   virtual void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R,
                            int V, Arena& scratch) const = 0;
+  // Beam search's candidates per row of logits (R rows of V at stride ld): each row's n best
+  // logits (1 <= n <= V) in order, the larger value first, a NaN after every number, equal
+  // values by the lower id, as ids (R, n) and values (R, n); and the row's log-softmax
+  // constants as exp_sum gives them, max (R) and sum (R). All four are HOST arrays.
+  virtual void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits,
+                        long ld, int R, int V, int n, Arena& scratch) const = 0;
+  // Beam search's reorder of a batch's rows in blocks of K: for every block b < nb and j < K,
+  // row b*K + j (len floats at stride) becomes the old row b*K + from[b*K + j], each from[·]
+  // in [0, K) (op memory). tmp: K * len floats of op memory the op may use.
+  virtual void permute_blocks(float* rows, long stride, long len, const int* from, int nb,
+                              int K, float* tmp) const = 0;
 
   // Ops on HOST arrays, whatever the set: the book's blocks on host arrays (masked softmax,
   // dot-product attention, Nadaraya-Watson pooling), the searches' rules on logits already

@@ -41,7 +41,7 @@ class BahdanauDriver final : public Seq2SeqRows {
     att_cross_ = mem.floats(B * T * S);
     if (KM_ > 1) {
       hist_cross_ = mem.floats(R * T * S);
-      tmp_ = mem.floats(std::max((size_t)KM_ * T * S, L * B * H));
+      tmp_ = mem.floats(std::max({(size_t)KM_ * T * S, (size_t)KM_ * H, L * B * H}));
     }
   }
 
@@ -78,15 +78,15 @@ class BahdanauDriver final : public Seq2SeqRows {
     return logits_;
   }
 
-  void reorder(int b, const int* parent, int K, int /*t*/, bool attention,
+  void reorder(const int* parent, int blocks, int K, int /*t*/, bool attention,
                const ops::Ctx& cx) override {
-    const long b0 = (long)b * K;
+    const int* from = upload_parents(parent, blocks * K, cx.op);
     for (int l = 0; l < L_; ++l) {
-      gather_rows(cx.op, st_.h + ((long)l * rows_ + b0) * H_, H_, H_, parent, K, tmp_);
-      if (st_.c) gather_rows(cx.op, st_.c + ((long)l * rows_ + b0) * H_, H_, H_, parent, K, tmp_);
+      cx.op.permute_blocks(st_.h + (long)l * rows_ * H_, H_, H_, from, blocks, K, tmp_);
+      if (st_.c) cx.op.permute_blocks(st_.c + (long)l * rows_ * H_, H_, H_, from, blocks, K, tmp_);
     }
     if (attention)
-      gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
+      cx.op.permute_blocks(hist_cross_, cross_len(), cross_len(), from, blocks, K, tmp_);
   }
 
   void keep_rows(const int* keep, int n, int /*steps*/, const ops::Ctx& cx) override {

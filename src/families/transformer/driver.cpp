@@ -122,17 +122,17 @@ class TransformerDriver final : public Seq2SeqRows {
     return logits_;
   }
 
-  void reorder(int b, const int* parent, int K, int t, bool attention,
+  void reorder(const int* parent, int blocks, int K, int t, bool attention,
                const ops::Ctx& cx) override {
-    const long b0 = (long)b * K;
+    const int* from = upload_parents(parent, blocks * K, cx.op);
     for (int l = 0; l < L_; ++l) {
-      const long at = ((long)l * R_ + b0) * T_ * H_;
-      gather_rows(cx.op, cache_k_ + at, (long)T_ * H_, (long)(t + 1) * H_, parent, K, tmp_);
-      gather_rows(cx.op, cache_v_ + at, (long)T_ * H_, (long)(t + 1) * H_, parent, K, tmp_);
+      const long at = (long)l * R_ * T_ * H_;
+      cx.op.permute_blocks(cache_k_ + at, (long)T_ * H_, (long)(t + 1) * H_, from, blocks, K, tmp_);
+      cx.op.permute_blocks(cache_v_ + at, (long)T_ * H_, (long)(t + 1) * H_, from, blocks, K, tmp_);
     }
     if (!attention) return;
-    gather_rows(cx.op, hist_self_ + b0 * self_len(), self_len(), self_len(), parent, K, tmp_);
-    gather_rows(cx.op, hist_cross_ + b0 * cross_len(), cross_len(), cross_len(), parent, K, tmp_);
+    cx.op.permute_blocks(hist_self_, self_len(), self_len(), from, blocks, K, tmp_);
+    cx.op.permute_blocks(hist_cross_, cross_len(), cross_len(), from, blocks, K, tmp_);
   }
 
   void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) override {
@@ -187,7 +187,7 @@ class TransformerDriver final : public Seq2SeqRows {
   float* att_cross_ = nullptr;     // (B, L, T, NH, S)
   float* hist_self_ = nullptr;     // (R, L, T, NH, T) K > 1
   float* hist_cross_ = nullptr;    // (R, L, T, NH, S) K > 1
-  float* tmp_ = nullptr;           // row gathers
+  float* tmp_ = nullptr;           // permute_blocks' rows
   // Per-layer views, set when the buffers are carved; only the attention rows move per step.
   static constexpr int kMaxLayers = 64;  // the loader's bound on num_layers
   KVCache caches_[kMaxLayers];
