@@ -554,7 +554,8 @@ __global__ void permute_blocks_kernel(float* rows, long stride, long len, const 
     const int* f = from + b * K;
     float v[kMaxBlockRows];
     for (int j = 0; j < K; ++j) v[j] = col[(long)f[j] * stride];
-    for (int j = 0; j < K; ++j) col[(long)j * stride] = v[j];
+    for (int j = 0; j < K; ++j)
+      if (f[j] != j) col[(long)j * stride] = v[j];  // the rows that change
   }
 }
 

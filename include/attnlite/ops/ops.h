@@ -133,9 +133,10 @@ class Ops {
   // constants as exp_sum gives them, max (R) and sum (R). All four are HOST arrays.
   virtual void top_rows(int* ids, float* vals, float* max, double* sum, const float* logits,
                         long ld, int R, int V, int n, Arena& scratch) const = 0;
-  // Beam search's reorder of a batch's rows in blocks of K: for every block b < nb and j < K,
-  // row b*K + j (len floats at stride) becomes the old row b*K + from[b*K + j], each from[·]
-  // in [0, K) (op memory). tmp: K * len floats of op memory the op may use.
+  // Beam search's reorder of a batch's rows in blocks of K <= 64 (the largest beam): for every
+  // block b < nb and j < K, row b*K + j (len floats at stride) becomes the old row
+  // b*K + from[b*K + j], each from[·] in [0, K) (op memory). tmp: K * len floats of op memory
+  // the op may use.
   virtual void permute_blocks(float* rows, long stride, long len, const int* from, int nb,
                               int K, float* tmp) const = 0;
 
