@@ -478,3 +478,55 @@ TEST_CASE("a batch's searches drop the rows of finished sentences", "[translate]
     }
   }
 }
+
+// A beam search writes only inside what its driver carved, also where a session's limits
+// make the rows' state outweigh the attention history (few target steps, a wide beam: the
+// Bahdanau driver's row buffer once held T·S floats a row where a reorder moved H): a canary
+// carved right after the driver stays intact, and the n-best lists equal those of the same
+// search under longer limits.
+TEST_CASE("beam search stays inside its driver's buffers under short limits", "[translate]") {
+  std::vector<std::pair<std::string, std::shared_ptr<const Model>>> models;
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l"})
+    models.emplace_back(name, Model::load(test::model_path(name)));
+  models.emplace_back("bahdanau (LSTM)", lstm_bahdanau());
+  const std::vector<std::string> words{"i", "'m", "home", "."};
+  for (const auto& [name, model] : models) {
+    const families::FamilyModel& fam = *model->impl().model;
+    const int K = 8, S = model->num_steps();
+    std::vector<int> src((size_t)S, model->src_vocab().pad_id);
+    for (int i = 0; i < 4; ++i) src[(size_t)i] = model->src_vocab().lookup(words[(size_t)i]);
+    src[4] = model->src_vocab().eos_id;
+    const int valid = 5;
+    for (const bool attention : {false, true}) {
+      INFO(name << ", attention " << attention);
+      // the lists of a 2-step search: limits of 2 target steps, then of S
+      std::vector<std::vector<std::vector<int>>> tokens;
+      for (const int T : {2, S}) {
+        const search::Setup setup{model->tgt_vocab().bos_id, model->tgt_vocab().eos_id,
+                                  model->tgt_vocab().size(), {1, K, S, T}, true};
+        auto d = fam.seq2seq_driver(ops::cpu(), setup.lim);
+        search::Beam beam;
+        search::NBestLists lists;
+        constexpr size_t kCanary = 1024;
+        float* canary = nullptr;
+        test::DriverBlocks mem([&](Arena& h, Arena& a) {
+          d->carve(h, a);
+          canary = a.floats(kCanary);
+          beam.carve(h, setup);
+          lists.carve(h, setup);
+        }, size_t(16) << 20);
+        std::fill(canary, canary + kCanary, 12345.f);
+        DecodeOptions o;
+        o.attention = attention;
+        o.beam_size = K;
+        beam.run(*d, {ops::cpu(), mem.scratch_arena}, {src.data(), &valid, 1}, 2, o, lists);
+        REQUIRE(std::count(canary, canary + kCanary, 12345.f) == (long)kCanary);
+        auto& got = tokens.emplace_back();
+        for (int k = 0; k < lists.size[0]; ++k)
+          got.emplace_back(lists.hyps[k].tokens, lists.hyps[k].tokens + lists.hyps[k].num_tokens);
+      }
+      REQUIRE(tokens[0].size() == (size_t)K);
+      REQUIRE(tokens[0] == tokens[1]);
+    }
+  }
+}
