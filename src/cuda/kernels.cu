@@ -375,18 +375,37 @@ __device__ void better(float& best, int& bi, float ov, int oi) {
   if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
 }
 
-// The arg max over the block (blockDim.x a multiple of 32); every thread gets it.
-__device__ void block_argmax(float& best, int& bi, float* rv, int* ri) {
+// The (value, index) pair that Take::keep keeps over the whole block (blockDim.x a multiple
+// of 32); every thread gets it. Lanes past the block's warps offer (none, INT_MAX). rv, ri:
+// shared scratch of 32.
+template <class Take>
+__device__ void block_pick(float& best, int& bi, float* rv, int* ri, float none) {
   for (int o = 16; o > 0; o >>= 1)
-    better(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+    Take::keep(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  __syncthreads();
+  __syncthreads();  // the previous call's readers are done with rv, ri
   if (lane == 0) { rv[warp] = best; ri[warp] = bi; }
   __syncthreads();
-  best = lane < nw ? rv[lane] : -INFINITY;
+  best = lane < nw ? rv[lane] : none;
   bi = lane < nw ? ri[lane] : INT_MAX;
   for (int o = 16; o > 0; o >>= 1)
-    better(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+    Take::keep(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+}
+
+struct Better {
+  __device__ static void keep(float& best, int& bi, float ov, int oi) { better(best, bi, ov, oi); }
+};
+
+// The arg max over the block; every thread gets it.
+__device__ void block_argmax(float& best, int& bi, float* rv, int* ri) {
+  block_pick<Better>(best, bi, rv, ri, -INFINITY);
+}
+
+// Row r's partial sums of its C chunks, added in chunk order.
+__device__ double chunks_total(const double* ps, int r, int C) {
+  double s = 0.0;
+  for (int c = 0; c < C; ++c) s += ps[(long)r * C + c];
+  return s;
 }
 
 // The greedy pick in three launches over a grid of (row, chunk) blocks, so that a 32,000-word
@@ -434,8 +453,7 @@ __global__ void softmax_chunks_kernel(double* ps, int* ids, const float* pv, con
 __global__ void argmax_finish_kernel(float* probs, double* logp, const double* ps, int R, int C) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= R) return;
-  double s = 0.0;
-  for (int c = 0; c < C; ++c) s += ps[(long)r * C + c];
+  const double s = chunks_total(ps, r, C);
   probs[r] = (float)(1.0 / s);
   if (logp) logp[r] = -log(s);
 }
@@ -457,19 +475,13 @@ __device__ __forceinline__ void take_first(float& best, int& bi, float ov, int o
   if (ahead(ov, oi, best, bi)) { best = ov; bi = oi; }
 }
 
-// The first pair over the block in that order (blockDim.x a multiple of 32); every thread gets
-// it. rv, ri: shared scratch of 32.
+struct First {
+  __device__ static void keep(float& best, int& bi, float ov, int oi) { take_first(best, bi, ov, oi); }
+};
+
+// The first pair over the block in that order; every thread gets it.
 __device__ void block_first(float& best, int& bi, float* rv, int* ri) {
-  for (int o = 16; o > 0; o >>= 1)
-    take_first(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  __syncthreads();  // the previous call's readers are done with rv, ri
-  if (lane == 0) { rv[warp] = best; ri[warp] = bi; }
-  __syncthreads();
-  best = lane < nw ? rv[lane] : no_value();
-  bi = lane < nw ? ri[lane] : INT_MAX;
-  for (int o = 16; o > 0; o >>= 1)
-    take_first(best, bi, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, bi, o));
+  block_pick<First>(best, bi, rv, ri, no_value());
 }
 
 // out_v, out_i (n) = the n first of `count` pairs (value at[j], id ids[j] or j + base when ids
@@ -538,9 +550,7 @@ __global__ void top_merge_kernel(int* ids, float* vals, float* max, double* ps, 
 __global__ void top_finish_kernel(double* sum, const double* ps, int R, int C) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= R) return;
-  double s = 0.0;
-  for (int c = 0; c < C; ++c) s += ps[(long)r * C + c];
-  sum[r] = s;
+  sum[r] = chunks_total(ps, r, C);
 }
 
 constexpr int kMaxBlockRows = 64;  // the largest beam (translate.h: max_beam)

@@ -76,7 +76,7 @@ inline ArgmaxRowsScratch argmax_rows_scratch(Arena& a, int R, int V) {
 }
 
 // top_rows, CUDA: the results of R rows on the device before their download (ids and values
-// (R, n), max and sum (R), in one span), and the partial results of each row's
+// (R, n), max and sum (R)), and the partial results of each row's
 // argmax_chunks(V) chunks: each chunk's n best (values, ids) and its sum.
 struct TopRowsScratch {
   int* ids;
