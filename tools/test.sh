@@ -14,10 +14,15 @@
 #            thread tests only: attnlite_thread_tests "[threads]" (sessions of every kind on
 #            several threads sharing models, the pool, models dropped while in use) and the
 #            C API's threads test; TSAN_OPTIONS=halt_on_error=1, so any race fails the stage
-#   cuda     -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as
-#            errors, ctest (but for the CLI's whole-split CPU evaluations, which the native
-#            stage runs), and bench_cuda --check (its base model builds and translates); only
-#            when nvcc is on PATH (else it says so and passes). GPU cases skip without a device.
+#   cuda     first the CUDA backend's sources on the emulated device (tests/cuda_emu,
+#            -DATTNLITE_CUDA_EMULATOR=ON, build/cuda-emu; no GPU or nvcc needed): the Catch2
+#            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
+#            op set's tests with the CUDA set among them), then the CLI's --device cuda
+#            against --device cpu on samples of the test splits, greedy, --batch 16 and beam 4;
+#            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
+#            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
+#            for the CLI's whole-split CPU evaluations, which the native stage runs), and
+#            bench_cuda --check (its base model builds and translates). GPU cases skip there.
 #   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
 #            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user as tasks, $jobs
 #            at a time, longest first: on each, `attnlite info` names the NEON kernels; the
@@ -251,14 +256,50 @@ stage_web() {
   echo "web: node tests under ASan + UBSan in $((SECONDS - t0))s"
 }
 
+# The CLI on the emulated device against the CPU on every STEP-th distinct English sentence
+# of MODEL's test split: identical lines. (The emulated device runs each kernel thread in turn:
+# beam search's 256-line batches are its slowest work, so beam 4 takes a sparser sample.)
+emulated_cli_parity() {  # emulated_cli_parity MODEL BEAM STEP [CLI OPTION...]
+  local model=$1 beam=$2 step=$3 cli=build/cuda-emu/attnlite dir=build/cuda-emu/cli-parity
+  mkdir -p $dir
+  local tag=$dir/$model.beam$beam.every$step${4:+.${4#--}$5}
+  cut -f1 "models/$model.test.tsv" | awk '!seen[$0]++' | awk -v k="$step" 'NR % k == 1' > "$tag.src"
+  $cli translate --model "$model" --beam "$beam" --device cpu "${@:4}" < "$tag.src" > "$tag.cpu"
+  $cli translate --model "$model" --beam "$beam" --device cuda "${@:4}" < "$tag.src" > "$tag.cuda" 2> "$tag.err"
+  if ! cmp -s "$tag.cpu" "$tag.cuda"; then
+    echo "cuda: FAIL: $model at beam $beam ${*:4}: the emulated device's lines differ from the CPU's" >&2
+    diff "$tag.cpu" "$tag.cuda" | head -20 >&2
+    return 1
+  fi
+  echo "cuda: $model, beam $beam${4:+ ${*:4}}: $(wc -l < "$tag.src") sentences identical on the emulated device"
+}
+
 stage_cuda() {
+  # 1. The backend's own sources on the emulated device (tests/cuda_emu): every CUDA test case
+  # and op-set test, the emulator's own checks, and the CLI on cuda against the CPU. Needs no
+  # GPU and no nvcc, so it runs everywhere.
+  cmake -S . -B build/cuda-emu -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON \
+    -DATTNLITE_CUDA_EMULATOR=ON "${unity[@]}" >/dev/null
+  local t0=$SECONDS
+  cmake --build build/cuda-emu --target attnlite_tests attnlite_cli -j"$jobs"
+  echo "cuda: emulated device's build in $((SECONDS - t0))s"
+  t0=$SECONDS
+  build/cuda-emu/tests/attnlite_tests "[cuda],[ops],[translate]"
+  emulated_cli_parity transformer-fra-bpe 1 20
+  emulated_cli_parity transformer-fra-bpe 1 40 --batch 16
+  emulated_cli_parity transformer-fra-bpe 4 100
+  emulated_cli_parity transformer-fra 1 20
+  echo "cuda: emulated device's tests in $((SECONDS - t0))s"
+
+  # 2. The real CUDA build (nvcc): it must build with warnings as errors, and its GPU cases
+  # skip cleanly where there is no device.
   if ! command -v nvcc >/dev/null; then
     echo "cuda: nvcc is not on PATH; skipping the CUDA build"
     return 0
   fi
   cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
     -DATTNLITE_BENCH=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" "${unity[@]}" >/dev/null
-  local t0=$SECONDS
+  t0=$SECONDS
   cmake --build build/cuda -j"$jobs"
   echo "cuda: build in $((SECONDS - t0))s"
   # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus)
