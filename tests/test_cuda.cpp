@@ -304,4 +304,61 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   ops::use_kernels(ops::simd_kernels() ? ops::KernelTable::Simd : ops::KernelTable::Scalar);
 }
 
+// A step whose ops cannot be captured (here it waits for a download, which a capture refuses):
+// its capture fails, it runs launch by launch that time and every time after, with the same
+// results as when it is captured, and no graph is made or launched for it.
+TEST_CASE("CUDA graphs: a step that cannot be captured runs launch by launch", "[cuda]") {
+  if (!have_gpu("the capture fallback check")) return;
+  const ops::Ops& o = ops::cuda();
+  constexpr int n = 64;
+  struct Step {
+    const ops::Ops* o;
+    float* x;
+    const float* one;
+    float host[n];
+    bool wait;  // download inside the step (a wait: no graph) or not
+    int runs;
+  };
+  float* x = static_cast<float*>(o.alloc(2 * n * sizeof(float)));
+  std::vector<float> ones(n, 1.f);
+  o.upload(x + n, ones.data(), n * sizeof(float));
+  for (const bool wait : {true, false}) {
+    INFO((wait ? "a step that waits" : "a step that does not wait"));
+    o.zero(x, n * sizeof(float));
+    Step st{&o, x, x + n, {}, wait, 0};
+    const auto fn = [](void* p) {
+      auto& s = *static_cast<Step*>(p);
+      ++s.runs;
+      s.o->add(s.x, s.x, s.one, n);  // x += 1
+      if (s.wait) s.o->download(s.host, s.x, sizeof s.host);
+    };
+    std::unique_ptr<ops::Recording> rec;
+    ops::StepKey key;
+    key.v[0] = 7;
+    const long made = cuda::graphs_made(), launched = cuda::graph_launches();
+    for (int call = 1; call <= 4; ++call) {
+      INFO("call " << call);
+      o.replay(rec, key, 1, ops::Reuse::Step, fn, &st);
+      float now[n];
+      o.download(now, x, sizeof now);
+      // each call adds one, whether it ran, was captured then launched, or was replayed
+      for (float v : now) REQUIRE(v == (float)call);
+      if (wait)
+        for (float v : st.host) REQUIRE(v == (float)call);
+    }
+    if (wait) {
+      // calls 1, 3 and 4 ran it; call 2 also ran it inside the capture that failed
+      CHECK(st.runs == 5);
+      CHECK(cuda::graphs_made() == made);
+      CHECK(cuda::graph_launches() == launched);
+    } else {
+      // call 1 ran it, call 2 captured it (nothing ran) and launched the graph, 3 and 4 replayed
+      CHECK(st.runs == 2);
+      CHECK(cuda::graphs_made() == made + 1);
+      CHECK(cuda::graph_launches() == launched + 3);
+    }
+  }
+  o.release(x);
+}
+
 #endif  // ATTNLITE_HAVE_CUDA

@@ -278,19 +278,21 @@ TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every 
       return std::vector<Floats>{mem.get(dh, (size_t)B * Hh), mem.get(dc, (size_t)B * Hh)};
     });
   }
+  // 4 rows, and 300 (a device set's three results then no longer fit one small copy back)
+  for (int R : {4, 300})
   for (int V : {1, 7, 300, 1025}) {
-    INFO("V " << V);
-    Floats logits = rnd((size_t)4 * V, 24, 3.f);
+    INFO("R " << R << ", V " << V);
+    Floats logits = rnd((size_t)R * V, 24, 3.f);
     if (V > 1) logits[(size_t)V + 1] = logits[(size_t)V] = 50.f;  // a tie: the lower id wins
     each_set([&](const ops::Ops& op, Mem& mem, bool) {
       AlignedBuffer buf(1 << 16);
-      Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena(mem.put(Floats(1 << 12)), 1 << 14);
-      int ids[4];
-      float probs[4];
-      double logp[4];
-      op.argmax_rows(ids, probs, logp, mem.put(logits), 4, V, scratch);
+      Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena(mem.put(Floats(1 << 14)), 1 << 16);
+      std::vector<int> ids(R);
+      std::vector<float> probs(R);
+      std::vector<double> logp(R);
+      op.argmax_rows(ids.data(), probs.data(), logp.data(), mem.put(logits), R, V, scratch);
       Floats out;
-      for (int r = 0; r < 4; ++r) out.insert(out.end(), {(float)ids[r], probs[r], (float)logp[r]});
+      for (int r = 0; r < R; ++r) out.insert(out.end(), {(float)ids[r], probs[r], (float)logp[r]});
       return std::vector<Floats>{out};
     });
   }
