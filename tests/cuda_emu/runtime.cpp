@@ -388,7 +388,6 @@ void run_grid(const char* name, const Config& c, const std::function<void()>& th
 }  // namespace cuda_emu
 
 // ---- the runtime API ---------------------------------------------------------------------
-using cuda_emu::DeviceWork;
 using cuda_emu::fail;
 
 namespace {
@@ -501,15 +500,6 @@ cudaError_t check_copy(void* dst, size_t dbytes, const void* src, size_t sbytes,
 
 }  // namespace
 
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
-  if (cuda_emu::refuse_in_capture() != cudaSuccess) return cudaErrorStreamCaptureUnsupported;
-  if (!bytes) return cudaSuccess;
-  if (const cudaError_t e = check_copy(dst, bytes, src, bytes, kind)) return ret(e);
-  DeviceWork open;
-  std::memmove(dst, src, bytes);
-  return cudaSuccess;
-}
-
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t s) {
   if (!bytes) return cudaSuccess;
@@ -531,20 +521,22 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
   return cudaSuccess;
 }
 
-cudaError_t cudaMemset(void* p, int value, size_t bytes) {
-  if (cuda_emu::refuse_in_capture() != cudaSuccess) return cudaErrorStreamCaptureUnsupported;
-  if (!bytes) return cudaSuccess;
-  if (!cuda_emu::in_device(p, bytes)) return ret(cudaErrorInvalidValue);
-  DeviceWork open;
-  std::memset(p, value, bytes);
-  return cudaSuccess;
-}
-
 cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
   if (!bytes) return cudaSuccess;
   if (!cuda_emu::in_device(p, bytes)) return ret(cudaErrorInvalidValue);
   cuda_emu::submit_work(s, [=] { std::memset(p, value, bytes); });
   return cudaSuccess;
+}
+
+// The synchronous calls: refused inside a capture; outside one, the asynchronous work runs
+// as it is issued, which is all a synchronous call adds.
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  if (cuda_emu::refuse_in_capture() != cudaSuccess) return cudaErrorStreamCaptureUnsupported;
+  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+}
+cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  if (cuda_emu::refuse_in_capture() != cudaSuccess) return cudaErrorStreamCaptureUnsupported;
+  return cudaMemsetAsync(p, value, bytes, nullptr);
 }
 
 cudaError_t cudaDeviceSynchronize() { return cuda_emu::refuse_in_capture(); }
