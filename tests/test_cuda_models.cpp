@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -138,6 +139,25 @@ void compare_translators(const std::shared_ptr<const Model>& model,
   }
 }
 
+// An environment variable for a scope (set(""): unset), the caller's value restored after.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const char* name) : name_(name) {
+    const char* v = std::getenv(name);
+    had_ = v != nullptr;
+    old_ = v ? v : "";
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  void set(const std::string& v) { v.empty() ? unsetenv(name_) : setenv(name_, v.c_str(), 1); }
+
+ private:
+  const char* name_;
+  bool had_;
+  std::string old_;
+};
+
 }  // namespace
 
 
@@ -183,18 +203,14 @@ TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]"
   const auto sentences = random_sentences(18);
   // ATTNLITE_CUDA_GRAPHS (read at each step): unset, steps of up to 8 rows at their key's
   // second pass, up to 32 at their third, larger ones never; "small", steps of up to 8 rows;
-  // "all", every step at its second pass; "0", none. Each mode in turn, the caller's
-  // restored after.
-  const char* env = std::getenv("ATTNLITE_CUDA_GRAPHS");
-  const std::string caller = env ? env : "";
-  struct Restore {
-    std::string v;
-    bool set;
-    ~Restore() { set ? setenv("ATTNLITE_CUDA_GRAPHS", v.c_str(), 1) : unsetenv("ATTNLITE_CUDA_GRAPHS"); }
-  } restore{caller, env != nullptr};
+  // "all", every step at its second pass; "0", none. Each mode in turn. Every step runs the
+  // rows its batch started with (ATTNLITE_CUDA_DROP=0): the batch of 36 rows would otherwise
+  // shrink to steps of 32 rows or fewer, which graphs record (the next test replays those).
+  ScopedEnv graphs("ATTNLITE_CUDA_GRAPHS"), drop("ATTNLITE_CUDA_DROP");
+  drop.set("0");
   for (const std::string mode : {"", "small", "all", "0"})
   for (const auto& [batch, beam] : std::vector<std::pair<int, int>>{{2, 1}, {2, 4}, {3, 4}, {9, 4}}) {
-    mode.empty() ? unsetenv("ATTNLITE_CUDA_GRAPHS") : setenv("ATTNLITE_CUDA_GRAPHS", mode.c_str(), 1);
+    graphs.set(mode);
     const int rows = batch * beam;  // 2, 8, 12 and 36 rows a step
     // the pass (of three) that captures each step, 0 for none
     const int capture = mode == "0"                       ? 0
@@ -243,6 +259,80 @@ TEST_CASE("CUDA graphs: replayed decoder steps give the CPU's results", "[cuda]"
         gpu.translate_batch(w.data(), batch, o);
         for (int b = 0; b < batch; ++b) require_same(gpu.result(b), cpu.result(b), attention);
       }
+    }
+  }
+}
+
+// Finished rows leave a batch on the GPU too (ATTNLITE_CUDA_DROP, read when a Translator is
+// made; docs/cuda.md): unset, batches of more than 32 rows; "all", as on the CPU; "0", never.
+// Each way gives the CPU's translations and n-best lists (its batches drop rows down to one),
+// and the op set's keep_rows runs where the mode says: greedy over 48 of the corpus model's
+// test sentences, beam 4 over 12 of them (48 rows), the Bahdanau model (its GRU states and
+// projected keys) greedy over the book's and other sentences (24 rows) and at beam 4 (96).
+// The Transformer's greedy batches run three times: the steps of 32 rows or fewer that they
+// shrink to become CUDA graphs at their third pass (ATTNLITE_CUDA_GRAPHS unset).
+TEST_CASE("CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says", "[cuda]") {
+  if (!have_gpu("the dropping of finished rows")) return;
+  ScopedEnv graphs("ATTNLITE_CUDA_GRAPHS"), drop("ATTNLITE_CUDA_DROP");
+  graphs.set("");
+  std::vector<std::string> corpus;
+  {
+    std::ifstream in(std::string(ATTNLITE_MODELS_DIR) + "/transformer-fra.test.tsv");
+    std::string line;
+    for (int i = 0; corpus.size() < 48 && std::getline(in, line); ++i)
+      if (i % 20 == 0) corpus.push_back(line.substr(0, line.find('\t')));
+  }
+  REQUIRE(corpus.size() == 48);
+  struct Run {
+    const char* model;
+    const std::vector<std::string>& text;
+    int n, beam;
+    std::vector<std::string> modes;  // where each changes what leaves (an emulated device is slow)
+  };
+  const std::vector<Run> runs = {{"transformer-fra", corpus, 48, 1, {"", "all"}},
+                                 {"transformer-fra", corpus, 12, 4, {""}},
+                                 {"bahdanau-d2l", kGpuSentences, 24, 1, {"", "all", "0"}},
+                                 {"bahdanau-d2l", kGpuSentences, 24, 4, {"", "0"}}};
+  for (const Run& run : runs) {
+    auto model = Model::load(test::model_path(run.model));
+    Limits lim;
+    lim.max_batch = run.n;
+    lim.max_beam = 4;
+    Translator cpu(model, lim);
+    DecodeOptions o;
+    o.attention = false;
+    o.beam_size = run.beam;
+    std::vector<std::string_view> v(run.text.begin(), run.text.begin() + run.n);
+    cpu.translate_batch(v.data(), run.n, o);
+    for (const std::string& mode : run.modes) {
+      INFO(run.model << ", " << run.n << " sentences, beam " << run.beam << ", mode '" << mode << "'");
+      drop.set(mode);
+      Translator gpu(model, on_cuda(lim));
+      const bool transformer = std::string_view(run.model) == "transformer-fra";
+      const int passes = transformer && run.beam == 1 ? 3 : 1;
+      const long before = cuda::kept_rows_calls(), made = cuda::graphs_made();
+      for (int pass = 0; pass < passes; ++pass) {
+        INFO("pass " << pass);
+        gpu.translate_batch(v.data(), run.n, o);
+        for (int b = 0; b < run.n; ++b) {
+          INFO("sentence '" << v[(size_t)b] << "'");
+          require_same(gpu.result(b), cpu.result(b), false);
+          const NBest cn = cpu.nbest(b), gn = gpu.nbest(b);
+          REQUIRE(cn.size == gn.size);
+          for (int k = 0; k < cn.size; ++k) {
+            REQUIRE(cn[k].text == gn[k].text);
+            REQUIRE(std::fabs(cn[k].score - gn[k].score) <= 1e-4);
+          }
+        }
+      }
+      const long calls = cuda::kept_rows_calls() - before, graphs_made = cuda::graphs_made() - made;
+      const bool drops = mode == "all" || (mode.empty() && run.n * run.beam > 32);
+      INFO("keep_rows calls " << calls << ", graphs made " << graphs_made);
+      if (drops)
+        REQUIRE(calls > 0);
+      else
+        REQUIRE(calls == 0);
+      if (passes == 3) REQUIRE(graphs_made > 0);  // the shrunk batches' steps
     }
   }
 }

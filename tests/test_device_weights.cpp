@@ -80,6 +80,9 @@ class RemoteCpu final : public ops::Ops {
                       float* tmp) const override {
     c().permute_blocks(rows, stride, len, from, nb, K, tmp);
   }
+  void keep_rows(float* rows, long stride, long len, const int* keep, int n) const override {
+    c().keep_rows(rows, stride, len, keep, n);
+  }
   void copy(void* d, const void* s, size_t n) const override { c().copy(d, s, n); }
   void copy_2d(void* d, size_t dp, const void* s, size_t sp, size_t n, int rows) const override {
     c().copy_2d(d, dp, s, sp, n, rows);

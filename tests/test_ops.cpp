@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnlite/ops/ops.h"
@@ -398,6 +399,67 @@ TEST_CASE("ops: beam search's top_rows and permute_blocks on every op set", "[op
     auto run = [&](const ops::Ops& op, Mem& mem) {
       float* d = mem.put(rows);
       op.permute_blocks(d, stride, len, mem.put(from), nb, K, mem.put(Floats((size_t)K * len)));
+      return mem.get(d, rows.size());
+    };
+    {
+      Mem mem(ops::cpu());
+      REQUIRE(run(ops::cpu(), mem) == want);
+    }
+    each_set([&](const ops::Ops& op, Mem& mem, bool) { return std::vector<Floats>{run(op, mem)}; });
+  }
+}
+
+// The searches' dropping of finished rows: keep_rows against moving the rows by hand, the whole
+// buffer compared (rows past n and columns past len untouched). Kept rows from a prefix, from
+// random subsets of up to 300 rows (a device walks them 32 at a time, each chunk reading rows
+// that the chunks before it have not written), the last row alone, every row; columns across
+// a device's 32-column tiles; and a Bahdanau driver's states: layers of rows compacted as one
+// run of rows (l * n + i from l * R + keep[i]).
+TEST_CASE("ops: the searches' keep_rows on every op set", "[ops]") {
+  struct Case {
+    int rows, len, stride;
+    std::vector<int> keep;
+  };
+  std::vector<Case> cases;
+  std::mt19937 rng(11);
+  for (const auto& [R, len, stride] : std::vector<std::tuple<int, int, int>>{
+           {1, 5, 7}, {5, 5, 7}, {40, 33, 40}, {100, 70, 70}, {300, 9, 12}}) {
+    std::vector<int> all((size_t)R);
+    for (int i = 0; i < R; ++i) all[(size_t)i] = i;
+    cases.push_back({R, len, stride, all});                    // every row stays
+    cases.push_back({R, len, stride, {R - 1}});                // the last row alone
+    for (int k = 0; k < 3; ++k) {                              // random subsets
+      std::vector<int> keep;
+      for (int i = 0; i < R; ++i)
+        if (rng() % 4 != 0 || (k == 0 && i < R / 2)) keep.push_back(i);  // k = 0: a prefix first
+      if (keep.empty()) keep.push_back(0);
+      cases.push_back({R, len, stride, keep});
+    }
+  }
+  {  // layers of a state (L, R, H) -> (L, n, H)
+    const int L = 3, R = 40, H = 9;
+    std::vector<int> keep, layered;
+    for (int i = 0; i < R; ++i)
+      if (i % 3 != 1) keep.push_back(i);
+    for (int l = 0; l < L; ++l)
+      for (int k : keep) layered.push_back(l * R + k);
+    cases.push_back({L * R, H, H, layered});
+  }
+  for (const Case& c : cases) {
+    const int n = (int)c.keep.size();
+    INFO(c.rows << " rows of " << c.len << " at stride " << c.stride << ", " << n << " kept");
+    for (int i = 0; i < n; ++i) {
+      REQUIRE(c.keep[(size_t)i] >= i);  // the op's contract
+      if (i) REQUIRE(c.keep[(size_t)i] > c.keep[(size_t)i - 1]);
+    }
+    const Floats rows = rnd((size_t)c.rows * c.stride, 60 + c.rows);
+    Floats want = rows;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < c.len; ++j)
+        want[(size_t)i * c.stride + j] = rows[(size_t)c.keep[(size_t)i] * c.stride + j];
+    auto run = [&](const ops::Ops& op, Mem& mem) {
+      float* d = mem.put(rows);
+      op.keep_rows(d, c.stride, c.len, mem.put(c.keep), n);
       return mem.get(d, rows.size());
     };
     {

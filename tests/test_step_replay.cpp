@@ -127,6 +127,10 @@ class LoggingCpu final : public ops::Ops {
     rec(18, rows, stride, len, from, nb, K, tmp);
     c().permute_blocks(rows, stride, len, from, nb, K, tmp);
   }
+  void keep_rows(float* rows, long stride, long len, const int* keep, int n) const override {
+    rec(19, rows, stride, len, keep, n);
+    c().keep_rows(rows, stride, len, keep, n);
+  }
   void copy(void* d, const void* s, size_t n) const override {
     rec(15, d, s, (long long)n);
     c().copy(d, s, n);

@@ -23,8 +23,10 @@
 #      (ATTNLITE_CUDA_LT=tune); ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
-#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; and
-#      `classify` of the test digits in batches on both devices, the same labels;
+#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; the
+#      default model's split at other batch sizes, and with finished sentences kept in their
+#      batches (ATTNLITE_CUDA_DROP=0); `classify` of the test digits in batches on both
+#      devices, the same labels;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR.
@@ -128,9 +130,9 @@ step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
 # 4. compute-sanitizer over the GPU cases
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set"
+    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
   step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set"
+    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
 else
   echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
 fi
@@ -173,23 +175,33 @@ parity() {  # parity MODEL BEAM: translate the test split's English on both devi
 for m in transformer-fra-bpe transformer-fra; do
   for beam in 1 4; do step "parity_${m}_beam$beam" 240 parity "$m" "$beam"; done
 done
-# the default model's split at other batch sizes on the GPU (the CLI's default is 256), and on
-# the CPU at --batch 32 (its batches drop finished sentences: about twice as fast as one line
-# at a time), the CPU's own best against which the GPU's speed-up is also stated
+# the default model's split at other batch sizes on the GPU (the CLI's default is 256), on the
+# CPU at --batch 32 (its batches drop finished sentences: about twice as fast as one line at a
+# time), the CPU's own best against which the GPU's speed-up is also stated, and on the GPU at
+# the default batch with every finished sentence kept in its batch (ATTNLITE_CUDA_DROP=0, the
+# code before finished rows left GPU batches), greedy and beam 4. Each run: DEV:BATCH:DROP:BEAM
+# (BATCH "-": the CLI's default; DROP "-": ATTNLITE_CUDA_DROP unset)
 sweep() {
-  local m=transformer-fra-bpe run dev b a c same
-  for run in cpu:32 cuda:16 cuda:64; do
-    dev=${run%:*} b=${run#*:}
+  local m=transformer-fra-bpe run dev b drop beam a c same out
+  for run in cpu:32:-:1 cuda:16:-:1 cuda:64:-:1 cuda:-:0:1 cuda:-:0:4; do
+    IFS=: read -r dev b drop beam <<< "$run"
+    out="$OUT/$m.b$b.drop$drop.beam$beam.$dev"
+    local args=(translate --model $m --device "$dev" --beam "$beam")
+    [ "$b" = - ] || args+=(--batch "$b")
     a=$(now)
-    "$CLI" translate --model $m --device $dev --batch $b < "$OUT/$m.src" > "$OUT/$m.b$b.$dev" 2>/dev/null || return 1
+    if [ "$drop" = - ]; then
+      "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
+    else
+      ATTNLITE_CUDA_DROP="$drop" "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
+    fi
     c=$(now)
-    same=$(paste -d '\n' "$OUT/$m.beam1.cpu" "$OUT/$m.b$b.$dev" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
-    printf '{"model": "%s", "batch": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \
-      "$m" "$b" "$(wc -l < "$OUT/$m.src")" "$same" "$dev" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
+    same=$(paste -d '\n' "$OUT/$m.beam$beam.cpu" "$out" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
+    printf '{"model": "%s", "batch": "%s", "drop": "%s", "beam": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \
+      "$m" "$b" "$drop" "$beam" "$(wc -l < "$OUT/$m.src")" "$same" "$dev" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
   done
 }
 : > "$OUT/batch.jsonl"
-step batch_sweep 120 sweep
+step batch_sweep 180 sweep
 # little work on the GPU: the CLI says that its start-up outweighs it (stderr, in the report);
 # one sentence's whole process on each device, three times, is the start-up's price
 small() {

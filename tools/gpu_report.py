@@ -156,21 +156,30 @@ def main():
     say("")
     sweep = jsonl(os.path.join(d, "batch.jsonl"))
     if sweep:
-        cpu_s = next((p["cpu_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))
-                      if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
         gpu_s = next((p["cuda_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))
                       if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
-        say("The same greedy run on the GPU at other `--batch` sizes (256 is the default):")
+        parity = {p["beam"]: p for p in jsonl(os.path.join(d, "parity.jsonl"))
+                  if p["model"] == "transformer-fra-bpe"}
+        say("The same run on the GPU at other `--batch` sizes (256 lines is the default), and at "
+            "the default with finished sentences kept in their batches (`ATTNLITE_CUDA_DROP=0`; "
+            "unset, they leave batches of more than 32 rows: the parity rows above):")
         say("")
-        say("| batch | sentences | identical to the CPU | GPU s | speed-up over the CPU |")
-        say("|---:|---:|---:|---:|---:|")
+        say("| batch | beam | `ATTNLITE_CUDA_DROP` | sentences | identical to the CPU | GPU s | "
+            "speed-up over the CPU | default run (above) s |")
+        say("|---:|---:|---|---:|---:|---:|---:|---:|")
         for p in sweep:
+            beam = p.get("beam", 1)
+            batch = "256 (default)" if p["batch"] in ("-", 256, "256") else p["batch"]
             if p["identical"] != p["sentences"]:
-                bad.append(f"batch {p['batch']} on {'the CPU' if 'cpu_s' in p else 'the GPU'} "
+                bad.append(f"batch {batch}, beam {beam}, on "
+                           f"{'the CPU' if 'cpu_s' in p else 'the GPU'} "
                            "differs from the CPU one line at a time")
             if "cuda_s" in p:
-                say(f"| {p['batch']} | {p['sentences']} | {p['identical']} | {p['cuda_s']:.2f} | "
-                    f"{ratio(cpu_s, p['cuda_s'])} |")
+                ref = parity.get(beam, {})
+                drop = "0 (finished sentences stay)" if p.get("drop") == "0" else "unset"
+                default = f"{ref['cuda_s']:.2f}" if ref else "-"
+                say(f"| {batch} | {beam} | {drop} | {p['sentences']} | {p['identical']} | "
+                    f"{p['cuda_s']:.2f} | {ratio(ref.get('cpu_s'), p['cuda_s'])} | {default} |")
         say("")
         for p in sweep:
             if "cpu_s" in p:

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '6f1dba245eaf5781';
+const VERSION = '950f8f437e87a8a0';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -282,6 +282,12 @@ class CpuOps final : public Ops {
     }
   }
 
+  void keep_rows(float* rows, long stride, long len, const int* keep, int n) const override {
+    const size_t bytes = sizeof(float) * (size_t)len;  // rows apart by stride >= len
+    for (int i = 0; i < n; ++i)
+      if (keep[i] != i) std::memcpy(rows + (long)i * stride, rows + (long)keep[i] * stride, bytes);
+  }
+
   void gemm_nt(float* c, int ldc, const float* a, int lda, const float* b, int ldb, int M, int N,
                int K, float alpha) const override {
     kernels().gemm_nt(c, ldc, a, lda, b, ldb, M, N, K, alpha);

@@ -18,6 +18,8 @@ long malloc_count();
 // CUDA graphs of decoder steps made, and launched, in this process (ops::Ops::replay).
 long graphs_made();
 long graph_launches();
+// Ops::keep_rows calls of the CUDA set in this process (finished rows leaving a batch).
+long kept_rows_calls();
 
 // Each kernel on host data, for the tests that hold it against the CPU reference. These
 // allocate device memory per call (they are not on the translate path).

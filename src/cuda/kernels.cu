@@ -569,6 +569,26 @@ __global__ void permute_blocks_kernel(float* rows, long stride, long len, const 
   }
 }
 
+// keep_rows: a block per 32 columns (grid-stride), 32 x 32 threads; it walks the rows in chunks
+// of 32, all of a chunk's reads before any of its writes. keep ascending with keep[i] >= i: a
+// chunk reads rows at or past its own first row, which no earlier chunk wrote.
+constexpr int kKeepCols = 32, kKeepRows = 32;
+__global__ void keep_rows_kernel(float* rows, long stride, long len, const int* keep, int n) {
+  for (long c0 = (long)blockIdx.x * kKeepCols; c0 < len; c0 += (long)gridDim.x * kKeepCols) {
+    const long c = c0 + threadIdx.x;
+    for (int i0 = 0; i0 < n; i0 += kKeepRows) {
+      const int i = i0 + (int)threadIdx.y;
+      const int from = i < n ? keep[i] : i;
+      const bool move = from != i && c < len;
+      float v = 0.f;
+      if (move) v = rows[(long)from * stride + c];
+      __syncthreads();
+      if (move) rows[(long)i * stride + c] = v;
+      __syncthreads();
+    }
+  }
+}
+
 }  // namespace
 
 void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
@@ -1003,6 +1023,12 @@ void permute_blocks(float* rows, long stride, long len, const int* from, int nb,
   const long n = (long)nb * len;
   const int blocks = (int)std::min<long>((n + kRowThreads - 1) / kRowThreads, 1L << 20);
   permute_blocks_kernel<<<blocks, kRowThreads, 0, stream>>>(rows, stride, len, from, nb, K);
+}
+
+void keep_rows(float* rows, long stride, long len, const int* keep, int n, cudaStream_t stream) {
+  if (n <= 0 || len <= 0) return;
+  const int blocks = (int)std::min<long>((len + kKeepCols - 1) / kKeepCols, 1L << 16);
+  keep_rows_kernel<<<blocks, dim3(kKeepCols, kKeepRows), 0, stream>>>(rows, stride, len, keep, n);
 }
 
 }  // namespace attnlite::cuda

@@ -182,4 +182,9 @@ void top_rows(int* ids, float* vals, float* max, double* sum, const float* logit
 void permute_blocks(float* rows, long stride, long len, const int* from, int nb, int K,
                     cudaStream_t stream);
 
+// Rows leaving a batch: row i (len floats at stride) becomes the old row keep[i] for i < n
+// (keep: device memory, ascending, keep[i] >= i). In place, one launch: blocks of 32 columns
+// read a chunk of 32 rows before writing it, chunk after chunk. CPU: ops::cpu().keep_rows.
+void keep_rows(float* rows, long stride, long len, const int* keep, int n, cudaStream_t stream);
+
 }  // namespace attnlite::cuda

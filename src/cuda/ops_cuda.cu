@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ using ops::ValidLens;
 
 namespace {
 
-std::atomic<long> g_mallocs{0}, g_graphs{0}, g_graph_launches{0};
+std::atomic<long> g_mallocs{0}, g_graphs{0}, g_graph_launches{0}, g_kept_rows{0};
 constexpr int kThreads = 256;
 int blocks_for(long n) { return (int)((n + kThreads - 1) / kThreads); }
 const cudaStream_t kStream = cudaStreamPerThread;
@@ -300,6 +301,21 @@ class CudaOps final : public ops::Ops {
                       float*) const override {
     cuda::permute_blocks(rows, stride, len, from, nb, K, kStream);
   }
+  void keep_rows(float* rows, long stride, long len, const int* keep, int n) const override {
+    cuda::keep_rows(rows, stride, len, keep, n, kStream);
+    ++g_kept_rows;
+  }
+  // ATTNLITE_CUDA_DROP in the environment, read when a session is made: unset, finished rows
+  // leave batches of more than kGraphBatchRows rows, whose steps cost their rows rather than
+  // their ~70 launches and are not recorded as graphs (replay); batches of up to 32 rows, whose
+  // steps are, keep theirs (and their steps' keys); "all", every batch (as on the CPU); "0",
+  // none.
+  int drop_floor() const override {
+    const char* e = std::getenv("ATTNLITE_CUDA_DROP");
+    if (e && std::strcmp(e, "0") == 0) return std::numeric_limits<int>::max();
+    if (e && std::strcmp(e, "all") == 0) return 0;
+    return kGraphBatchRows;
+  }
 
   void copy(void* dst, const void* src, size_t bytes) const override {
     if (bytes) ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, kStream), "copy");
@@ -464,6 +480,7 @@ std::string device_name() {
 long malloc_count() { return g_mallocs.load(); }
 long graphs_made() { return g_graphs.load(); }
 long graph_launches() { return g_graph_launches.load(); }
+long kept_rows_calls() { return g_kept_rows.load(); }
 
 }  // namespace attnlite::cuda
 

@@ -54,9 +54,9 @@ class Seq2SeqDriver {
                        const ops::Ctx& cx) = 0;
   // K > 1: the attention history of `row` becomes sentence b's slot.
   virtual void keep_attention(int b, int row, const ops::Ctx& cx) = 0;
-  // A search without attention, in host memory: rows [0, n) continue rows keep[0..n) (host,
-  // ascending, so keep[i] >= i), with their state for the `steps` steps run so far; the next
-  // step runs n rows (beam search: whole sentences, their K rows in order).
+  // A search without attention: rows [0, n) continue rows keep[0..n) (host, ascending, so
+  // keep[i] >= i), with their state for the `steps` steps run so far; the next step runs n
+  // rows (beam search: whole sentences, their K rows in order).
   virtual void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) = 0;
   virtual AttentionSlot attention(int b) const = 0;
 };
@@ -74,7 +74,7 @@ class Seq2SeqRows : public Seq2SeqDriver {
     valid_ = mem.take<int>((size_t)B_);
     row_valid_ = mem.take<int>((size_t)R_);
     tokens_ = mem.take<int>((size_t)R_);
-    parent_ = mem.take<int>((size_t)R_);
+    row_map_ = mem.take<int>((size_t)R_);
   }
   // A new search of n sentences with K rows each: uploads the sources, their valid lengths
   // and every row's (host arrays; null in the dry run). S (≤ S_): the source steps the
@@ -102,10 +102,11 @@ class Seq2SeqRows : public Seq2SeqDriver {
     op.upload(tokens_, tokens, sizeof(int) * (size_t)rows);
     return tokens_;
   }
-  // reorder(): the rows' parents in op memory, for ops::Ops::permute_blocks.
-  const int* upload_parents(const int* parent, int rows, const ops::Ops& op) {
-    op.upload(parent_, parent, sizeof(int) * (size_t)rows);
-    return parent_;
+  // reorder(): the rows' parents in op memory, for ops::Ops::permute_blocks; keep_rows(): the
+  // kept rows, for ops::Ops::keep_rows.
+  const int* upload_row_map(const int* map, int rows, const ops::Ops& op) {
+    op.upload(row_map_, map, sizeof(int) * (size_t)rows);
+    return row_map_;
   }
   ops::ValidLens row_lens() const { return ops::ValidLens::per_batch(row_valid_); }
 
@@ -117,7 +118,7 @@ class Seq2SeqRows : public Seq2SeqDriver {
   int* valid_ = nullptr;           // (B) source valid length of each sentence
   int* row_valid_ = nullptr;       // (R) source valid length of each row
   int* tokens_ = nullptr;          // (R) this step's inputs
-  int* parent_ = nullptr;          // (R) reorder's parents
+  int* row_map_ = nullptr;         // (R) reorder's parents or keep_rows' rows
 };
 
 }  // namespace attnlite::drivers

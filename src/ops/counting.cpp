@@ -61,6 +61,7 @@ class CountingOps final : public Ops {
     top_rows_scratch(a, R, V, n);  // a device set's results and partial results
   }
   void permute_blocks(float*, long, long, const int*, int, int, float*) const override {}
+  void keep_rows(float*, long, long, const int*, int) const override {}
   void gemm_nt(float*, int, const float*, int, const float*, int, int, int, int,
                float) const override {}
   void gemm_nn(float*, int, const float*, int, const float*, int, int, int, int) const override {}

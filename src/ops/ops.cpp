@@ -2,6 +2,8 @@
 // others it defines, and the ops on host arrays, which every set runs as the CPU set does.
 #include "attnlite/ops/ops.h"
 
+#include <limits>
+
 #include "ops/scratch.h"
 
 namespace attnlite::ops {
@@ -10,6 +12,8 @@ void Ops::linear_n(float* const* ys, const Linear* const* ws, int n, const float
                    Arena&) const {
   for (int i = 0; i < n; ++i) linear(ys[i], x, *ws[i], M);
 }
+
+int Ops::drop_floor() const { return host_memory() ? 0 : std::numeric_limits<int>::max(); }
 
 void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
                    const float* /*packed*/, int B, Arena& scratch) const {

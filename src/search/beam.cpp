@@ -193,12 +193,13 @@ void Beam::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& in,
     tok_in_[r] = s_.bos;
     logp_[r] = 0.0;
   }
-  // Sentences that are done leave the batch where the op set works in host memory and no
+  // Sentences that are done leave a batch of more rows than the op set's floor when no
   // attention is recorded (as greedy.cpp's finished rows).
-  const bool drop = s_.host_memory && !o.attention;
+  const bool drop = !o.attention;
   int blocks = n, active = n, t = 0;
   for (; t < steps && active > 0; ++t) {
-    if (drop && active < blocks) blocks = drop_done(d, cx, blocks, active, K, t);
+    if (drop && active < blocks && (long)blocks * K > s_.drop_floor)
+      blocks = drop_done(d, cx, blocks, active, K, t);
     const int rows = blocks * K;
     const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
     // step 0: every block's K rows are one row repeated, so one row per block

@@ -62,13 +62,13 @@ void Greedy::run(drivers::Seq2SeqDriver& d, const ops::Ctx& cx, const Sources& i
     logp_[b] = 0.0;
     out.hyps[(long)b * K] = Hypothesis{};
   }
-  // Finished rows leave the batch where the op set works in host memory (on a device, where a
-  // small batch's step costs its launches rather than its rows, they stay) and no attention
-  // is recorded (its slots are the rows' own).
-  const bool drop = s_.host_memory && !o.attention;
+  // Finished rows leave a batch of more rows than the op set's floor (on a device, where a small
+  // batch's step costs its launches rather than its rows, they stay) when no attention is
+  // recorded (its slots are the rows' own).
+  const bool drop = !o.attention;
   int rows = n, live = n;
   for (int t = 0; t < steps && live > 0; ++t) {
-    if (drop && live < rows) rows = drop_finished(d, cx, rows, live, t);
+    if (drop && live < rows && rows > s_.drop_floor) rows = drop_finished(d, cx, rows, live, t);
     const float* logits = d.step(tok_in_, rows, t, o.d2l_compat ? 0 : t, o.attention, cx);
     cx.op.argmax_rows(ids_, probs_, lp_, logits, rows, s_.V, cx.scratch);
     for (int r = 0; r < rows; ++r) {

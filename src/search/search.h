@@ -20,7 +20,7 @@ struct Sources {
 struct Setup {
   int bos = 0, eos = 0, V = 0;
   drivers::Limits lim;  // B sentences, K = max beam, T target steps
-  bool host_memory = true;  // the op set works in host memory (rows may leave a batch)
+  int drop_floor = 0;  // finished rows leave only a batch of more rows (Ops::drop_floor)
 };
 
 // The n-best lists of every sentence (host memory; text is filled in by the caller).

@@ -84,7 +84,7 @@ struct Translator::Impl {
     if (2 * KM > V)
       throw Error("limits: max_beam " + std::to_string(KM) + " is over half the target vocabulary (" +
                   std::to_string(V) + " tokens)");
-    setup = {m.tgt_vocab().bos_id, m.tgt_vocab().eos_id, V, {B, KM, S, T}, op.host_memory()};
+    setup = {m.tgt_vocab().bos_id, m.tgt_vocab().eos_id, V, {B, KM, S, T}, op.drop_floor()};
     norm_cap = lim.max_input_bytes;  // normalizing never lengthens a sentence
     input_cap = m.bpe() ? Bpe::words_capacity(lim.max_input_bytes)
                         : lim.max_input_bytes * 2 + 16;  // preprocessing adds at most one space per char

@@ -139,6 +139,15 @@ class Ops {
   // the op may use.
   virtual void permute_blocks(float* rows, long stride, long len, const int* from, int nb,
                               int K, float* tmp) const = 0;
+  // The searches' leaving of finished rows (drivers::Seq2SeqDriver::keep_rows): row i (len
+  // floats at stride) becomes the old row keep[i] for i < n, keep (op memory) ascending with
+  // keep[i] >= i, so that every row moves towards the front.
+  virtual void keep_rows(float* rows, long stride, long len, const int* keep, int n) const = 0;
+  // Finished rows leave only a batch of more rows than this (search::Setup): 0 in host memory,
+  // where a step costs its rows; the default elsewhere never (std::numeric_limits<int>::max()).
+  // The CUDA set says where its steps start to cost their rows rather than their launches
+  // (docs/cuda.md).
+  virtual int drop_floor() const;
 
   // Ops on HOST arrays, whatever the set: the book's blocks on host arrays (masked softmax,
   // dot-product attention, Nadaraya-Watson pooling), the searches' rules on logits already

@@ -36,6 +36,8 @@ class BahdanauDriver final : public Seq2SeqRows {
     st_.enc_kp = mem.floats(R * S * H);
     st_.h = mem.floats(L * R * H);
     st_.c = c_.cell == ops::Cell::LSTM ? mem.floats(L * R * H) : nullptr;
+    kept_host_ = host.take<int>(L * R);
+    kept_ = mem.take<int>(L * R);
     logits_ = mem.floats(R * V_);
     att_step_ = mem.floats(R * S);
     att_cross_ = mem.floats(B * T * S);
@@ -80,7 +82,7 @@ class BahdanauDriver final : public Seq2SeqRows {
 
   void reorder(const int* parent, int blocks, int K, int /*t*/, bool attention,
                const ops::Ctx& cx) override {
-    const int* from = upload_parents(parent, blocks * K, cx.op);
+    const int* from = upload_row_map(parent, blocks * K, cx.op);
     for (int l = 0; l < L_; ++l) {
       cx.op.permute_blocks(st_.h + (long)l * rows_ * H_, H_, H_, from, blocks, K, tmp_);
       if (st_.c) cx.op.permute_blocks(st_.c + (long)l * rows_ * H_, H_, H_, from, blocks, K, tmp_);
@@ -90,22 +92,17 @@ class BahdanauDriver final : public Seq2SeqRows {
   }
 
   void keep_rows(const int* keep, int n, int /*steps*/, const ops::Ctx& cx) override {
+    // The states (L, rows, Hh) become (L, n, Hh): as rows of Hh floats, row l * n + i is the old
+    // row l * rows + keep[i], which is ascending and >= l * n + i, as Ops::keep_rows takes it.
+    // Its first n are keep itself, for the encoder's rows.
+    for (int l = 0; l < L_; ++l)
+      for (int i = 0; i < n; ++i) kept_host_[(long)l * n + i] = l * rows_ + keep[i];
+    cx.op.upload(kept_, kept_host_, sizeof(int) * (size_t)L_ * n);
     const long row = (long)S_ * H_;
-    drivers::keep_rows(cx.op, st_.enc_out, row, row, keep, n);
-    drivers::keep_rows(cx.op, st_.enc_kp, row, row, keep, n);
-    // (L, rows, Hh) -> (L, n, Hh) in place: in this order no row is written before every read
-    // of it (a later source lies at l * rows + keep[i] >= l * n + i), and rows of Hh floats
-    // either coincide or do not overlap.
-    const int old = rows_;
-    for (float* s : {st_.h, st_.c}) {
-      if (!s) continue;
-      for (int l = 0; l < L_; ++l)
-        for (int i = 0; i < n; ++i) {
-          float* dst = s + ((long)l * n + i) * H_;
-          const float* src = s + ((long)l * old + keep[i]) * H_;
-          if (dst != src) cx.op.copy(dst, src, sizeof(float) * H_);
-        }
-    }
+    cx.op.keep_rows(st_.enc_out, row, row, kept_, n);
+    cx.op.keep_rows(st_.enc_kp, row, row, kept_, n);
+    for (float* s : {st_.h, st_.c})
+      if (s) cx.op.keep_rows(s, H_, H_, kept_, L_ * n);
     keep_row_lens(keep, n, cx.op);
   }
 
@@ -137,6 +134,8 @@ class BahdanauDriver final : public Seq2SeqRows {
   float* att_cross_ = nullptr;     // (B, T, S)
   float* hist_cross_ = nullptr;    // (R, T, S) K > 1
   float* tmp_ = nullptr;
+  int* kept_host_ = nullptr;       // (L, R) keep_rows' rows of the states
+  int* kept_ = nullptr;            // (L, R) the same in op memory
 };
 
 }  // namespace

@@ -124,7 +124,7 @@ class TransformerDriver final : public Seq2SeqRows {
 
   void reorder(const int* parent, int blocks, int K, int t, bool attention,
                const ops::Ctx& cx) override {
-    const int* from = upload_parents(parent, blocks * K, cx.op);
+    const int* from = upload_row_map(parent, blocks * K, cx.op);
     for (int l = 0; l < L_; ++l) {
       const long at = (long)l * R_ * T_ * H_;
       cx.op.permute_blocks(cache_k_ + at, (long)T_ * H_, (long)(t + 1) * H_, from, blocks, K, tmp_);
@@ -136,13 +136,14 @@ class TransformerDriver final : public Seq2SeqRows {
   }
 
   void keep_rows(const int* keep, int n, int steps, const ops::Ctx& cx) override {
+    const int* kept = upload_row_map(keep, n, cx.op);
     const long cross_row = (long)cross_[0].S * H_;  // (R, S, H) this search
     for (int l = 0; l < L_; ++l) {
       const long at = (long)l * R_ * T_ * H_, cross_at = (long)l * R_ * S_ * H_;
-      drivers::keep_rows(cx.op, cache_k_ + at, (long)T_ * H_, (long)steps * H_, keep, n);
-      drivers::keep_rows(cx.op, cache_v_ + at, (long)T_ * H_, (long)steps * H_, keep, n);
-      drivers::keep_rows(cx.op, cross_k_ + cross_at, cross_row, cross_row, keep, n);
-      drivers::keep_rows(cx.op, cross_v_ + cross_at, cross_row, cross_row, keep, n);
+      cx.op.keep_rows(cache_k_ + at, (long)T_ * H_, (long)steps * H_, kept, n);
+      cx.op.keep_rows(cache_v_ + at, (long)T_ * H_, (long)steps * H_, kept, n);
+      cx.op.keep_rows(cross_k_ + cross_at, cross_row, cross_row, kept, n);
+      cx.op.keep_rows(cross_v_ + cross_at, cross_row, cross_row, kept, n);
     }
     keep_row_lens(keep, n, cx.op);
   }
