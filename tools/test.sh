@@ -17,7 +17,8 @@
 #   cuda     first the CUDA backend's sources on the emulated device (tests/cuda_emu,
 #            -DATTNLITE_CUDA_EMULATOR=ON, build/cuda-emu; no GPU or nvcc needed): the Catch2
 #            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
-#            op set's tests with the CUDA set among them), then the CLI's --device cuda
+#            op set's tests with the CUDA set among them), the kernel and op-set tests again
+#            with each block's threads in reverse order, then the CLI's --device cuda
 #            against --device cpu on samples of the test splits, greedy, --batch 16 and beam 4;
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
@@ -285,6 +286,11 @@ stage_cuda() {
   echo "cuda: emulated device's build in $((SECONDS - t0))s"
   t0=$SECONDS
   build/cuda-emu/tests/attnlite_tests "[cuda],[ops],[translate]"
+  # the kernels again with each block's threads taking their turns from the last to the first:
+  # a thread's read of what another writes between the same two barriers sees the write in
+  # one order and not in the other, so a missing barrier fails one of the two runs
+  ATTNLITE_CUDA_EMU_ORDER=reverse build/cuda-emu/tests/attnlite_tests \
+    "[ops],[emulator],CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU"
   emulated_cli_parity transformer-fra-bpe 1 20
   emulated_cli_parity transformer-fra-bpe 1 40 --batch 16
   emulated_cli_parity transformer-fra-bpe 4 100

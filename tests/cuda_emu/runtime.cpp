@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -208,10 +209,13 @@ constexpr int kMaxThreads = 1024, kMaxWarps = kMaxThreads / 32;
 constexpr size_t kMaxDynamicShared = 48 * 1024;
 
 // A block's run: its threads, their stacks, the warps' shuffle slots. The threads run in
-// rounds: each Ready thread in index order until it waits (at a shuffle or __syncthreads) or
-// ends, switching straight to the next Ready one; the last switches back to the scheduler,
-// which releases the warps whose 32 lanes all wait at a shuffle, else the block when every
-// thread waits at __syncthreads, and starts the next round.
+// rounds: each Ready thread in turn until it waits (at a shuffle or __syncthreads) or ends,
+// switching straight to the next Ready one; the last switches back to the scheduler, which
+// releases the warps whose 32 lanes all wait at a shuffle, else the block when every thread
+// waits at __syncthreads, and starts the next round. The turn is the threads' index order, or
+// its reverse (reverse_order()): a read of what another thread of the block writes between
+// the same two barriers sees the write in one of the two orders and not in the other, so a
+// kernel that needs a barrier there gives other results in one of them.
 struct Block {
   std::vector<Thread> threads;
   std::vector<unsigned char> slots;  // (warp, parity, lane) x 16 bytes
@@ -221,7 +225,9 @@ struct Block {
   const std::function<void()>* body = nullptr;
   const char* kernel = "";
   std::vector<unsigned char> shared;  // dynamic shared memory
-  int n = 0, cursor = 0;              // threads; the one running
+  int n = 0, cursor = 0;              // threads; the turn of the one running
+  bool reverse = false;               // the turn runs from the last thread to the first
+  int at(int turn) const { return reverse ? n - 1 - turn : turn; }  // the thread of a turn
   int at_warp[kMaxWarps] = {}, at_block = 0, done = 0;
   Block() {
     stack_span = kStackBytes + page_size();
@@ -243,16 +249,25 @@ Block& block_state() {
   return *b;
 }
 
+// ATTNLITE_CUDA_EMU_ORDER in the environment, read at each launch: unset or "index", a block's
+// threads take their turns in index order; "reverse", from the last to the first.
+bool reverse_order() {
+  const char* e = std::getenv("ATTNLITE_CUDA_EMU_ORDER");
+  if (!e || !*e || std::strcmp(e, "index") == 0) return false;
+  if (std::strcmp(e, "reverse") == 0) return true;
+  fail(std::string("ATTNLITE_CUDA_EMU_ORDER is '") + e + "': it may be 'index' or 'reverse'");
+}
+
 // From the running thread, which has just set its state: on to the next Ready thread of the
 // round, or back to the scheduler.
 void yield() {
   Block& b = *t_block;
-  Thread& me = b.threads[b.cursor];
-  for (int i = b.cursor + 1; i < b.n; ++i)
-    if (b.threads[i].state == State::Ready) {
-      b.cursor = i;
-      t_lane = &b.threads[i].lane;
-      switch_to(me.context, b.threads[i].context);
+  Thread& me = b.threads[b.at(b.cursor)];
+  for (int k = b.cursor + 1; k < b.n; ++k)
+    if (b.threads[b.at(k)].state == State::Ready) {
+      b.cursor = k;
+      t_lane = &b.threads[b.at(k)].lane;
+      switch_to(me.context, b.threads[b.at(k)].context);
       return;
     }
   b.cursor = b.n;
@@ -263,7 +278,7 @@ void yield() {
 void thread_main() {
   Block& b = *t_block;
   (*b.body)();
-  b.threads[b.cursor].state = State::Done;
+  b.threads[b.at(b.cursor)].state = State::Done;
   ++b.done;
   yield();
   fail("a finished kernel thread was resumed");
@@ -293,11 +308,11 @@ void run_block(Block& b, int n) {
   if (!b.shared.empty()) std::fill(b.shared.begin(), b.shared.end(), (unsigned char)0xff);
   for (;;) {
     int first = 0;
-    while (first < n && b.threads[first].state != State::Ready) ++first;
+    while (first < n && b.threads[b.at(first)].state != State::Ready) ++first;
     if (first < n) {
       b.cursor = first;
-      t_lane = &b.threads[first].lane;
-      switch_to(b.scheduler, b.threads[first].context);
+      t_lane = &b.threads[b.at(first)].lane;
+      switch_to(b.scheduler, b.threads[b.at(first)].context);
     }
     // every thread now waits or has ended
     bool released = false;
@@ -328,7 +343,7 @@ void run_block(Block& b, int n) {
 void sync_block() {
   if (!t_lane) fail("__syncthreads() outside a kernel");
   Block& b = *t_block;
-  b.threads[b.cursor].state = State::AtBlock;
+  b.threads[b.at(b.cursor)].state = State::AtBlock;
   ++b.at_block;
   yield();
 }
@@ -336,7 +351,7 @@ void sync_block() {
 void wait_warp() {
   if (!t_lane) fail("a warp shuffle outside a kernel");
   Block& b = *t_block;
-  b.threads[b.cursor].state = State::AtWarp;
+  b.threads[b.at(b.cursor)].state = State::AtWarp;
   ++b.at_warp[t_lane->warp];
   yield();
 }
@@ -372,6 +387,7 @@ void run_grid(const char* name, const Config& c, const std::function<void()>& th
   t_slots = b.slots.data();
   b.body = &thread_body;
   b.kernel = name;
+  b.reverse = reverse_order();
   b.shared.assign(c.shared, 0);
   t_block_dim = c.block;
   t_grid_dim = c.grid;

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,6 +59,28 @@ __global__ void read_shared(float* out, int n) {
 __global__ void add_one(float* x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] += 1.f;
+}
+
+// The order of a block's turns: each thread appends its index to order[1..] (order[0] counts),
+// before and after a barrier. On a GPU that is a race; the emulated device runs one thread of
+// the block at a time.
+__global__ void turns(int* order) {
+  for (int round = 0; round < 2; ++round) {
+    const int k = order[0];
+    order[0] = k + 1;
+    order[1 + k] = (int)threadIdx.x;
+    __syncthreads();
+  }
+}
+
+// x[i] = old x[i + 1] for i < n - 1, one block: every thread's read must come before its
+// neighbour's write, which takes a barrier between them (with_barrier); without it the result
+// depends on the order of the threads' turns.
+__global__ void shift_left(float* x, int n, bool with_barrier) {
+  const int i = (int)threadIdx.x;
+  const float v = i + 1 < n ? x[i + 1] : 0.f;
+  if (with_barrier) __syncthreads();
+  if (i + 1 < n) x[i] = v;
 }
 
 using cuda_emu::Config;
@@ -141,6 +164,54 @@ TEST_CASE("emulated CUDA device: threads, warps and blocks as on a GPU", "[cuda]
   REQUIRE(cudaMemcpy(sm.data(), dsm, 64 * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
   for (float v : sm) CHECK(std::isnan(v));
   for (void* p : {(void*)din, (void*)dout, (void*)didx, (void*)dsm}) CHECK(cudaFree(p) == cudaSuccess);
+}
+
+// ATTNLITE_CUDA_EMU_ORDER: a block's threads take their turns in index order or in reverse, so
+// that a kernel missing a barrier between a read and another thread's write of the same value
+// gives a wrong result in one of the two orders (the cuda stage runs the kernel tests in both).
+TEST_CASE("emulated CUDA device: the threads' turns in index order or in reverse", "[cuda][emulator]") {
+  const char* env = std::getenv("ATTNLITE_CUDA_EMU_ORDER");
+  const std::string caller = env ? env : "";
+  struct Restore {
+    std::string v;
+    bool set;
+    ~Restore() { set ? setenv("ATTNLITE_CUDA_EMU_ORDER", v.c_str(), 1) : unsetenv("ATTNLITE_CUDA_EMU_ORDER"); }
+  } restore{caller, env != nullptr};
+  const int n = 64;
+  int* dorder = dev_alloc<int>(1 + 2 * n);
+  float* dx = dev_alloc<float>(n);
+  std::vector<float> x(n), shifted(n);
+  for (int i = 0; i < n; ++i) x[(size_t)i] = (float)(i * i % 17);
+  for (int i = 0; i < n; ++i) shifted[(size_t)i] = i + 1 < n ? x[(size_t)i + 1] : x[(size_t)i];
+  for (const std::string order : {"", "index", "reverse"}) {
+    INFO("ATTNLITE_CUDA_EMU_ORDER '" << order << "'");
+    order.empty() ? unsetenv("ATTNLITE_CUDA_EMU_ORDER") : setenv("ATTNLITE_CUDA_EMU_ORDER", order.c_str(), 1);
+    const bool reverse = order == "reverse";
+    REQUIRE(cudaMemset(dorder, 0, (1 + 2 * n) * sizeof(int)) == cudaSuccess);
+    launch(turns, "turns", Config(1, n))(dorder);
+    std::vector<int> got(1 + 2 * n);
+    REQUIRE(cudaMemcpy(got.data(), dorder, got.size() * sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(got[0] == 2 * n);
+    for (int k = 0; k < 2 * n; ++k) REQUIRE(got[1 + (size_t)k] == (reverse ? n - 1 - k % n : k % n));
+    for (const bool barrier : {true, false}) {
+      INFO((barrier ? "with" : "without") << " the barrier");
+      REQUIRE(cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+      launch(shift_left, "shift_left", Config(1, n))(dx, n, barrier);
+      std::vector<float> y(n);
+      REQUIRE(cudaMemcpy(y.data(), dx, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+      // in reverse, thread i reads x[i + 1] after thread i + 1 wrote it
+      REQUIRE((y == shifted) == (barrier || !reverse));
+    }
+  }
+  // any other value stops the run, saying which are known
+  const Ending bad = in_child([&] {
+    setenv("ATTNLITE_CUDA_EMU_ORDER", "random", 1);
+    launch(turns, "turns", Config(1, n))(dorder);
+  });
+  CHECK(bad.signal == SIGABRT);
+  CHECK_THAT(bad.err, Catch::Contains("ATTNLITE_CUDA_EMU_ORDER is 'random': it may be 'index' or 'reverse'"));
+  CHECK(cudaFree(dorder) == cudaSuccess);
+  CHECK(cudaFree(dx) == cudaSuccess);
 }
 
 TEST_CASE("emulated CUDA device: refuses what a GPU refuses", "[cuda][emulator]") {

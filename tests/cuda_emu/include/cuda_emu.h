@@ -10,9 +10,14 @@
 //   - launch limits (threads per block, grid sizes, 48 KiB of dynamic shared memory) give
 //     cudaErrorInvalidConfiguration as a GPU does, and dynamic shared memory starts as NaN;
 //   - stream capture: synchronous calls, allocation and waits inside a capture invalidate it,
-//     and a graph replays exactly the work captured, in order.
+//     and a graph replays exactly the work captured, in order;
+//   - a missing barrier, in one of two runs: a block's threads take their turns in index
+//     order, or in reverse with ATTNLITE_CUDA_EMU_ORDER=reverse, so a read of what another
+//     thread writes between the same two barriers sees the write in only one of them.
 // What it cannot check: timing, the memory model between blocks (blocks run one after
-// another), and anything of the hardware's own arithmetic (fmaf and exp are the C library's).
+// another), a race whose outcome is the same in both orders or that needs threads to
+// interleave mid-turn, and anything of the hardware's own arithmetic (fmaf and exp are the C
+// library's).
 #pragma once
 #include <cmath>
 #include <cstddef>
