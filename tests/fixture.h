@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,25 @@ inline Diff max_abs_diff(const float* a, const float* b, size_t n) {
   }
   return d;
 }
+
+// An environment variable for a scope (set(""): unset), the caller's value restored after.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const char* name) : name_(name) {
+    const char* v = std::getenv(name);
+    had_ = v != nullptr;
+    old_ = v ? v : "";
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  void set(const std::string& v) { v.empty() ? unsetenv(name_) : setenv(name_, v.c_str(), 1); }
+
+ private:
+  const char* name_;
+  bool had_;
+  std::string old_;
+};
 
 }  // namespace attnlite::test
 

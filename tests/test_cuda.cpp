@@ -361,4 +361,65 @@ TEST_CASE("CUDA graphs: a step that cannot be captured runs launch by launch", "
   o.release(x);
 }
 
+// A session's graph keys are bounded (1,024), and a session may meet many keys once (the steps
+// of large batches that shrank): past the bound a new key replaces the oldest one without a
+// graph, so that a key that comes back later still becomes a graph, and keys with graphs stay.
+TEST_CASE("CUDA graphs: past the bound on keys a new key replaces the oldest without a graph", "[cuda]") {
+  if (!have_gpu("the graph keys' bound")) return;
+  test::ScopedEnv graphs("ATTNLITE_CUDA_GRAPHS");
+  graphs.set("");  // steps of one row: captured at their key's second pass
+  const ops::Ops& o = ops::cuda();
+  constexpr int n = 32;
+  struct Step {
+    const ops::Ops* o;
+    float *x, *one;
+    int runs;
+  } st{&o, nullptr, nullptr, 0};
+  st.x = static_cast<float*>(o.alloc(2 * n * sizeof(float)));
+  st.one = st.x + n;
+  std::vector<float> ones(n, 1.f);
+  o.upload(st.one, ones.data(), n * sizeof(float));
+  o.zero(st.x, n * sizeof(float));
+  const auto fn = [](void* p) {
+    auto& s = *static_cast<Step*>(p);
+    ++s.runs;
+    s.o->add(s.x, s.x, s.one, n);  // x += 1
+  };
+  std::unique_ptr<ops::Recording> rec;
+  auto key = [](long v) {
+    ops::StepKey k;
+    k.v[0] = v;
+    return k;
+  };
+  int calls = 0;
+  auto step = [&](long v) {
+    o.replay(rec, key(v), 1, ops::Reuse::Step, fn, &st);
+    ++calls;
+  };
+  const long made = cuda::graphs_made(), launched = cuda::graph_launches();
+  // fn's calls: a step run launch by launch, and a capture (which records, runs nothing)
+  step(1);
+  step(1);  // key 1: run, then captured and launched
+  REQUIRE(cuda::graphs_made() == made + 1);
+  REQUIRE(st.runs == 2);
+  for (long v = 100; v < 100 + 1500; ++v) step(v);  // 1,500 keys met once: each runs
+  REQUIRE(st.runs == 2 + 1500);
+  REQUIRE(cuda::graphs_made() == made + 1);
+  step(1);  // key 1 kept its graph: replayed, fn not called
+  REQUIRE(st.runs == 2 + 1500);
+  REQUIRE(cuda::graph_launches() == launched + 2);
+  step(5000);
+  step(5000);  // a new key after the bound still becomes a graph at its second pass
+  REQUIRE(cuda::graphs_made() == made + 2);
+  REQUIRE(cuda::graph_launches() == launched + 3);
+  REQUIRE(st.runs == 2 + 1500 + 2);
+  step(100);  // the oldest of the 1,500 was replaced: it is new again, and runs
+  REQUIRE(st.runs == 2 + 1500 + 3);
+  REQUIRE(cuda::graph_launches() == launched + 3);
+  std::vector<float> x(n);
+  o.download(x.data(), st.x, n * sizeof(float));
+  for (float v : x) REQUIRE(v == (float)calls);  // every step added one, run or replayed
+  o.release(st.x);
+}
+
 #endif  // ATTNLITE_HAVE_CUDA

@@ -27,6 +27,7 @@
 
 using namespace attnlite;
 using attnlite::test::have_gpu;
+using attnlite::test::ScopedEnv;
 using attnlite::test::random_transformer;
 
 #if ATTNLITE_HAVE_CUDA
@@ -139,24 +140,6 @@ void compare_translators(const std::shared_ptr<const Model>& model,
   }
 }
 
-// An environment variable for a scope (set(""): unset), the caller's value restored after.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const char* name) : name_(name) {
-    const char* v = std::getenv(name);
-    had_ = v != nullptr;
-    old_ = v ? v : "";
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  void set(const std::string& v) { v.empty() ? unsetenv(name_) : setenv(name_, v.c_str(), 1); }
-
- private:
-  const char* name_;
-  bool had_;
-  std::string old_;
-};
 
 }  // namespace
 

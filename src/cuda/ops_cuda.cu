@@ -134,8 +134,11 @@ __global__ void rnn_cell_kernel(float* h, float* c, const float* gi, const float
 }
 
 // A session's CUDA graphs, one per step key that came back (ops::Ops::replay): a key's entry
-// is made at its first step, its graph at its second or third (graph_mode). Bounded: past
-// kMaxKeys keys or kMaxGraphs graphs, steps run launch by launch as before.
+// is made at its first step, its graph at its second or third (graph_mode). Bounded: at most
+// kMaxKeys keys, a new key taking the place of the oldest one without a graph once there are
+// that many (so that a session's many one-off keys, such as the steps of large batches that
+// shrank, do not shut out the keys that come later); past kMaxGraphs graphs, steps run launch
+// by launch as before.
 struct Graphs final : ops::Recording {
   static constexpr size_t kMaxKeys = 1024, kMaxGraphs = 256;
   struct Entry {
@@ -146,6 +149,23 @@ struct Graphs final : ops::Recording {
   };
   std::vector<Entry> entries;
   size_t graphs = 0;
+  size_t next_out = 0;  // where the search for the entry a new key replaces starts
+  // Records key's first pass: a new entry, or in place of the oldest without a graph (entries
+  // are replaced in turn; with kMaxGraphs < kMaxKeys there always is one).
+  static_assert(kMaxGraphs < kMaxKeys, "a full table has entries without a graph");
+  void add(const ops::StepKey& key) {
+    if (entries.size() < kMaxKeys) {
+      entries.push_back({key, 1, false, nullptr});
+      return;
+    }
+    for (size_t k = 0; k < entries.size(); ++k) {
+      Entry& e = entries[(next_out + k) % entries.size()];
+      if (e.exec) continue;
+      e = {key, 1, false, nullptr};
+      next_out = (next_out + k + 1) % entries.size();
+      return;
+    }
+  }
   Graphs() { entries.reserve(kMaxKeys); }
   ~Graphs() override {
     for (auto& e : entries)
@@ -364,7 +384,7 @@ class CudaOps final : public ops::Ops {
     for (auto& x : g.entries)
       if (x.key == key) { e = &x; break; }
     if (!e) {
-      if (g.entries.size() < Graphs::kMaxKeys) g.entries.push_back({key, 1, false, nullptr});
+      g.add(key);
       return fn(arg);
     }
     if (!e->exec) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_emu.h"
+#include "../fixture.h"
 
 namespace {
 
@@ -170,13 +171,7 @@ TEST_CASE("emulated CUDA device: threads, warps and blocks as on a GPU", "[cuda]
 // that a kernel missing a barrier between a read and another thread's write of the same value
 // gives a wrong result in one of the two orders (the cuda stage runs the kernel tests in both).
 TEST_CASE("emulated CUDA device: the threads' turns in index order or in reverse", "[cuda][emulator]") {
-  const char* env = std::getenv("ATTNLITE_CUDA_EMU_ORDER");
-  const std::string caller = env ? env : "";
-  struct Restore {
-    std::string v;
-    bool set;
-    ~Restore() { set ? setenv("ATTNLITE_CUDA_EMU_ORDER", v.c_str(), 1) : unsetenv("ATTNLITE_CUDA_EMU_ORDER"); }
-  } restore{caller, env != nullptr};
+  attnlite::test::ScopedEnv env("ATTNLITE_CUDA_EMU_ORDER");
   const int n = 64;
   int* dorder = dev_alloc<int>(1 + 2 * n);
   float* dx = dev_alloc<float>(n);
@@ -185,7 +180,7 @@ TEST_CASE("emulated CUDA device: the threads' turns in index order or in reverse
   for (int i = 0; i < n; ++i) shifted[(size_t)i] = i + 1 < n ? x[(size_t)i + 1] : x[(size_t)i];
   for (const std::string order : {"", "index", "reverse"}) {
     INFO("ATTNLITE_CUDA_EMU_ORDER '" << order << "'");
-    order.empty() ? unsetenv("ATTNLITE_CUDA_EMU_ORDER") : setenv("ATTNLITE_CUDA_EMU_ORDER", order.c_str(), 1);
+    env.set(order);
     const bool reverse = order == "reverse";
     REQUIRE(cudaMemset(dorder, 0, (1 + 2 * n) * sizeof(int)) == cudaSuccess);
     launch(turns, "turns", Config(1, n))(dorder);
