@@ -113,6 +113,16 @@ void require_same(const Translation& g, const Translation& c, bool attention) {
   REQUIRE(d <= kAttnTol);
 }
 
+// A sentence's n-best lists on the GPU and the CPU: the same texts in the same order, scores
+// within 1e-4.
+void require_same_nbest(const NBest& g, const NBest& c) {
+  REQUIRE(g.size == c.size);
+  for (int k = 0; k < c.size; ++k) {
+    REQUIRE(g[k].text == c[k].text);
+    REQUIRE(std::fabs(g[k].score - c[k].score) <= 1e-4);
+  }
+}
+
 // Every sentence through a CPU and a CUDA Translator with the same limits, in batches of
 // `batch`, both position modes; tokens equal, weights within kAttnTol.
 void compare_translators(const std::shared_ptr<const Model>& model,
@@ -300,12 +310,7 @@ TEST_CASE("CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says", "[
         for (int b = 0; b < run.n; ++b) {
           INFO("sentence '" << v[(size_t)b] << "'");
           require_same(gpu.result(b), cpu.result(b), false);
-          const NBest cn = cpu.nbest(b), gn = gpu.nbest(b);
-          REQUIRE(cn.size == gn.size);
-          for (int k = 0; k < cn.size; ++k) {
-            REQUIRE(cn[k].text == gn[k].text);
-            REQUIRE(std::fabs(cn[k].score - gn[k].score) <= 1e-4);
-          }
+          require_same_nbest(gpu.nbest(b), cpu.nbest(b));
         }
       }
       const long calls = cuda::kept_rows_calls() - before, graphs_made = cuda::graphs_made() - made;
@@ -365,12 +370,7 @@ TEST_CASE("CUDA beam search and Bahdanau match the CPU", "[cuda]") {
       const Translation& c = cpu.translate(s, o);
       const Translation& g = gpu.translate(s, o);
       require_same(g, c, true);
-      const NBest cn = cpu.nbest(0), gn = gpu.nbest(0);
-      REQUIRE(cn.size == gn.size);
-      for (int k = 0; k < cn.size; ++k) {
-        REQUIRE(cn[k].text == gn[k].text);
-        REQUIRE(std::fabs(cn[k].score - gn[k].score) <= 1e-4);
-      }
+      require_same_nbest(gpu.nbest(0), cpu.nbest(0));
     }
   }
 }

@@ -186,14 +186,11 @@ sweep() {
   for run in cpu:32:-:1 cuda:16:-:1 cuda:64:-:1 cuda:-:0:1 cuda:-:0:4; do
     IFS=: read -r dev b drop beam <<< "$run"
     out="$OUT/$m.b$b.drop$drop.beam$beam.$dev"
-    local args=(translate --model $m --device "$dev" --beam "$beam")
+    local envs=() args=(translate --model $m --device "$dev" --beam "$beam")
+    [ "$drop" = - ] || envs+=(ATTNLITE_CUDA_DROP="$drop")
     [ "$b" = - ] || args+=(--batch "$b")
     a=$(now)
-    if [ "$drop" = - ]; then
-      "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
-    else
-      ATTNLITE_CUDA_DROP="$drop" "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
-    fi
+    env "${envs[@]}" "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
     c=$(now)
     same=$(paste -d '\n' "$OUT/$m.beam$beam.cpu" "$out" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
     printf '{"model": "%s", "batch": "%s", "drop": "%s", "beam": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \

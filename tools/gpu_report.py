@@ -168,15 +168,15 @@ def main():
             "speed-up over the CPU | default run (above) s |")
         say("|---:|---:|---|---:|---:|---:|---:|---:|")
         for p in sweep:
-            beam = p.get("beam", 1)
-            batch = "256 (default)" if p["batch"] in ("-", 256, "256") else p["batch"]
+            beam = p["beam"]
+            batch = "256 (default)" if p["batch"] == "-" else p["batch"]
             if p["identical"] != p["sentences"]:
                 bad.append(f"batch {batch}, beam {beam}, on "
                            f"{'the CPU' if 'cpu_s' in p else 'the GPU'} "
                            "differs from the CPU one line at a time")
             if "cuda_s" in p:
                 ref = parity.get(beam, {})
-                drop = "0 (finished sentences stay)" if p.get("drop") == "0" else "unset"
+                drop = "0 (finished sentences stay)" if p["drop"] == "0" else "unset"
                 default = f"{ref['cuda_s']:.2f}" if ref else "-"
                 say(f"| {batch} | {beam} | {drop} | {p['sentences']} | {p['identical']} | "
                     f"{p['cuda_s']:.2f} | {ratio(ref.get('cpu_s'), p['cuda_s'])} | {default} |")

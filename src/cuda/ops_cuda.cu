@@ -150,9 +150,9 @@ struct Graphs final : ops::Recording {
   std::vector<Entry> entries;
   size_t graphs = 0;
   size_t next_out = 0;  // where the search for the entry a new key replaces starts
+  static_assert(kMaxGraphs < kMaxKeys, "a full table has entries without a graph");
   // Records key's first pass: a new entry, or in place of the oldest without a graph (entries
   // are replaced in turn; with kMaxGraphs < kMaxKeys there always is one).
-  static_assert(kMaxGraphs < kMaxKeys, "a full table has entries without a graph");
   void add(const ops::StepKey& key) {
     if (entries.size() < kMaxKeys) {
       entries.push_back({key, 1, false, nullptr});
