@@ -9,7 +9,9 @@
 //     decode tokens/s = batch · (N − 1) / (t_N − t_1)
 // Every decoder step ends with the ids/probabilities copied back, so wall time is GPU time.
 //
-// usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--json OUT] [--check]
+// usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--precision fp32|bf16] [--cpu]
+//                   [--json OUT] [--check]
+//   --precision  how the GPU holds the weights (Limits::precision; default fp32)
 //   --cpu    also time the CPU path at the same sizes (slow at this model size)
 //   --json   also write the rows as JSON (tools/gpu-check.sh's report reads it)
 //   --check  no GPU needed: build the model, translate one source for 2 steps on the CPU
@@ -166,6 +168,7 @@ int main(int argc, char** argv) {
   int steps = 64, reps = 5;
   bool cpu = false, check = false;
   std::string json_path;
+  Precision precision = Precision::F32;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--batch" && i + 1 < argc) batches = parse_list(argv[++i]);
@@ -174,8 +177,10 @@ int main(int argc, char** argv) {
     else if (a == "--cpu") cpu = true;
     else if (a == "--check") check = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--precision" && i + 1 < argc && parse_precision(argv[i + 1], &precision)) ++i;
     else {
-      std::fprintf(stderr, "usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--cpu] [--json OUT] [--check]\n");
+      std::fprintf(stderr, "usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--precision fp32|bf16] "
+                           "[--cpu] [--json OUT] [--check]\n");
       return 2;
     }
   }
@@ -213,8 +218,9 @@ int main(int argc, char** argv) {
 
     std::printf("# base Transformer: H %d, %d+%d layers, %d heads, ffn %d, vocab %d, source %d words\n",
                 c.H, c.L, c.L, c.NH, c.F, c.V, c.src_words);
-    std::printf("# device: %s; FP32 (cuBLAS CUBLAS_COMPUTE_32F, no TF32); median of %d\n",
-                cuda_device_name().c_str(), reps);
+    std::printf("# device: %s; %s weights on the GPU, every sum in FP32 (cuBLAS CUBLAS_COMPUTE_32F, "
+                "no TF32); median of %d\n",
+                cuda_device_name().c_str(), precision == Precision::BF16 ? "bfloat16" : "FP32", reps);
     std::printf("| device | batch | steps | encoder+1 step ms | full ms | decode tokens/s |\n");
     std::printf("|---|---|---|---|---|---|\n");
     nlohmann::json rows = nlohmann::json::array();
@@ -225,6 +231,7 @@ int main(int argc, char** argv) {
         lim.max_batch = n;
         lim.max_tgt_steps = steps;
         lim.device = d;
+        if (d == Device::CUDA) lim.precision = precision;
         Translator tr(model, lim);
         int s1 = 0, sN = 0;
         const double t1 = time_batch(tr, src, n, 1, reps, &s1);
@@ -239,7 +246,8 @@ int main(int argc, char** argv) {
     }
     if (!json_path.empty()) {
       std::ofstream out(json_path);
-      out << nlohmann::json{{"device", cuda_device_name()}, {"rows", rows}}.dump() << '\n';
+      out << nlohmann::json{{"device", cuda_device_name()}, {"precision", precision_name(precision)}, {"rows", rows}}.dump()
+          << '\n';
       if (!out) throw Error("cannot write '" + json_path + "'");
     }
   } catch (const Error& e) {

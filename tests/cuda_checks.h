@@ -16,9 +16,11 @@
 namespace attnlite::test {
 
 // A loadable model from a module fixture: its parameters, plus the metadata a model file
-// carries (kind, config, vocabularies of placeholder words w4.., f4..).
+// carries (kind, config, vocabularies of placeholder words w4.., f4..); bf16_rounded: the
+// matrices a device holds in bfloat16 rounded (StFile::round_to_bf16).
 inline std::shared_ptr<const Model> model_from_fixture(const std::string& fixture,
-                                                       const char* kind, nlohmann::json config) {
+                                                       const char* kind, nlohmann::json config,
+                                                       bool bf16_rounded = false) {
   StFile f = StFile::from(SafeTensors::load(attnlite::test::fixture_path(fixture)));
   std::vector<std::string> drop;
   for (const auto& [name, t] : f.tensors)
@@ -33,16 +35,26 @@ inline std::shared_ptr<const Model> model_from_fixture(const std::string& fixtur
                 {"attnlite.config", config.dump()},
                 {"attnlite.src_vocab", vocab(config["src_vocab_size"].get<int>(), "w")},
                 {"attnlite.tgt_vocab", vocab(config["tgt_vocab_size"].get<int>(), "f")}};
+  if (bf16_rounded) f.round_to_bf16();
+  const auto bytes = f.bytes();
+  return Model::from_bytes(bytes.data(), bytes.size());
+}
+
+// A shipped model (tests/fixture.h model_path) with those matrices rounded.
+inline std::shared_ptr<const Model> rounded_to_bf16(const std::string& model) {
+  StFile f = StFile::from(SafeTensors::load(model_path(model)));
+  f.round_to_bf16();
   const auto bytes = f.bytes();
   return Model::from_bytes(bytes.data(), bytes.size());
 }
 
 // tests/fixtures/transformer.safetensors: 2 layers, 4 heads, H 32, random weights.
-inline std::shared_ptr<const Model> random_transformer() {
+inline std::shared_ptr<const Model> random_transformer(bool bf16_rounded = false) {
   return model_from_fixture("transformer", "transformer",
                             {{"src_vocab_size", 50}, {"tgt_vocab_size", 60}, {"num_hiddens", 32},
                              {"num_layers", 2}, {"num_heads", 4}, {"ffn_num_hiddens", 64},
-                             {"num_steps", 10}});
+                             {"num_steps", 10}},
+                            bf16_rounded);
 }
 inline std::shared_ptr<const Model> random_bahdanau() {
   return model_from_fixture("bahdanau", "bahdanau",

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlite/ops/operands.h"
 #include "attnlite/safetensors.h"
 
 namespace attnlite::test {
@@ -60,6 +61,26 @@ struct StFile {
     return d;
   }
   std::vector<uint8_t> bytes() const { return assemble(header().dump(), data()); }
+
+  // The matrices a device holds in bfloat16 (Precision::BF16), by the rule their names follow:
+  // every 2-D F32 tensor but the embedding tables (a tied output layer is its embedding table,
+  // and stays fp32 with it). test_device_weights.cpp checks the rule against the store's own.
+  static bool held_in_bf16(const std::string& name, const StTensor& t) {
+    return t.dtype == "F32" && t.shape.size() == 2 && name.find("embedding") == std::string::npos;
+  }
+  // Those matrices rounded to bfloat16 and stored as F32 again: the values a device holding
+  // them in bfloat16 computes with, for the CPU to compute with too.
+  void round_to_bf16() {
+    for (auto& [name, t] : tensors) {
+      if (!held_in_bf16(name, t)) continue;
+      for (size_t i = 0; i + 4 <= t.bytes.size(); i += 4) {
+        float v;
+        std::memcpy(&v, t.bytes.data() + i, 4);
+        v = bf16_value(bf16_bits(v));
+        std::memcpy(t.bytes.data() + i, &v, 4);
+      }
+    }
+  }
 
   static std::vector<uint8_t> assemble(const std::string& header, const std::vector<uint8_t>& data,
                                        uint64_t claimed_len = UINT64_MAX) {

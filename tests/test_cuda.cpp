@@ -204,6 +204,34 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         }
     }
   }
+  SECTION("bfloat16 linear: y = x·widen(h)ᵀ + b (+ ReLU): the GEMV on h for few rows, widened past it") {
+    for (auto [M, N, K_, layers] : std::vector<std::array<int, 4>>{
+             // 16-byte rows (K % 8 == 0) and one weight at a time (K = 5, 36, 130), one layer
+             // and attention's Q, K, V as three layers of one launch; more rows widened
+             {1, 1, 8, 1}, {1, 512, 512, 1}, {1, 97, 2048, 1}, {3, 300, 40, 1}, {8, 65, 1024, 1},
+             {2, 7, 5, 1}, {4, 33, 36, 1}, {8, 65, 130, 1}, {1, 96, 64, 3}, {5, 768, 256, 3},
+             {2, 40, 36, 3}, {1, 24, 1032, 1}, {9, 40, 64, 1}, {40, 130, 48, 1}, {17, 33, 65, 1},
+             // past Linear::kExpandFloats: widened and multiplied 2,048 features at a time
+             {9, 2100, 512, 1}, {33, 2100, 512, 1},
+             // batches of a base model's decoding steps, widened then through cuBLAS
+             {32, 512, 512, 1}, {20, 300, 1024, 1}, {24, 70, 36, 1}}) {
+      for (bool bias : {false, true})
+        for (bool relu : {false, true}) {
+          INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
+                    << " relu " << relu);
+          auto x = rnd((size_t)M * K_), w = rnd((size_t)N * K_), b = rnd((size_t)N);
+          std::vector<uint16_t> h(w.size());
+          for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_value(h[i] = bf16_bits(w[i]));
+          std::vector<float> ref((size_t)M * N), got(ref.size());
+          K.linear(ref.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N, K_);
+          if (relu) K.relu(ref.data(), M * N);
+          cuda::check::linear_bf16(got.data(), x.data(), h.data(), bias ? b.data() : nullptr, M, N,
+                                   K_, relu, layers);
+          // the CPU multiplies the same widened values: the fp32 case's bound
+          REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
+        }
+    }
+  }
   SECTION("add + layer norm") {
     // a warp per row up to 1,024 values (4, 8, 16 or 32 a lane), a block per row past it
     for (int n : {1, 7, 32, 33, 128, 129, 256, 257, 512, 1000, 1024, 1025, 2000}) {

@@ -123,17 +123,36 @@ void require_same_nbest(const NBest& g, const NBest& c) {
   }
 }
 
+// Each sentence by beam search of 4 (length penalty 0.75) on both: the same translation and
+// n-best list.
+void compare_beam(Translator& cpu, Translator& gpu, const std::vector<std::string>& sentences) {
+  DecodeOptions o;
+  o.beam_size = 4;
+  o.length_penalty = 0.75f;
+  for (const auto& s : sentences) {
+    INFO("sentence '" << s << "'");
+    const Translation& c = cpu.translate(s, o);
+    const Translation& g = gpu.translate(s, o);
+    require_same(g, c, true);
+    require_same_nbest(gpu.nbest(0), cpu.nbest(0));
+  }
+}
+
 // Every sentence through a CPU and a CUDA Translator with the same limits, in batches of
-// `batch`, both position modes; tokens equal, weights within kAttnTol.
+// `batch`, both position modes; tokens equal, weights within kAttnTol. bf16: the GPU holds
+// the model's matrices in bfloat16, the CPU runs `cpu_model`, the model with them rounded.
 void compare_translators(const std::shared_ptr<const Model>& model,
-                         const std::vector<std::string>& sentences, int batch, bool attention) {
+                         const std::vector<std::string>& sentences, int batch, bool attention,
+                         bool bf16 = false, std::shared_ptr<const Model> cpu_model = nullptr) {
   for (const bool compat : {false, true}) {
     INFO((compat ? "d2l_compat (position 0 every step)" : "position t at step t")
-         << ", batch " << batch << (attention ? "" : ", no attention"));
+         << ", batch " << batch << (attention ? "" : ", no attention") << (bf16 ? ", bf16" : ""));
     Limits lim;
     lim.max_batch = batch;
-    Translator cpu(model, lim);
-    Translator gpu(model, on_cuda(lim));
+    Translator cpu(cpu_model ? cpu_model : model, lim);
+    Limits glim = on_cuda(lim);
+    if (bf16) glim.precision = Precision::BF16;
+    Translator gpu(model, glim);
     DecodeOptions o;
     o.d2l_compat = compat;
     o.attention = attention;
@@ -363,15 +382,7 @@ TEST_CASE("CUDA beam search and Bahdanau match the CPU", "[cuda]") {
     lim.max_beam = 4;
     Translator cpu(model, lim);
     Translator gpu(model, on_cuda(lim));
-    DecodeOptions o;
-    o.beam_size = 4;
-    o.length_penalty = 0.75f;
-    for (const auto& s : book) {
-      const Translation& c = cpu.translate(s, o);
-      const Translation& g = gpu.translate(s, o);
-      require_same(g, c, true);
-      require_same_nbest(gpu.nbest(0), cpu.nbest(0));
-    }
+    compare_beam(cpu, gpu, book);
   }
 }
 
@@ -472,6 +483,91 @@ TEST_CASE("CUDA vision transformer matches PyTorch and the CPU", "[cuda][vit]") 
   gpu.classify(images.data(), 5, false);
   for (int b = 0; b < 5; ++b) REQUIRE(gpu.result(b).label == cpu.result(b).label);
   REQUIRE(cuda::malloc_count() == before);
+}
+
+
+// Weights held in bfloat16 (Precision::BF16): every family on the GPU gives the CPU's results
+// on the same model with those matrices rounded (StFile::round_to_bf16): tokens, labels and
+// texts equal, probabilities, scores and weights within the fp32 comparisons' tolerances, and
+// still no device allocation after a session is made.
+TEST_CASE("CUDA with bfloat16 weights matches the CPU on the rounded weights", "[cuda][bf16]") {
+  if (!have_gpu("the bfloat16 weights")) return;
+  SECTION("the random Transformer: batches of 1, 8 and 64 (products past the GEMV widened)") {
+    auto model = random_transformer(), rounded = random_transformer(true);
+    const auto sentences = random_sentences(24);
+    compare_translators(model, sentences, 1, true, true, rounded);
+    compare_translators(model, sentences, 8, true, true, rounded);
+    compare_translators(model, random_sentences(64), 64, false, true, rounded);
+  }
+  SECTION("the book's two translators, greedy and beam 4; no allocation after construction") {
+    const std::vector<std::string> book = {"go .", "i lost .", "he's calm .", "i'm home ."};
+    for (const char* name : {"transformer-d2l", "bahdanau-d2l"}) {
+      INFO(name);
+      auto model = Model::load(test::model_path(name));
+      auto rounded = test::rounded_to_bf16(name);
+      compare_translators(model, book, 1, true, true, rounded);
+      Limits lim;
+      lim.max_beam = 4;
+      Translator cpu(rounded, lim);
+      lim.device = Device::CUDA;
+      lim.precision = Precision::BF16;
+      const long before_ctor = cuda::malloc_count();
+      Translator gpu(model, lim);
+      REQUIRE(cuda::malloc_count() - before_ctor == 2);  // weights and workspace
+      const long before = cuda::malloc_count();
+      compare_beam(cpu, gpu, book);
+      REQUIRE(cuda::malloc_count() == before);
+    }
+  }
+  SECTION("the language model: greedy and sampled texts") {
+    auto lm = Model::load(test::model_path("lm-fra"));
+    Generator cpu(test::rounded_to_bf16("lm-fra"));
+    GenerateLimits glim;
+    glim.device = Device::CUDA;
+    glim.precision = Precision::BF16;
+    Generator gpu(lm, glim);
+    for (uint64_t seed : {0, 1, 2}) {
+      GenerateOptions o;
+      o.sample = seed != 0;
+      o.seed = seed;
+      o.top_k = 40;
+      INFO("seed " << seed);
+      const std::string want(cpu.generate("nous allons", o).text);
+      REQUIRE(std::string(gpu.generate("nous allons", o).text) == want);
+    }
+  }
+  SECTION("the vision transformer: labels and logits") {
+    auto vit = Model::load(test::model_path("vit-digits"));
+    ClassifyLimits lim;
+    lim.max_batch = 16;
+    Classifier cpu(test::rounded_to_bf16("vit-digits"), lim);
+    lim.device = Device::CUDA;
+    lim.precision = Precision::BF16;
+    Classifier gpu(vit, lim);
+    std::vector<float> images(16 * 64);
+    for (size_t i = 0; i < images.size(); ++i) images[i] = (float)((i * 5 + i / 64) % 17);
+    cpu.classify(images.data(), 16, true);
+    gpu.classify(images.data(), 16, true);
+    for (int b = 0; b < 16; ++b) {
+      REQUIRE(gpu.result(b).label == cpu.result(b).label);
+      REQUIRE_CLOSE(std::vector<float>(gpu.result(b).logits, gpu.result(b).logits + gpu.num_classes()),
+                    std::vector<float>(cpu.result(b).logits, cpu.result(b).logits + cpu.num_classes()), 1e-4);
+    }
+  }
+  SECTION("an int8 model keeps its int8 matrices: the fp32 precision's results") {
+    auto model = Model::load(test::fixture_path("transformer-d2l-int8"));
+    Limits lim;
+    Translator f32(model, on_cuda(lim));
+    lim = on_cuda(lim);
+    lim.precision = Precision::BF16;
+    Translator bf16(model, lim);
+    for (const char* s : {"go .", "i lost .", "he's calm .", "i'm home ."}) {
+      const Translation& a = f32.translate(s);
+      const Translation& b = bf16.translate(s);
+      REQUIRE(a.text == b.text);
+      for (int i = 0; i < a.num_tokens; ++i) REQUIRE(a.probs[i] == b.probs[i]);
+    }
+  }
 }
 
 #endif  // ATTNLITE_HAVE_CUDA

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "families/vit/vit.h"
 #include "fixture.h"
 #include "model/model_impl.h"
+#include "st_writer.h"
 
 using namespace attnlite;
 
@@ -30,12 +32,17 @@ namespace {
 
 // The CPU's ops in memory the host "cannot read": every op runs on the CPU, memory comes from
 // alloc() and moves by upload() / download(), as a device op set's does.
+// bf16: the set holds linear layers' matrices in bfloat16 (Ops::bf16_weights), as
+// ops::cuda(true) does; its ops widen them to fp32 (bf16_value) and run the CPU's.
 class RemoteCpu final : public ops::Ops {
  public:
-  const char* name() const override { return "remote-cpu"; }
+  explicit RemoteCpu(bool bf16 = false) : bf16_(bf16) {}
+  const char* name() const override { return bf16_ ? "remote-cpu-bf16" : "remote-cpu"; }
   bool host_memory() const override { return false; }
+  bool bf16_weights() const override { return bf16_; }
   void linear(float* y, const float* x, const Linear& w, int M, ops::Act act) const override {
-    c().linear(y, x, w, M, act);
+    std::vector<float> wide;
+    c().linear(y, x, widened(w, &wide), M, act);
   }
   void add_layer_norm(float* out, const float* x, const float* y, const float* g, const float* b,
                       int R, int n, float eps, Arena& s) const override {
@@ -59,13 +66,15 @@ class RemoteCpu final : public ops::Ops {
   void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
                        const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
                        const ops::ValidLens& vl, Arena& s) const override {
-    c().additive_attend(ctx, ldc, attn, qp, kp, v, w_v, B, Tk, Hh, Dv, vl, s);
+    std::vector<float> wide;
+    c().additive_attend(ctx, ldc, attn, qp, kp, v, widened(w_v, &wide), B, Tk, Hh, Dv, vl, s);
   }
   void rnn_cell(float* h, float* cc, float* gi, float* gh, ops::Cell cell, int B, int Hh) const override {
     c().rnn_cell(h, cc, gi, gh, cell, B, Hh);
   }
   void gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,
                 const float* packed, int B, Arena& s) const override {
+    if (ih.bf16() || hh.bf16()) return Ops::gru_step(h, x, gi, ih, hh, packed, B, s);  // through linear()
     c().gru_step(h, x, gi, ih, hh, packed, B, s);
   }
   void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,
@@ -95,6 +104,18 @@ class RemoteCpu final : public ops::Ops {
 
  private:
   static const ops::Ops& c() { return ops::cpu(); }
+  // w itself, or for a bfloat16 matrix the fp32 layer of its widened values (in *wide).
+  static Linear widened(const Linear& w, std::vector<float>* wide) {
+    if (!w.bf16()) return w;
+    wide->resize((size_t)w.out * w.in);
+    for (size_t i = 0; i < wide->size(); ++i) (*wide)[i] = bf16_value(w.h[i]);
+    Linear f = w;
+    f.h = nullptr;
+    f.expand = nullptr;
+    f.w = wide->data();
+    return f;
+  }
+  const bool bf16_;
 };
 
 const families::FamilyModel& family_of(const Model& m) { return *m.impl().model; }
@@ -106,6 +127,23 @@ std::shared_ptr<const Model> load(const std::string& name) {
   return Model::load(name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0
                          ? test::fixture_path(name)
                          : test::model_path(name));
+}
+
+// make() with the scalar kernel table active: a model loaded then reads its weights as stored
+// (no packed layout), as a device's op set does.
+template <class Make>
+std::shared_ptr<const Model> with_scalar_kernels(Make&& make) {
+  const auto table = ops::kernel_table();
+  ops::use_kernels(ops::KernelTable::Scalar);
+  std::shared_ptr<const Model> m;
+  try {
+    m = make();
+  } catch (...) {
+    ops::use_kernels(table);
+    throw;
+  }
+  ops::use_kernels(table);
+  return m;
 }
 
 // The scales (rows) of int8 matrix `name` in a store.
@@ -254,16 +292,7 @@ TEST_CASE("drivers on an op set outside host memory give the CPU's logits", "[de
     // device's copies are bound as stored. A model loaded while the scalar table is active
     // reads its weights as stored too, so both sides then run the same kernels on the same
     // values; the packed model agrees as closely as other roundings allow.
-    std::shared_ptr<const Model> as_stored;
-    const auto table = ops::kernel_table();
-    ops::use_kernels(ops::KernelTable::Scalar);
-    try {
-      as_stored = load(name);
-    } catch (...) {
-      ops::use_kernels(table);
-      throw;
-    }
-    ops::use_kernels(table);
+    auto as_stored = with_scalar_kernels([&] { return load(name); });
     auto m = load(name);
     const std::vector<float> want = logits(*as_stored, ops::cpu()), got = logits(*as_stored, remote);
     REQUIRE(got.size() == want.size());
@@ -281,5 +310,151 @@ TEST_CASE("drivers on an op set outside host memory give the CPU's logits", "[de
     const auto d = test::max_abs_diff(remote_of_packed.data(), packed.data(), packed.size());
     INFO("packed host model: largest difference " << d.max << " at " << d.at);
     CHECK(d.max < 1e-4);
+  }
+}
+
+namespace {
+
+// Whether the device holds tensor t in bfloat16, by the rule of test::StFile::held_in_bf16.
+bool held_in_bf16(const WeightStore::Tensor& t) {
+  test::StTensor st;
+  st.dtype = dtype_name(t.dtype);
+  st.shape = t.shape;
+  return test::StFile::held_in_bf16(t.name, st);
+}
+
+// Model `name` with those matrices rounded to bfloat16 (test::StFile::round_to_bf16), loaded
+// with the scalar kernel table, so that it reads its weights as stored (no packed layout), as
+// a device's op set does.
+std::shared_ptr<const Model> rounded_to_bf16(const std::string& name) {
+  test::StFile f = test::StFile::from(SafeTensors::load(
+      name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0 ? test::fixture_path(name)
+                                                                          : test::model_path(name)));
+  f.round_to_bf16();
+  const auto bytes = f.bytes();
+  return with_scalar_kernels([&] { return Model::from_bytes(bytes.data(), bytes.size()); });
+}
+
+}  // namespace
+
+TEST_CASE("bf16_bits rounds fp32 to bfloat16 as PyTorch does", "[device][weights][bf16]") {
+  // tests/fixtures/bf16_rounding.safetensors (tools/make_bf16_fixtures.py): ties to even,
+  // the largest bfloat16 and past it, subnormals, infinities, weights, every exponent
+  test::Fixture fx("bf16_rounding");
+  const std::vector<float> x = fx.f("in.x");
+  const std::vector<int64_t> want = fx.st.i64("out.bits");
+  REQUIRE(x.size() == want.size());
+  REQUIRE(x.size() > 5000);
+  size_t infinite = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    INFO("x[" << i << "] = " << x[i]);
+    const uint16_t h = bf16_bits(x[i]);
+    REQUIRE((int64_t)h == want[i]);
+    REQUIRE(bf16_finite(h) == std::isfinite(bf16_value(h)));
+    if (!bf16_finite(h)) ++infinite;
+    // widening is exact: the value's upper 16 bits, and rounding it again changes nothing
+    REQUIRE(bf16_bits(bf16_value(h)) == h);
+    if (bf16_finite(h) && std::isfinite(x[i]))
+      REQUIRE(std::fabs(bf16_value(h) - x[i]) <= std::fabs(x[i]) * (1.f / 256) + 1e-38f);
+  }
+  REQUIRE(infinite == 4);  // +-inf, and the largest fp32 values either way
+  REQUIRE(bf16_bits(std::nanf("")) != bf16_bits(INFINITY));
+  REQUIRE_FALSE(bf16_finite(bf16_bits(std::nanf(""))));
+}
+
+TEST_CASE("DeviceWeights in bfloat16: linear layers' fp32 matrices halved, the rest as stored",
+          "[device][weights][bf16]") {
+  const RemoteCpu bf16(true);
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "vit-digits", "transformer-d2l-int8",
+                           "transformer-fra-bpe", "vit_lab224"}) {
+    INFO(name);
+    auto m = load(name);
+    const WeightStore& host = *family_of(*m).store;
+    drivers::DeviceWeights dev(host, bf16);
+    WeightStore& placed = dev.store();
+    size_t copies = 0, largest = 0, halved = 0, fp32_bytes = 0;
+    for (const auto& t : host.bound_tensors()) {
+      INFO(t.name);
+      size_t n = 1;
+      for (int64_t d : t.shape) n *= (size_t)d;
+      // the store knows the linear layers' matrices by how they were bound
+      REQUIRE(t.linear_only == (t.dtype == DType::F32 && held_in_bf16(t)));
+      if (held_in_bf16(t)) {
+        REQUIRE(placed.dtype(t.name) == DType::BF16);
+        const uint16_t* got = placed.get_bf16(t.name, t.shape);
+        const float* w = static_cast<const float*>(t.data);
+        for (size_t i = 0; i < n; ++i) REQUIRE(got[i] == bf16_bits(w[i]));
+        REQUIRE_THROWS_WITH(placed.get(t.name, t.shape), Catch::Contains("has dtype BF16"));
+        copies += (n * 2 + 255) / 256 * 256;
+        ++halved;
+        fp32_bytes += n * sizeof(float);
+      } else {
+        REQUIRE(placed.dtype(t.name) == t.dtype);
+        const size_t bytes = n * (t.dtype == DType::I8 ? 1 : sizeof(float));
+        REQUIRE(std::memcmp(t.dtype == DType::I8 ? static_cast<const void*>(placed.get_i8(t.name, t.shape))
+                                                 : static_cast<const void*>(placed.get(t.name, t.shape)),
+                            t.data, bytes) == 0);
+        REQUIRE_THROWS_WITH(placed.get_bf16(t.name, t.shape), Catch::Contains("expected BF16"));
+        copies += (bytes + 255) / 256 * 256;
+      }
+      if (placed.dtype(t.name) != DType::F32) {
+        const long rows = t.shape[0], cols = (long)n / rows;
+        largest = std::max(largest, (size_t)(Linear::expand_rows(rows, cols) * cols));
+      }
+    }
+    // every fp32 model has matrices to halve; the int8 ones have none left in fp32
+    REQUIRE((halved > 0) == !m->is_int8());
+    REQUIRE(dev.bytes() == copies + largest * sizeof(float));
+    REQUIRE((placed.expansion() != nullptr) == (largest > 0));
+    INFO("bfloat16 copies of " << fp32_bytes << " fp32 bytes; device bytes " << dev.bytes());
+  }
+  // a file's store never hands out bfloat16: only a device's copy holds it
+  const SafeTensors file = SafeTensors::load(test::model_path("transformer-d2l"));
+  WeightStore ws(file);
+  REQUIRE_THROWS_WITH(ws.get_bf16("decoder.dense.weight", {1, 1}), Catch::Contains("only from a device's copy"));
+}
+
+TEST_CASE("DeviceWeights in bfloat16 refuses a weight past bfloat16's range", "[device][weights][bf16]") {
+  test::StFile f = test::StFile::from(SafeTensors::load(test::model_path("transformer-d2l")));
+  test::StTensor* t = f.find("encoder.blks.block0.ffn.dense1.weight");
+  REQUIRE(t);
+  const float big = 3.4e38f;  // finite in fp32 (the loader takes it), infinite in bfloat16
+  std::memcpy(t->bytes.data() + 4 * 7, &big, 4);
+  const auto bytes = f.bytes();
+  auto m = Model::from_bytes(bytes.data(), bytes.size());
+  const RemoteCpu bf16(true);
+  REQUIRE_THROWS_WITH(drivers::DeviceWeights(*family_of(*m).store, bf16),
+                      Catch::Contains("tensor 'encoder.blks.block0.ffn.dense1.weight' holds") &&
+                          Catch::Contains("at index 7, past bfloat16's range: load it at fp32 precision"));
+  // at fp32 it is copied as it is
+  REQUIRE_NOTHROW(drivers::DeviceWeights(*family_of(*m).store, RemoteCpu(false)));
+}
+
+TEST_CASE("drivers holding bfloat16 weights give the CPU's logits on the rounded weights",
+          "[device][weights][bf16]") {
+  if (!drivers::kDeviceOpSets) {
+    WARN("this build has no device op set: drivers never copy their weights (ATTNLITE_CUDA=ON builds run this)");
+    return;
+  }
+  const RemoteCpu bf16(true);
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "vit-digits", "transformer-d2l-int8"}) {
+    INFO(name);
+    auto as_stored = with_scalar_kernels([&] { return load(name); });
+    auto rounded = rounded_to_bf16(name);
+    const std::vector<float> want = logits(*rounded, ops::cpu()), got = logits(*as_stored, bf16);
+    REQUIRE(got.size() == want.size());
+    if (std::string(as_stored->kind_name()) != "bahdanau") {  // as in the fp32 case above
+      REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    } else {
+      const auto d = test::max_abs_diff(got.data(), want.data(), got.size());
+      INFO("largest difference " << d.max << " at " << d.at);
+      CHECK(d.max < 1e-4);
+    }
+    // the rounding is there to see (but not in the int8 model, which has nothing to round)
+    const std::vector<float> fp32 = logits(*as_stored, ops::cpu());
+    const auto d = test::max_abs_diff(got.data(), fp32.data(), fp32.size());
+    INFO("bf16 against fp32: largest difference " << d.max);
+    if (as_stored->is_int8()) REQUIRE(d.max == 0);
+    else REQUIRE(d.max > 1e-3);
   }
 }

@@ -20,12 +20,14 @@
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
 #      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md), with every product as SGEMM and a
 #      bias kernel (ATTNLITE_CUDA_LT=0) and with its products timed per shape
-#      (ATTNLITE_CUDA_LT=tune); ratios (the peer's decoders are first
+#      (ATTNLITE_CUDA_LT=tune), and with bfloat16 weights (--precision bf16, batch 1 and 32);
+#      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
 #      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; the
 #      default model's split at other batch sizes, and with finished sentences kept in their
-#      batches (ATTNLITE_CUDA_DROP=0); `classify` of the test digits in batches on both
+#      batches (ATTNLITE_CUDA_DROP=0); with bfloat16 weights (--precision bf16): the lines
+#      that stay as in fp32, and the time; `classify` of the test digits in batches on both
 #      devices, the same labels;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
@@ -130,7 +132,7 @@ step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
 # 4. compute-sanitizer over the GPU cases
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says,CUDA with bfloat16 weights matches the CPU on the rounded weights"
   step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
     "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
 else
@@ -148,6 +150,8 @@ step bench_cuda_sgemm 240 env ATTNLITE_CUDA_LT=0 "$BUILD/bench/bench_cuda" --bat
   --steps $steps --reps $reps --json "$OUT/bench_cuda_sgemm.json"
 step bench_cuda_tune 240 env ATTNLITE_CUDA_LT=tune "$BUILD/bench/bench_cuda" --batch 32 \
   --steps $steps --reps $reps --json "$OUT/bench_cuda_tune.json"
+step bench_cuda_bf16 240 "$BUILD/bench/bench_cuda" --batch 1,32 --precision bf16 --steps $steps \
+  --reps $reps --json "$OUT/bench_cuda_bf16.json"
 if [ -n "$PY" ]; then
   step peer_check 120 "$PY" "$ROOT/bench/peer_torch_cuda.py" --check --device cuda
   step peer_torch_cuda 300 "$PY" "$ROOT/bench/peer_torch_cuda.py" --batch 1,32 --steps $steps \
@@ -199,6 +203,34 @@ sweep() {
 }
 : > "$OUT/batch.jsonl"
 step batch_sweep 180 sweep
+# bfloat16 weights (--precision bf16): the word translator's held-out English (the parity
+# step's distinct sentences) through the book's two fp32 translators, whose matrices halve,
+# on the GPU at fp32 and at bf16: how many lines stay the same, and the time of each; and the
+# default sub-word model, which is int8 (nothing to halve: every line must stay as the
+# parity step's). Each run: MODEL:BEAM
+bf16() {
+  local run m beam a b c ref out same src="$OUT/transformer-fra.src"
+  [ -s "$src" ] || return 1
+  for run in transformer-d2l:1 transformer-d2l:4 bahdanau-d2l:1 bahdanau-d2l:4 transformer-fra-bpe:1; do
+    IFS=: read -r m beam <<< "$run"
+    ref="$OUT/$m.beam$beam.cuda" out="$OUT/$m.beam$beam.bf16"
+    a=$(now)
+    if [ "$m" = transformer-fra-bpe ]; then
+      src="$OUT/$m.src"
+      [ -s "$ref" ] || return 1
+    else
+      "$CLI" translate --model "$m" --beam "$beam" --device cuda < "$src" > "$ref" 2>/dev/null || return 1
+    fi
+    b=$(now)
+    "$CLI" translate --model "$m" --beam "$beam" --device cuda --precision bf16 < "$src" > "$out" 2>/dev/null || return 1
+    c=$(now)
+    same=$(paste -d '\n' "$ref" "$out" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
+    printf '{"model": "%s", "beam": %d, "sentences": %d, "identical": %d, "fp32_s": %s, "bf16_s": %s}\n' \
+      "$m" "$beam" "$(wc -l < "$src")" "$same" "$(secs "$a" "$b")" "$(secs "$b" "$c")" >> "$OUT/bf16.jsonl"
+  done
+}
+: > "$OUT/bf16.jsonl"
+step bf16_weights 120 bf16
 # little work on the GPU: the CLI says that its start-up outweighs it (stderr, in the report);
 # one sentence's whole process on each device, three times, is the start-up's price
 small() {

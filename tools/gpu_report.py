@@ -116,7 +116,8 @@ def main():
     runs = []
     for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)"),
                         ("bench_cuda_sgemm.json", " (`ATTNLITE_CUDA_LT=0`)"),
-                        ("bench_cuda_tune.json", " (`ATTNLITE_CUDA_LT=tune`)")):
+                        ("bench_cuda_tune.json", " (`ATTNLITE_CUDA_LT=tune`)"),
+                        ("bench_cuda_bf16.json", " (bfloat16 weights: not the fp32 goal)")):
         text = read(os.path.join(d, name))
         for r in (json.loads(text)["rows"] if text else []):
             runs.append((label, r))
@@ -133,7 +134,7 @@ def main():
                        if p["batch"] == b and p["mode"] == "graphs"), None)
         t = r["decode_tokens_per_s"]
         g = ratio(t, graphs)
-        if graphs:
+        if graphs and "bfloat16" not in label:
             g += f" ({goal(t >= 1.5 * graphs)})"
         say(f"| {b}{label} | {t:,.0f} | {eager or 0:,.0f} | {graphs or 0:,.0f} | {ratio(t, eager)} | {g} |")
     if peer.get("torch"):
@@ -188,6 +189,26 @@ def main():
                     f"identical to one line at a time; the GPU's default run is "
                     f"{ratio(p['cpu_s'], gpu_s)} as fast as that.")
                 say("")
+
+    half = jsonl(os.path.join(d, "bf16.jsonl"))
+    if half:
+        say("## bfloat16 weights (`--precision bf16`): lines against fp32 on the GPU")
+        say("")
+        say("The book's two fp32 translators on the word translator's held-out English, the GPU "
+            "holding their linear layers' matrices in bfloat16 (sums in fp32) against the same "
+            "GPU at fp32; and the default transformer-fra-bpe, which is int8 and stays int8 "
+            "(every line must stay the same; fp32 time: its parity run above).")
+        say("")
+        say("| model | beam | sentences | identical to fp32 | fp32 GPU s | bf16 GPU s |")
+        say("|---|---:|---:|---:|---:|---:|")
+        for p in half:
+            if p["model"] == "transformer-fra-bpe" and p["identical"] != p["sentences"]:
+                bad.append("bf16 changed the int8 model's lines")
+            fp32_s = f"{p['fp32_s']:.2f}" if p["model"] != "transformer-fra-bpe" else "-"
+            say(f"| {p['model']} | {p['beam']} | {p['sentences']} | {p['identical']} "
+                f"({100.0 * p['identical'] / max(1, p['sentences']):.1f}%) | {fp32_s} | "
+                f"{p['bf16_s']:.2f} |")
+        say("")
 
     one = jsonl(os.path.join(d, "one_sentence.jsonl"))
     if one:

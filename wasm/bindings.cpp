@@ -29,9 +29,9 @@
 
 using namespace attnlite;
 
-// web/attnlite-api.mjs writes these structs into WASM memory field by field (5 x 4 bytes).
-static_assert(sizeof(al_limits) == 20 && offsetof(al_limits, max_input_bytes) == 12 &&
-                  offsetof(al_limits, device) == 16,
+// web/attnlite-api.mjs writes these structs into WASM memory field by field (6 x 4 bytes).
+static_assert(sizeof(al_limits) == 24 && offsetof(al_limits, max_input_bytes) == 12 &&
+                  offsetof(al_limits, device) == 16 && offsetof(al_limits, precision) == 20,
               "the al_limits layout that attnlite-api.mjs writes");
 static_assert(sizeof(al_decode_options) == 20 && offsetof(al_decode_options, beam_size) == 12 &&
                   offsetof(al_decode_options, length_penalty) == 16,

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '950f8f437e87a8a0';
+const VERSION = 'b02b1a8e79d42c58';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

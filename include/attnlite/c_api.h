@@ -145,14 +145,19 @@ long al_model_tokenize(const al_model* model, const char* sentence, char* out, s
 
 /* ---- translators --------------------------------------------------------------------- */
 typedef enum al_device { AL_DEVICE_CPU = 0, AL_DEVICE_CUDA = 1 } al_device;
+/* attnlite::Precision: how a device holds the fp32 weights. BF16 (device CUDA): the linear
+ * layers' matrices in bfloat16, sums still in fp32 (include/attnlite/device.h). */
+typedef enum al_precision { AL_PRECISION_FP32 = 0, AL_PRECISION_BF16 = 1 } al_precision;
 
-/* attnlite::Limits. al_limits_default fills in the defaults: 1, 1, 0, 4096, AL_DEVICE_CPU. */
+/* attnlite::Limits. al_limits_default fills in the defaults: 1, 1, 0, 4096, AL_DEVICE_CPU,
+ * AL_PRECISION_FP32. */
 typedef struct al_limits {
   int max_batch;          /* sentences per al_translate_batch */
   int max_beam;           /* largest beam_size */
   int max_tgt_steps;      /* 0: the model's num_steps */
   size_t max_input_bytes; /* longer input is an error */
-  int device;             /* al_device (CUDA: a CUDA build and a Transformer model) */
+  int device;             /* al_device (CUDA: a CUDA build and a CUDA device) */
+  int precision;          /* al_precision (BF16: device CUDA only) */
 } al_limits;
 void al_limits_default(al_limits* limits);
 
@@ -245,7 +250,8 @@ typedef struct al_generate_options {
 } al_generate_options;
 void al_generate_options_default(al_generate_options* options);
 
-/* device: al_device. */
+/* device: al_device. The weights as stored (AL_PRECISION_FP32; bfloat16 weights are a
+ * translator's limit here, and GenerateLimits::precision in C++). */
 al_generator* al_generator_new(const al_model* model, int device, al_error** err);
 void al_generator_free(al_generator* g); /* NULL is fine */
 const char* al_generator_error(const al_generator* g); /* "" after a success */
@@ -290,7 +296,8 @@ al_status al_generator_score(al_generator* g, const char* sentence, double* nll,
 al_status al_digit_from_file_bytes(const uint8_t* bytes, size_t size, float* out, al_error** err);
 al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* out, al_error** err);
 
-/* A classifier for a model of kind AL_VIT, one image at a time; device: al_device. */
+/* A classifier for a model of kind AL_VIT, one image at a time; device: al_device; the
+ * weights as stored (ClassifyLimits::precision in C++). */
 al_classifier* al_classifier_new(const al_model* model, int device, al_error** err);
 void al_classifier_free(al_classifier* c); /* NULL is fine */
 const char* al_classifier_error(const al_classifier* c);

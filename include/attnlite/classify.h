@@ -28,6 +28,7 @@ namespace attnlite {
 struct ClassifyLimits {
   int max_batch = 1;
   Device device = Device::CPU;
+  Precision precision = Precision::F32;  // BF16 (CUDA): linear layers' matrices in bfloat16
 };
 
 // One image's result (views).

@@ -12,6 +12,18 @@ namespace attnlite {
 // and the results stay on the host.
 enum class Device { CPU, CUDA };
 
+// How a device holds a model's fp32 weights (a session's Limits::precision; docs/cuda.md):
+// - F32: as stored;
+// - BF16: the matrices of linear layers (attention's projections, the feed-forward layers,
+//   recurrent layers, the output layer) rounded to bfloat16, half their bytes, which a
+//   decoding step mostly reads; embedding tables, norms and biases stay fp32, int8 matrices
+//   stay int8, and every product still adds in fp32. Tokens may differ from F32's where two
+//   are close. CUDA only: the CPU reads its weights as stored.
+enum class Precision { F32, BF16 };
+// "fp32" / "bf16", and back (false for any other name).
+const char* precision_name(Precision p);
+bool parse_precision(const char* name, Precision* out);
+
 // True in a CUDA build when cudaGetDeviceCount reports at least one device; false in a
 // CPU build. cuda_device_name() names device 0, or says why there is none.
 bool cuda_available();

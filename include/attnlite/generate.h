@@ -54,6 +54,7 @@ namespace attnlite {
 struct GenerateLimits {
   size_t max_input_bytes = 4096;  // longer prompts are an error, not a truncation
   Device device = Device::CPU;
+  Precision precision = Precision::F32;  // BF16 (CUDA): linear layers' matrices in bfloat16
 };
 
 // A generation so far (views). Positions: 0 is <bos>, 1 .. num_prompt are the prompt's words,

@@ -56,6 +56,8 @@ struct Limits {
   int max_tgt_steps = 0;          // 0: the model's num_steps (the book's limit)
   size_t max_input_bytes = 4096;  // longer input is an error, not a truncation
   Device device = Device::CPU;    // CUDA: weights and every activation live on the GPU
+  Precision precision = Precision::F32;  // BF16 (CUDA): linear layers' fp32 matrices held
+                                         // in bfloat16 (device.h)
 };
 
 // The n-best list of one sentence, best first (scores non-increasing): beam_size entries

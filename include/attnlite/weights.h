@@ -31,15 +31,18 @@ class WeightStore {
     std::vector<int64_t> shape;
     DType dtype;
     const void* data;
+    // Read only as a linear layer's matrix (get_linear), never by get(): a device may hold it
+    // in bfloat16 (drivers::DeviceWeights). A tied embedding table is read both ways.
+    bool linear_only = false;
   };
 
   WeightStore() = default;
   explicit WeightStore(const SafeTensors& st);
-  // A store of fp32 and int8 tensors that lie where the host may not read them (a device's
-  // copy of a model's weights, drivers/op_memory.h): lookups check the name, shape and dtype
-  // and hand out the pointers; nothing is read, and binding derives no layout from the values
-  // (readable()). `expand`: op memory for any one of its int8 matrices in fp32, which the
-  // linear layers bound from it carry (Linear::expand), or nullptr.
+  // A store of fp32, int8 and bfloat16 tensors that lie where the host may not read them (a
+  // device's copy of a model's weights, drivers/op_memory.h): lookups check the name, shape
+  // and dtype and hand out the pointers; nothing is read, and binding derives no layout from
+  // the values (readable()). `expand`: op memory for any one of its int8 or bfloat16 matrices
+  // in fp32, which the linear layers bound from it carry (Linear::expand), or nullptr.
   static WeightStore placed(const std::vector<Tensor>& tensors, float* expand = nullptr);
   bool readable() const { return placed_.empty(); }
   // A placed store's room to expand an int8 matrix (above); nullptr for a file's store.
@@ -47,7 +50,12 @@ class WeightStore {
 
   const float* get(const std::string& name, std::initializer_list<int64_t> shape);
   const float* get(const std::string& name, const std::vector<int64_t>& shape);
+  // get() for a linear layer's matrix: the same checks and pointer, and the tensor stays
+  // Tensor::linear_only unless get() reads it too.
+  const float* get_linear(const std::string& name, const std::vector<int64_t>& shape);
   const int8_t* get_i8(const std::string& name, const std::vector<int64_t>& shape);
+  // A placed store's bfloat16 matrix (bf16_bits, ops/operands.h); throws for a file's store.
+  const uint16_t* get_bf16(const std::string& name, const std::vector<int64_t>& shape);
   // The stored dtype of a tensor (throws when it is missing); while the source is bound.
   DType dtype(const std::string& name) const;
   bool has(const std::string& name) const {
@@ -77,13 +85,15 @@ class WeightStore {
 
  private:
   // in_place: the tensor is read where it lies in the file image (offset unused).
-  struct Entry { const TensorInfo* info; size_t offset; bool used; bool in_place; };
+  // bound: its place in bound_list_ once bound, else -1.
+  struct Entry { const TensorInfo* info; size_t offset; bool used; bool in_place; long bound = -1; };
   // The entry of `name` in index (const or not); throws when missing.
   template <class Index>
   static auto& entry(Index& index, const std::string& name);
   // The entry of `name` after checking its shape and dtype; throws naming the mismatch.
   Entry& checked(const std::string& name, const std::vector<int64_t>& shape, DType dtype);
   void bind(Entry& e);  // marks e used and counts its bytes
+  const float* get_f32(const std::string& name, const std::vector<int64_t>& shape, bool linear);
   // A placed store's tensor `name` after checking its shape and dtype; throws naming the
   // mismatch.
   const Tensor& placed_checked(const std::string& name, const std::vector<int64_t>& shape,

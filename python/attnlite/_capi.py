@@ -40,8 +40,9 @@ AL_ERR_ARGUMENT = 1
 AL_ERR_INPUT = 2
 AL_ERR_INTERNAL = 3
 
-# al_device
+# al_device, al_precision
 DEVICES = {"cpu": 0, "cuda": 1}
+PRECISIONS = {"fp32": 0, "bf16": 1}
 
 TASKS = {0: "translate", 1: "generate", 2: "classify"}  # al_task
 
@@ -53,6 +54,7 @@ class _Limits(ctypes.Structure):
         ("max_tgt_steps", ctypes.c_int),
         ("max_input_bytes", ctypes.c_size_t),
         ("device", ctypes.c_int),
+        ("precision", ctypes.c_int),
     ]
 
 
@@ -310,6 +312,16 @@ def device_id(device: object) -> int:
     if device not in DEVICES:
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     return DEVICES[device]
+
+
+def precision_id(precision: object, device: str) -> int:
+    if not isinstance(precision, str):
+        raise TypeError(f"precision must be 'fp32' or 'bf16', not {type(precision).__name__}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
+    if precision == "bf16" and device != "cuda":
+        raise ValueError("precision 'bf16' needs device 'cuda': the CPU reads its weights as stored")
+    return PRECISIONS[precision]
 
 
 def construct(fn: Callable, *args) -> int:

@@ -145,6 +145,27 @@ def test_cuda_without_a_cuda_build_or_device(d2l, bahdanau):
         attnlite.Translator(bahdanau, device="cuda")  # CUDA runs Transformers only
 
 
+def test_precision(d2l):
+    # bf16 weights are a CUDA option: the CPU refuses it before the library is asked; an
+    # unknown name or type is refused too; the default is fp32.
+    with pytest.raises(TypeError):
+        attnlite.Translator(d2l, precision=16)
+    with pytest.raises(ValueError, match="'fp32' or 'bf16', got 'fp16'"):
+        attnlite.Translator(d2l, precision="fp16")
+    with pytest.raises(ValueError, match="needs device 'cuda'"):
+        attnlite.Translator(d2l, precision="bf16")
+    tr = attnlite.Translator(d2l, precision="fp32")
+    assert tr.precision == "fp32" and "precision" not in repr(tr)
+    assert tr.translate("i'm home .").text == "je suis chez moi ."
+    try:
+        tr = attnlite.Translator(d2l, device="cuda", precision="bf16")
+    except attnlite.Error as e:  # a CPU build, or no device
+        assert "CUDA" in str(e)
+    else:
+        assert tr.precision == "bf16" and "precision=bf16" in repr(tr)
+        assert tr.translate("i'm home .").text == "je suis chez moi ."
+
+
 def test_generation_errors(lm):
     g = attnlite.Generator(lm)
     with pytest.raises(attnlite.Error):

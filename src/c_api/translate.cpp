@@ -28,6 +28,7 @@ void al_limits_default(al_limits* l) {
   l->max_tgt_steps = d.max_tgt_steps;
   l->max_input_bytes = d.max_input_bytes;
   l->device = d.device == Device::CUDA ? AL_DEVICE_CUDA : AL_DEVICE_CPU;
+  l->precision = d.precision == Precision::BF16 ? AL_PRECISION_BF16 : AL_PRECISION_FP32;
 }
 
 void al_decode_options_default(al_decode_options* o) {
@@ -48,6 +49,8 @@ al_translator* al_translator_new(const al_model* model, const al_limits* limits,
     if (limits) l = *limits;
     if (l.device != AL_DEVICE_CPU && l.device != AL_DEVICE_CUDA)
       throw Error("limits: unknown device " + std::to_string(l.device));
+    if (l.precision != AL_PRECISION_FP32 && l.precision != AL_PRECISION_BF16)
+      throw Error("limits: unknown precision " + std::to_string(l.precision));
     auto t = std::make_unique<al_translator>();
     t->model = model->model;
     const Model& m = *t->model;
@@ -56,6 +59,7 @@ al_translator* al_translator_new(const al_model* model, const al_limits* limits,
     t->limits.max_tgt_steps = l.max_tgt_steps;
     t->limits.max_input_bytes = l.max_input_bytes;
     t->limits.device = l.device == AL_DEVICE_CUDA ? Device::CUDA : Device::CPU;
+    t->limits.precision = l.precision == AL_PRECISION_BF16 ? Precision::BF16 : Precision::F32;
     t->tr = std::make_unique<Translator>(t->model, t->limits);
     if (t->limits.max_tgt_steps == 0) t->limits.max_tgt_steps = m.num_steps();
     // Worst case of a text: every target token joined by spaces.
@@ -84,6 +88,7 @@ al_status al_translator_limits(const al_translator* tr, al_limits* out) {
   out->max_tgt_steps = tr->limits.max_tgt_steps;
   out->max_input_bytes = tr->limits.max_input_bytes;
   out->device = tr->limits.device == Device::CUDA ? AL_DEVICE_CUDA : AL_DEVICE_CPU;
+  out->precision = tr->limits.precision == Precision::BF16 ? AL_PRECISION_BF16 : AL_PRECISION_FP32;
   return AL_OK;
 }
 

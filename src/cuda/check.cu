@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attnlite/error.h"
@@ -80,13 +81,17 @@ bool linear_strided(float* y, const float* x, const float* w, const float* b, in
   return done;
 }
 
-void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
-               int M, int N, int K, bool relu, int gemv_n) {
-  const auto* q8 = reinterpret_cast<const int8_t*>(q);
+namespace {
+// linear_i8 (T int8_t, with scales) and linear_bf16 (T uint16_t): the weights w in their
+// stored form, through the op set's path.
+template <class T>
+void linear_stored(const char* what, float* y, const float* x, const T* w, const float* scale,
+                   const float* b, int M, int N, int K, bool relu, int gemv_n) {
+  constexpr bool kI8 = std::is_same<T, int8_t>::value;
   // the room a device's weights give (Linear::expand_rows), no more: memcheck sees any overrun
-  Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), ds((size_t)N, scale);
+  Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), ds(kI8 ? (size_t)N : 0, scale);
   Dev<float> dexp((size_t)(Linear::expand_rows(N, K) * K));
-  Dev<int8_t> dq((size_t)N * K, q8);
+  Dev<T> dw((size_t)N * K, w);
   Dev<float> db(b ? (size_t)N : 0, b);
   const int act = relu ? cuda::kActRelu : cuda::kActNone;
   if (gemv_n > 1) {  // N outputs as gemv_n layers of one launch, each writing its own columns
@@ -94,8 +99,12 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
     const int per = (N + gemv_n - 1) / gemv_n;
     for (int i = 0; i < gemv_n; ++i) {
       const int lo = std::min(N, i * per), n = std::min(N, lo + per) - lo;
-      L.Q[i] = dq.p + (long)lo * K;
-      L.S[i] = ds.p + lo;
+      if constexpr (kI8) {
+        L.Q[i] = dw.p + (long)lo * K;
+        L.S[i] = ds.p + lo;
+      } else {
+        L.H[i] = dw.p + (long)lo * K;
+      }
       L.b[i] = b ? db.p + lo : nullptr;
       L.y[i] = dy.p + lo;
       L.ldy[i] = N;
@@ -103,16 +112,30 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
     }
     L.count = gemv_n;
     cuda::gemv(L, dx.p, K, M, K, act, nullptr);
-    ok(cudaDeviceSynchronize(), "linear_i8");
+    ok(cudaDeviceSynchronize(), what);
     dy.to_host(y);
     return;
   }
   cuda::Blas blas(cuda::BlasMode::Lt, nullptr);
-  const cublasStatus_t st = cuda::linear_i8(blas, dy.p, N, dx.p, K, dq.p, ds.p, dexp.p,
-                                            b ? db.p : nullptr, M, N, K, act, nullptr);
-  ok(cudaDeviceSynchronize(), "linear_i8");
+  cublasStatus_t st;
+  if constexpr (kI8)
+    st = cuda::linear_i8(blas, dy.p, N, dx.p, K, dw.p, ds.p, dexp.p, b ? db.p : nullptr, M, N, K, act, nullptr);
+  else
+    st = cuda::linear_bf16(blas, dy.p, N, dx.p, K, dw.p, dexp.p, b ? db.p : nullptr, M, N, K, act, nullptr);
+  ok(cudaDeviceSynchronize(), what);
   if (st != CUBLAS_STATUS_SUCCESS) throw Error("cuBLAS SGEMM failed");
   dy.to_host(y);
+}
+}  // namespace
+
+void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
+               int M, int N, int K, bool relu, int gemv_n) {
+  linear_stored("linear_i8", y, x, reinterpret_cast<const int8_t*>(q), scale, b, M, N, K, relu, gemv_n);
+}
+
+void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
+                 bool relu, int gemv_n) {
+  linear_stored<uint16_t>("linear_bf16", y, x, h, nullptr, b, M, N, K, relu, gemv_n);
 }
 
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,

@@ -40,6 +40,10 @@ bool linear_strided(float* y, const float* x, const float* w, const float* b, in
 // fits: the N outputs split into that many layers of one launch).         CPU: linear_i8
 void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
                int M, int N, int K, bool relu, int gemv_n = 1);
+// The same with bfloat16 weights h (N, K) (bf16_bits): the GEMV on h for few rows, more rows
+// widened into fp32 first.                          CPU: linear on the widened values (bf16_value)
+void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
+                 bool relu, int gemv_n = 1);
 // out (R, n) = LayerNorm(x + y) · gamma + beta, eps 1e-5.                  CPU: add_norm
 void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                     const float* beta, int R, int n);

@@ -90,8 +90,15 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // steps when Vec), then the warp adds the 32 partial sums as a tree: a fixed order.
 // I8: the rows are int8 (L.Q, L.S); lane l sums 16 weights at a time (one 16-byte load, when
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
-template <bool Vec, bool I8>
+// BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
+// Vec; else one at a time), each widened to fp32 exactly.
+constexpr int kWF32 = 0, kWI8 = 1, kWBF16 = 2;
+// The fp32 values of the two bfloat16 in a 32-bit word: the lower half is the first element.
+__device__ __forceinline__ float bf16_lo(int w) { return __int_as_float((int)((unsigned)w << 16)); }
+__device__ __forceinline__ float bf16_hi(int w) { return __int_as_float((int)((unsigned)w & 0xffff0000u)); }
+template <bool Vec, int Kind>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
+  constexpr bool I8 = Kind == kWI8, BF16 = Kind == kWBF16;
   const int lane = threadIdx.x & 31;
   int n = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (n >= L.start[L.count]) return;  // whole warps leave together: the shuffles see full warps
@@ -133,6 +140,34 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
         }
       }
     }
+  } else if (BF16 && Vec) {
+    // four 16-byte loads of H (32 weights) in flight per lane; lane l adds the weights of
+    // k = 8 (l + 32 i) ... 8 (l + 32 i) + 7 in ascending order
+    const int4* h8 = reinterpret_cast<const int4*>(L.H[li] + (long)n * K);
+    const int K8 = K / 8;
+    for (int k0 = lane; k0 < K8; k0 += 4 * 32) {
+      int4 a[4];
+      load_ahead(a, h8, k0, K8);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int k = k0 + 32 * u;
+        if (k >= K8) break;
+        const int words[4] = {a[u].x, a[u].y, a[u].z, a[u].w};
+#pragma unroll
+        for (int m = 0; m < kGemvMaxRows; ++m) {
+          if (m >= M) break;
+          const float4* x4 = reinterpret_cast<const float4*>(x + (long)m * ldx) + 2 * k;
+#pragma unroll
+          for (int t = 0; t < 2; ++t) {
+            const float4 v = x4[t];
+            acc[m] = fmaf(bf16_lo(words[2 * t]), v.x, acc[m]);
+            acc[m] = fmaf(bf16_hi(words[2 * t]), v.y, acc[m]);
+            acc[m] = fmaf(bf16_lo(words[2 * t + 1]), v.z, acc[m]);
+            acc[m] = fmaf(bf16_hi(words[2 * t + 1]), v.w, acc[m]);
+          }
+        }
+      }
+    }
   } else if (Vec) {
     // four float4 loads of W (and of each x row) in flight per lane before the FMAs that use
     // them; lane l still adds k = l, l + 32, ... in ascending order
@@ -159,9 +194,10 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     }
   } else {  // one weight at a time
     const int8_t* q = I8 ? L.Q[li] + (long)n * K : nullptr;
-    const float* w = I8 ? nullptr : L.W[li] + (long)n * K;
+    const uint16_t* h = BF16 ? L.H[li] + (long)n * K : nullptr;
+    const float* w = I8 || BF16 ? nullptr : L.W[li] + (long)n * K;
     for (int k = lane; k < K; k += 32) {
-      const float a = I8 ? (float)q[k] : w[k];
+      const float a = I8 ? (float)q[k] : BF16 ? bf16_lo((int)h[k]) : w[k];
 #pragma unroll
       for (int m = 0; m < kGemvMaxRows; ++m) {
         if (m >= M) break;
@@ -187,6 +223,12 @@ __global__ void expand_i8_kernel(float* w, const int8_t* Q, const float* S, int 
   const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long)N * K) return;
   w[i] = S[i / K] * (float)Q[i];
+}
+
+// w (n) = the bfloat16 values H (n) in fp32 (exact: bf16_value).
+__global__ void expand_bf16_kernel(float* w, const uint16_t* H, long n) {
+  const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) w[i] = bf16_lo((int)H[i]);
 }
 
 __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y,
@@ -606,30 +648,38 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
 void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
   const int N = L.start[L.count];
   if (N <= 0 || M <= 0) return;
-  const bool i8 = L.Q[0] != nullptr;
-  // 16-byte rows: K a multiple of 4 floats (16 int8 weights), every row start aligned
-  bool vec = K % (i8 ? 16 : 4) == 0 && ldx % 4 == 0 && (uintptr_t)x % 16 == 0;
+  const int kind = L.Q[0] ? kWI8 : L.H[0] ? kWBF16 : kWF32;
+  // 16-byte rows: K a multiple of 4 floats (8 bfloat16, 16 int8 weights), every row start
+  // aligned
+  bool vec = K % (kind == kWI8 ? 16 : kind == kWBF16 ? 8 : 4) == 0 && ldx % 4 == 0 &&
+             (uintptr_t)x % 16 == 0;
   for (int i = 0; i < L.count; ++i)
-    vec = vec && (i8 ? (uintptr_t)L.Q[i] : (uintptr_t)L.W[i]) % 16 == 0;
+    vec = vec && (kind == kWI8 ? (uintptr_t)L.Q[i] : kind == kWBF16 ? (uintptr_t)L.H[i] : (uintptr_t)L.W[i]) %
+                         16 == 0;
   constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
   const int blocks = (N + kWarps - 1) / kWarps;
-  if (i8 && vec)
-    gemv_kernel<true, true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
-  else if (i8)
-    gemv_kernel<false, true><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  if (kind == kWI8 && vec)
+    gemv_kernel<true, kWI8><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else if (kind == kWI8)
+    gemv_kernel<false, kWI8><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else if (kind == kWBF16 && vec)
+    gemv_kernel<true, kWBF16><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+  else if (kind == kWBF16)
+    gemv_kernel<false, kWBF16><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (vec)
-    gemv_kernel<true, false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<true, kWF32><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else
-    gemv_kernel<false, false><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<false, kWF32><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
-// One layer of N features for gemv: fp32 (W) or int8 (Q, S).
-static GemvLayers one_layer(const float* W, const int8_t* Q, const float* S, const float* b,
-                            float* y, int ldy, int N) {
+// One layer of N features for gemv: fp32 (W), int8 (Q, S) or bfloat16 (H).
+static GemvLayers one_layer(const float* W, const int8_t* Q, const float* S, const uint16_t* H,
+                            const float* b, float* y, int ldy, int N) {
   GemvLayers L;
   L.W[0] = W;
   L.Q[0] = Q;
   L.S[0] = S;
+  L.H[0] = H;
   L.b[0] = b;
   L.y[0] = y;
   L.ldy[0] = ldy;
@@ -914,7 +964,7 @@ static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
                       const float* b, int M, int N, int K, int act, cudaStream_t stream) {
   if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
-    gemv(one_layer(W, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
+    gemv(one_layer(W, nullptr, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
   if (M <= 0 || N <= 0) return CUBLAS_STATUS_SUCCESS;
@@ -929,26 +979,49 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
          CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
-                         const int8_t* Q, const float* S, float* expand, const float* b, int M,
-                         int N, int K, int act, cudaStream_t stream) {
-  if (gemv_fits(M)) {
-    gemv(one_layer(nullptr, Q, S, b, y, ldy, N), x, ldx, M, K, act, stream);
-    return CUBLAS_STATUS_SUCCESS;
-  }
-  // a slice of `rows` output features at a time: the room expand has (Linear::expand_rows)
+// A product of more rows than the GEMV takes over a matrix held in fewer bits: a slice of
+// `rows` output features at a time (the room expand has, Linear::expand_rows), expanded into
+// fp32 by expand_slice(n0, n), then an fp32 product.
+template <class ExpandSlice>
+static cublasStatus_t expanded_linear(Blas& blas, float* y, int ldy, const float* x, int ldx,
+                                      float* expand, const float* b, int M, int N, int K,
+                                      int act, cudaStream_t stream, ExpandSlice expand_slice) {
   const int rows = (int)Linear::expand_rows(N, K);
   for (int n0 = 0; n0 < N; n0 += rows) {
     const int n = std::min(rows, N - n0);
-    const long count = (long)n * K;
-    if (count > 0)
-      expand_i8_kernel<<<blocks_for(count, kRowThreads), kRowThreads, 0, stream>>>(
-          expand, Q + (long)n0 * K, S + n0, n, K);
+    if ((long)n * K > 0) expand_slice(n0, n);
     const cublasStatus_t st = linear(blas, y + n0, ldy, x, ldx, expand, b ? b + n0 : nullptr, M,
                                      n, K, act, stream);
     if (st != CUBLAS_STATUS_SUCCESS) return st;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
+                         const int8_t* Q, const float* S, float* expand, const float* b, int M,
+                         int N, int K, int act, cudaStream_t stream) {
+  if (gemv_fits(M)) {
+    gemv(one_layer(nullptr, Q, S, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {
+    expand_i8_kernel<<<blocks_for((long)n * K, kRowThreads), kRowThreads, 0, stream>>>(
+        expand, Q + (long)n0 * K, S + n0, n, K);
+  });
+}
+
+cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
+                           const uint16_t* H, float* expand, const float* b, int M, int N, int K,
+                           int act, cudaStream_t stream) {
+  if (gemv_fits(M)) {
+    gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {
+    const long count = (long)n * K;
+    expand_bf16_kernel<<<blocks_for(count, kRowThreads), kRowThreads, 0, stream>>>(
+        expand, H + (long)n0 * K, count);
+  });
 }
 
 // A warp per row (n <= 1,024), 4 rows a block, with the fewest values a lane that hold a row.

@@ -76,6 +76,7 @@ struct GemvLayers {
   const float* W[kGemvMaxLayers] = {};
   const int8_t* Q[kGemvMaxLayers] = {};  // int8 layers: W[o][k] = S[o] · Q[o][k] (W unused)
   const float* S[kGemvMaxLayers] = {};
+  const uint16_t* H[kGemvMaxLayers] = {};  // bfloat16 layers: W[o][k] = bf16_value(H[o][k])
   const float* b[kGemvMaxLayers] = {};
   float* y[kGemvMaxLayers] = {};
   int ldy[kGemvMaxLayers] = {};
@@ -83,8 +84,9 @@ struct GemvLayers {
   int count = 0;
 };
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows.
-// The layers are all fp32 or all int8: an int8 layer's output is S[o] · (x · Q[o]ᵀ) + b, the
-// CPU's int8 product. CPU: linear() of each layer.
+// The layers are all fp32, all int8 or all bfloat16: an int8 layer's output is
+// S[o] · (x · Q[o]ᵀ) + b, the CPU's int8 product; a bfloat16 layer's is the fp32 product with
+// the matrix's values widened (bf16_value, ops/operands.h). CPU: linear() of each layer.
 void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
           cudaStream_t stream);
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
@@ -106,6 +108,13 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream);
+// The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvMaxRows rows, the
+// GEMV reads H itself (half of fp32's bytes); more rows, H is widened into `expand` a slice
+// at a time, each slice then an fp32 product (no tensor cores: every product adds in fp32).
+// CPU: linear() on the fp32 Linear of the widened values.
+cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
+                           const uint16_t* H, float* expand, const float* b, int M, int N, int K,
+                           int act, cudaStream_t stream);
 
 // y[r * ldy + n] += b[n] (b may be nullptr), then the activation act (kAct*).
 void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);

@@ -79,11 +79,12 @@ __global__ void add_positions_kernel(float* x, const float* P, int B, int Tn, in
 }
 
 // One block per batch row: scores = w_v · tanh(qp + kp[j]), masked softmax, ctx = p · v.
-// An int8 w_v (wq, its one row's scale ws): w_v[d] = ws[0] * wq[d].
+// An int8 w_v (wq, its one row's scale ws): w_v[d] = ws[0] * wq[d]; a bfloat16 one (wh):
+// w_v[d] = bf16_value(wh[d]).
 __global__ void additive_kernel(float* ctx, int ldc, float* attn, const float* qp,
                                 const float* kp, const float* v, const float* w_v,
-                                const int8_t* wq, const float* ws, int Tk, int Hh, int Dv,
-                                ValidDev vl) {
+                                const int8_t* wq, const float* ws, const uint16_t* wh, int Tk,
+                                int Hh, int Dv, ValidDev vl) {
   const int b = blockIdx.x;
   float* p = attn + (long)b * Tk;
   int len = vl.kind == ValidDev::PerBatch ? vl.data[b] : Tk;
@@ -91,7 +92,8 @@ __global__ void additive_kernel(float* ctx, int ldc, float* attn, const float* q
   for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
     float s = 0.f;
     for (int d = 0; d < Hh; ++d)
-      s += (wq ? ws[0] * (float)wq[d] : w_v[d]) * tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
+      s += (wq ? ws[0] * (float)wq[d] : wh ? __int_as_float((int)((unsigned)wh[d] << 16)) : w_v[d]) *
+           tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
     p[j] = j < len ? s : -1e6f;
   }
   __syncthreads();
@@ -204,33 +206,40 @@ ValidDev device_lens(const ValidLens& vl) {
 
 class CudaOps final : public ops::Ops {
  public:
-  const char* name() const override { return "cuda"; }
+  explicit CudaOps(bool bf16) : bf16_(bf16) {}
+  const char* name() const override { return bf16_ ? "cuda-bf16" : "cuda"; }
   bool host_memory() const override { return false; }
+  bool bf16_weights() const override { return bf16_; }
 
   void linear(float* y, const float* x, const Linear& w, int M, ops::Act act) const override {
     const int a = act == ops::Act::Relu ? cuda::kActRelu : act == ops::Act::Gelu ? cuda::kActGelu : cuda::kActNone;
-    if (!w.int8()) {
+    if (!w.int8() && !w.bf16()) {
       cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
       return;
     }
     if (!cuda::gemv_fits(M) && !w.expand)
-      throw Error("CUDA: an int8 linear layer of " + std::to_string(M) +
-                  " rows needs room to expand its weights (Linear::expand), and has none");
-    cuda::linear_i8(blas(), y, w.out, x, w.in, w.q, w.scale, w.expand, w.b, M, w.out, w.in, a, kStream);
+      throw Error(std::string("CUDA: an ") + (w.int8() ? "int8" : "bfloat16") + " linear layer of " +
+                  std::to_string(M) + " rows needs room to expand its weights (Linear::expand), and has none");
+    if (w.int8())
+      cuda::linear_i8(blas(), y, w.out, x, w.in, w.q, w.scale, w.expand, w.b, M, w.out, w.in, a, kStream);
+    else
+      cuda::linear_bf16(blas(), y, w.out, x, w.in, w.h, w.expand, w.b, M, w.out, w.in, a, kStream);
   }
-  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits), all fp32 or all
-  // int8: one GEMV launch for all of them.
+  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits), all fp32, all
+  // int8 or all bfloat16: one GEMV launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
     if (!cuda::gemv_fits(M) && strided(ys, ws, n, x, M)) return;
     bool one = cuda::gemv_fits(M) && n >= 1 && n <= cuda::kGemvMaxLayers;
     for (int i = 0; one && i < n; ++i)
-      one = (ws[i]->w || ws[i]->q) && ws[i]->int8() == ws[0]->int8() && ws[i]->in == ws[0]->in;
+      one = (ws[i]->w || ws[i]->q || ws[i]->h) && ws[i]->int8() == ws[0]->int8() &&
+            ws[i]->bf16() == ws[0]->bf16() && ws[i]->in == ws[0]->in;
     if (!one) return Ops::linear_n(ys, ws, n, x, M, scratch);
     cuda::GemvLayers L;
     for (int i = 0; i < n; ++i) {
       L.W[i] = ws[i]->w;
       L.Q[i] = ws[i]->q;
+      L.H[i] = ws[i]->h;
       L.S[i] = ws[i]->scale;
       L.b[i] = ws[i]->b;
       L.y[i] = ys[i];
@@ -277,8 +286,8 @@ class CudaOps final : public ops::Ops {
   void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
                        const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
                        const ValidLens& vl, Arena&) const override {
-    additive_kernel<<<B, 128, 0, kStream>>>(ctx, ldc, attn, qp, kp, v, w_v.w, w_v.q, w_v.scale, Tk, Hh, Dv,
-                                            device_lens(vl));
+    additive_kernel<<<B, 128, 0, kStream>>>(ctx, ldc, attn, qp, kp, v, w_v.w, w_v.q, w_v.scale, w_v.h, Tk,
+                                            Hh, Dv, device_lens(vl));
   }
   void rnn_cell(float* h, float* c, float* gi, float* gh, ops::Cell cell, int B, int Hh) const override {
     rnn_cell_kernel<<<blocks_for((long)B * Hh), kThreads, 0, kStream>>>(h, c, gi, gh, cell == ops::Cell::GRU,
@@ -470,6 +479,8 @@ class CudaOps final : public ops::Ops {
     if (e && std::strcmp(e, "tune") == 0) return cuda::BlasMode::LtTuned;
     return cuda::BlasMode::Lt;
   }
+
+  const bool bf16_;
 };
 
 }  // namespace
@@ -510,14 +521,14 @@ bool cuda_available() { return cuda::available(); }
 std::string cuda_device_name() { return cuda::device_name(); }
 
 namespace ops {
-const Ops& cuda() {
+const Ops& cuda(bool bf16_weights) {
   std::string why;
   if (!cuda::available(&why))
     throw Error("CUDA was requested but no CUDA device is available (" + why + ")");
   // cuBLAS loads on its own thread while the caller creates the context and uploads weights.
   cuda::prefetch_cublas();
-  static const cuda::CudaOps ops;
-  return ops;
+  static const cuda::CudaOps f32(false), bf16(true);
+  return bf16_weights ? bf16 : f32;
 }
 }  // namespace ops
 

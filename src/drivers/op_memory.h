@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnlite/error.h"
 #include "attnlite/ops/ops.h"
 #include "attnlite/weights.h"
 
@@ -45,22 +46,29 @@ class OpBlock {
 
 // A model's weights in op memory, for op sets that cannot read host memory (CUDA): every
 // tensor the model's store bound, copied as stored (int8 matrices stay int8, beside their
-// "<name>_scale" rows), plus host arrays a driver computed (positional tables, the zeros of
-// bias-free norms), plus room for the largest int8 matrix in fp32, or for a slice of it of
-// Linear::kExpandFloats (Linear::expand: a device's GEMM of many rows expands the layer there
-// first), all in one block. store() hands the copies out by name, so a family binds its
-// weights for the device with the same code that bound them from the file: the list of a
-// family's weights is written once.
+// "<name>_scale" rows), or, where the op set holds weights in bfloat16 (Ops::bf16_weights),
+// each fp32 matrix that only linear layers read rounded to bfloat16 (bf16_bits; embedding
+// tables, norms, biases and tied tables stay fp32), plus host arrays a driver computed
+// (positional tables, the zeros of bias-free norms), plus room for the largest int8 or
+// bfloat16 matrix in fp32, or for a slice of it of Linear::kExpandFloats (Linear::expand: a
+// device's GEMM of many rows expands the layer there first), all in one block. store() hands
+// the copies out by name, so a family binds its weights for the device with the same code
+// that bound them from the file: the list of a family's weights is written once.
 class DeviceWeights {
  public:
   DeviceWeights() = default;
   DeviceWeights(const WeightStore& host, const ops::Ops& op,
                 const std::vector<std::pair<const float*, size_t>>& extra = {}) {
     const auto& tensors = host.bound_tensors();
+    const bool bf16 = op.bf16_weights();
+    auto halved = [&](const WeightStore::Tensor& t) {
+      return bf16 && t.dtype == DType::F32 && t.linear_only && t.shape.size() == 2;
+    };
     size_t total = 0, expand = 0;
     for (const auto& t : tensors) {
-      total += round(size_of(t));
-      if (t.dtype == DType::I8 && !t.shape.empty() && t.shape[0] > 0) {
+      const DType dt = halved(t) ? DType::BF16 : t.dtype;
+      total += round(numel(t) * dtype_size(dt));
+      if (dt != DType::F32 && !t.shape.empty() && t.shape[0] > 0) {
         const long rows = t.shape[0], cols = (long)(numel(t) / (size_t)rows);
         expand = std::max(expand, (size_t)(Linear::expand_rows(rows, cols) * cols));
       }
@@ -70,10 +78,24 @@ class DeviceWeights {
     block_ = OpBlock(op, total);
     char* at = static_cast<char*>(block_.data());
     std::vector<WeightStore::Tensor> placed;
+    std::vector<uint16_t> bits;
     for (const auto& t : tensors) {
-      op.upload(at, t.data, size_of(t));
       placed.push_back(t);
       placed.back().data = at;
+      if (halved(t)) {
+        const float* w = static_cast<const float*>(t.data);
+        bits.resize(numel(t));
+        for (size_t i = 0; i < bits.size(); ++i)
+          if (!bf16_finite(bits[i] = bf16_bits(w[i])))
+            throw Error("tensor '" + t.name + "' holds " + std::to_string(w[i]) +
+                        " at index " + std::to_string(i) +
+                        ", past bfloat16's range: load it at fp32 precision");
+        op.upload(at, bits.data(), bits.size() * sizeof(uint16_t));
+        placed.back().dtype = DType::BF16;
+        at += round(bits.size() * sizeof(uint16_t));
+        continue;
+      }
+      op.upload(at, t.data, size_of(t));
       at += round(size_of(t));
     }
     for (const auto& e : extra) {

@@ -115,8 +115,19 @@ WeightStore::Entry& WeightStore::checked(const std::string& name,
 }
 
 const float* WeightStore::get(const std::string& name, const std::vector<int64_t>& shape) {
+  return get_f32(name, shape, false);
+}
+
+const float* WeightStore::get_linear(const std::string& name, const std::vector<int64_t>& shape) {
+  return get_f32(name, shape, true);
+}
+
+const float* WeightStore::get_f32(const std::string& name, const std::vector<int64_t>& shape,
+                                  bool linear) {
   if (!readable()) return static_cast<const float*>(placed_checked(name, shape, DType::F32).data);
   Entry& e = checked(name, shape, DType::F32);
+  // read by anything but a linear layer: not linear_only, whichever came first
+  if (e.used && !linear) bound_list_[(size_t)e.bound].linear_only = false;
   const TensorInfo& t = *e.info;
   float* copy = e.in_place ? nullptr
                            : reinterpret_cast<float*>(static_cast<uint8_t*>(block_.data()) + e.offset);
@@ -128,9 +139,16 @@ const float* WeightStore::get(const std::string& name, const std::vector<int64_t
         throw Error("tensor '" + name + "' contains " + (std::isnan(w[i]) ? "NaN" : "Inf") +
                     " at index " + std::to_string(i));
     bind(e);
-    bound_list_.push_back({name, shape, DType::F32, w});
+    e.bound = (long)bound_list_.size();
+    bound_list_.push_back({name, shape, DType::F32, w, linear});
   }
   return w;
+}
+
+const uint16_t* WeightStore::get_bf16(const std::string& name, const std::vector<int64_t>& shape) {
+  if (readable())
+    throw Error("tensor '" + name + "': bfloat16 weights are read only from a device's copy");
+  return static_cast<const uint16_t*>(placed_checked(name, shape, DType::BF16).data);
 }
 
 const int8_t* WeightStore::get_i8(const std::string& name, const std::vector<int64_t>& shape) {
@@ -167,12 +185,16 @@ Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::
   Linear l;
   l.in = in;
   l.out = out;
-  if (ws.dtype(weight) == DType::I8) {
+  const DType dt = ws.dtype(weight);
+  if (dt == DType::I8) {
     l.q = ws.get_i8(weight, {out, in});
     l.scale = ws.get(weight + "_scale", {out});
     l.expand = ws.expansion();
+  } else if (dt == DType::BF16 && !ws.readable()) {  // a device's bfloat16 copy
+    l.h = ws.get_bf16(weight, {out, in});
+    l.expand = ws.expansion();
   } else {
-    l.w = ws.get(weight, {out, in});
+    l.w = ws.get_linear(weight, {out, in});
     pack_linear(ws, l);
   }
   l.b = bias.empty() ? nullptr : ws.get(bias, {out});
@@ -191,7 +213,7 @@ void bind_linear_stack(WeightStore& ws, const std::string& prefix, const char* c
     for (int i = 0; i < n; ++i) {
       Linear& l = ls[i];
       const std::string p = prefix + names[i];
-      l = Linear{ws.get(p + ".weight", {out, in}), nullptr, out, in};
+      l = Linear{ws.get_linear(p + ".weight", {out, in}), nullptr, out, in};
       pack_linear(ws, l, wp);
       wp += floats;  // whole panels: the layout is the matrix's size
       if (b) {
@@ -224,6 +246,7 @@ Linear linear_rows(const Linear& l, int first, int n) {
   // a view of whole panels keeps the packed layout
   r.wp = l.wp && first % kLinearPanel == 0 ? l.wp + (long)first * l.in : nullptr;
   if (l.q) r.q = l.q + (long)first * l.in;
+  if (l.h) r.h = l.h + (long)first * l.in;
   if (l.scale) r.scale = l.scale + first;
   if (l.b) r.b = l.b + first;
   return r;

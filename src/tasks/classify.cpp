@@ -46,7 +46,7 @@ struct Classifier::Impl {
   Arena scratch;
 
   Impl(const Model& model, const ClassifyLimits& lim)
-      : m(model), op(ops_for(lim.device)), driver_(family_model(model).image_driver(op, check_batch(lim.max_batch))), driver(*driver_) {
+      : m(model), op(ops_for(lim.device, lim.precision)), driver_(family_model(model).image_driver(op, check_batch(lim.max_batch))), driver(*driver_) {
     B = lim.max_batch;
     K = (int)m.labels().size();
     T = m.num_steps();

@@ -69,7 +69,7 @@ struct Generator::Impl {
   size_t prompt_text = 0;  // bytes of text taken by the prompt words
 
   Impl(const Model& model, const GenerateLimits& lim)
-      : m(model), vocab(model.tgt_vocab()), op(ops_for(lim.device)), driver_(family_model(model).text_driver(op)), driver(*driver_) {
+      : m(model), vocab(model.tgt_vocab()), op(ops_for(lim.device, lim.precision)), driver_(family_model(model).text_driver(op)), driver(*driver_) {
     if (lim.max_input_bytes < 1 || lim.max_input_bytes > (1u << 20))
       throw Error("limits: max_input_bytes must be in [1, 1048576]");
     T = driver.context();

@@ -39,9 +39,16 @@ inline void require_task(const Model& m, Task task) {
   throw Error(std::string("this is a ") + f.what + ": " + does[(int)f.task] + needs);
 }
 
-inline const ops::Ops& ops_for(Device d) {
-  if (d == Device::CPU) return ops::cpu();
-  if (d == Device::CUDA) return ops::cuda();
+// The op set of a session's device and weights' precision (Limits::device, ::precision).
+inline const ops::Ops& ops_for(Device d, Precision p) {
+  if (p != Precision::F32 && p != Precision::BF16) throw Error("limits: unknown precision");
+  if (d == Device::CPU) {
+    if (p != Precision::F32)
+      throw Error("limits: bf16 weights are a CUDA option (device cuda); the CPU reads its "
+                  "weights as stored (precision fp32)");
+    return ops::cpu();
+  }
+  if (d == Device::CUDA) return ops::cuda(p == Precision::BF16);
   throw Error("limits: unknown device");
 }
 

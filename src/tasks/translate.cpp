@@ -66,7 +66,7 @@ struct Translator::Impl {
   SessionMemory memory;
   Arena scratch;
 
-  Impl(const Model& model, const Limits& lim) : m(model), op(ops_for(lim.device)) {
+  Impl(const Model& model, const Limits& lim) : m(model), op(ops_for(lim.device, lim.precision)) {
     require_task(m, Task::Translate);
     if (lim.max_batch < 1 || lim.max_batch > 4096)
       throw Error("limits: max_batch must be in [1, 4096], got " + std::to_string(lim.max_batch));

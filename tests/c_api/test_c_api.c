@@ -132,7 +132,8 @@ static void test_beam(const al_model* m) {
   al_limits lim;
   al_limits_default(&lim);
   CHECK(lim.max_batch == 1 && lim.max_beam == 1 && lim.max_tgt_steps == 0 &&
-        lim.max_input_bytes == 4096 && lim.device == AL_DEVICE_CPU);
+        lim.max_input_bytes == 4096 && lim.device == AL_DEVICE_CPU &&
+        lim.precision == AL_PRECISION_FP32);
   lim.max_beam = 4;
   lim.max_batch = 2;
   al_error* err = NULL;
@@ -141,7 +142,8 @@ static void test_beam(const al_model* m) {
   if (!tr) return;
   al_limits got;
   CHECK(al_translator_limits(tr, &got) == AL_OK);
-  CHECK(got.max_beam == 4 && got.max_batch == 2 && got.max_tgt_steps == al_model_num_steps(m));
+  CHECK(got.max_beam == 4 && got.max_batch == 2 && got.max_tgt_steps == al_model_num_steps(m) &&
+        got.device == AL_DEVICE_CPU && got.precision == AL_PRECISION_FP32);
   CHECK(al_translator_workspace_bytes(tr) > 0);
 
   al_decode_options o;
@@ -307,6 +309,16 @@ static void test_errors(const al_model* m, al_translator* tr) {
   err = NULL;
   CHECK(al_translator_new(m, &lim, &err) == NULL);
   check_error(err, "device");
+  al_limits_default(&lim);
+  lim.precision = 5;
+  err = NULL;
+  CHECK(al_translator_new(m, &lim, &err) == NULL);
+  check_error(err, "limits: unknown precision 5");
+  al_limits_default(&lim);
+  lim.precision = AL_PRECISION_BF16; /* bfloat16 weights are a CUDA option */
+  err = NULL;
+  CHECK(al_translator_new(m, &lim, &err) == NULL);
+  check_error(err, "bf16 weights are a CUDA option");
 
   CHECK(al_translate(NULL, "go .", NULL) == AL_ERR_ARGUMENT);
   CHECK(al_translate(tr, NULL, NULL) == AL_ERR_ARGUMENT);

@@ -54,4 +54,29 @@ for args in "--model bahdanau-d2l" "--model transformer-d2l --beam 4"; do
       "$(grep -c -e "no CUDA device is available" -e "built without CUDA" "$tmp/err")"
   fi
 done
+# --precision: fp32 is the default; bf16 needs --device cuda (a usage error on the CPU, before
+# anything loads), where it runs or fails as --device cuda does; any other name is refused.
+check "--precision fp32" "$cpu" "$($bin translate --model transformer-d2l --precision fp32 "go ." "i lost .")"
+for args in "--precision bf16" "--device cpu --precision bf16" "--device cuda --precision fp16"; do
+  $book $args "go ." 2>"$tmp/err" >/dev/null; st=$?
+  check "$args is a usage error" "2" "$st"
+done
+check "bf16 on the CPU: message" "1" "$(grep -c -- "--precision bf16 needs --device cuda" <($book --precision bf16 "go ." 2>&1))"
+check "--precision fp16: message" "1" "$(grep -c -- "--precision must be fp32 or bf16, got 'fp16'" "$tmp/err")"
+for cmd in "translate --model transformer-d2l" "generate" "classify"; do
+  $bin $cmd --precision bf16 "x" 2>"$tmp/err" >/dev/null; st=$?
+  check "$cmd --precision bf16 on the CPU is a usage error" "2 1" \
+    "$st $(grep -c -- "--precision bf16 needs --device cuda" "$tmp/err")"
+  check "$cmd --help names --precision" "1" "$($bin ${cmd%% *} --help | grep -c -- "--precision P")"
+done
+out=$($book --device cuda --precision bf16 "i'm home ." "go ." 2>"$tmp/err"); st=$?
+if [ $st -eq 0 ]; then
+  # the book's four sentences: the same French with bfloat16 weights (tests/test_cuda_models
+  # holds every family against the CPU on the rounded weights)
+  check "--device cuda --precision bf16" "$($book "i'm home ." "go .")" "$out"
+else
+  check "--precision bf16 without a GPU: exit status" "1" "$st"
+  check "--precision bf16 without a GPU: message" "1" \
+    "$(grep -c -e "no CUDA device is available" -e "built without CUDA" "$tmp/err")"
+fi
 exit $fail

@@ -370,6 +370,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           lim.max_tgt_steps = in.range(-1, 14);
           lim.max_input_bytes = (size_t)in.range(0, 8) * 32;
           lim.device = in.range(-1, 2);
+          lim.precision = in.range(-1, 2);
         }
         al_error* err = nullptr;
         const bool ask = in.u8() & 1;

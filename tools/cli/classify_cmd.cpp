@@ -31,6 +31,7 @@ const char* kClassifyHelp =
     "                     input, attention shapes\n"
     "  --weights          with --json, every attention weight and the rollout\n"
     "  --device cpu|cuda  where the model runs (default cpu)\n"
+    ATTNLITE_CLI_PRECISION_HELP
     "  --batch N          classify up to N images together (1..1024; default 1 on the\n"
     "                     CPU, 64 on cuda), printed in order\n"
     "  --heatmap OUT.png  (one IMAGE only) draw the attention: the CLS token's attention\n"
@@ -80,6 +81,7 @@ int cmd_classify(int argc, char** argv) {
   args.value("--device", &device_arg);
   if (device_arg != "cpu" && device_arg != "cuda")
     throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
+  const Precision precision = precision_value(args, device_arg == "cuda");
   const bool as_json = args.flag("--json"), weights = args.flag("--weights");
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   const int top = args.int_value("--top", 3, 1, 100000);
@@ -112,6 +114,7 @@ int cmd_classify(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   ClassifyLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  lim.precision = precision;
   lim.max_batch = batch;
   GpuPayoff payoff(lim.device == Device::CUDA);
   Classifier cls(model, lim);

@@ -141,6 +141,17 @@ float alpha_value(Args& args) {
   return (float)v;
 }
 
+attnlite::Precision precision_value(Args& args, bool cuda) {
+  std::string s;
+  attnlite::Precision p = attnlite::Precision::F32;
+  if (!args.value("--precision", &s)) return p;
+  if (!attnlite::parse_precision(s.c_str(), &p))
+    throw UsageError{"--precision must be fp32 or bf16, got '" + s + "'"};
+  if (p == attnlite::Precision::BF16 && !cuda)
+    throw UsageError{"--precision bf16 needs --device cuda: the CPU reads its weights as stored"};
+  return p;
+}
+
 std::string preprocessed(const std::string& text) {
   std::string r;
   for (const auto& t : tokenize(text)) r += (r.empty() ? "" : " ") + t;

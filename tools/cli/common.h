@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "attnlite/device.h"
+
 namespace attnlite::figures {
 struct Figure;
 }
@@ -75,6 +77,16 @@ class GpuPayoff {
 
 // --alpha A (beam search length penalty): a number in [0, 10]; 0 when absent.
 float alpha_value(Args& args);
+// --precision fp32|bf16 (the weights' precision on a device, attnlite::Precision): fp32 when
+// absent; bf16 needs --device cuda (`cuda`), else a UsageError.
+attnlite::Precision precision_value(Args& args, bool cuda);
+// The help lines of --precision, for the commands' usage texts.
+#define ATTNLITE_CLI_PRECISION_HELP                                                         \
+  "  --precision P      fp32 or bf16 (default fp32); bf16, with --device cuda, holds\n"   \
+  "                     the linear layers' matrices in bfloat16: half their memory, and\n" \
+  "                     half the bytes a step of up to 8 rows reads (larger steps widen\n" \
+  "                     them first); sums stay fp32; an output may differ from fp32's\n"   \
+  "                     where two candidates are close\n"
 // A sentence as the book preprocesses it: tokenized, tokens joined by single spaces.
 std::string preprocessed(const std::string& text);
 

@@ -37,6 +37,7 @@ const char* kGenerateHelp =
     "  --json             one JSON object: tokens, ids, probabilities, attention shape\n"
     "  --weights          with --json, include every attention weight\n"
     "  --device cpu|cuda  where the model runs (default cpu)\n"
+    ATTNLITE_CLI_PRECISION_HELP
     "  -h, --help         this text\n"
     "\n"
     "Words the model does not know become <unk> (a warning names their count on stderr).\n";
@@ -67,6 +68,7 @@ int cmd_generate(int argc, char** argv) {
   args.value("--device", &device_arg);
   if (device_arg != "cpu" && device_arg != "cuda")
     throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
+  const Precision precision = precision_value(args, device_arg == "cuda");
   const bool as_json = args.flag("--json"), weights = args.flag("--weights");
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   GenerateOptions o;
@@ -104,6 +106,7 @@ int cmd_generate(int argc, char** argv) {
   auto model = Model::load(resolve_model(model_arg));
   GenerateLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  lim.precision = precision;
   GpuPayoff payoff(lim.device == Device::CUDA);
   Generator gen(model, lim);
   payoff.started();

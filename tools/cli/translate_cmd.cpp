@@ -44,6 +44,7 @@ const char* kTranslateHelp =
     "                     (default 0 = summed log-probabilities)\n"
     "  --device cpu|cuda  where the model runs (default cpu; cuda\n"
     "                     needs a build with -DATTNLITE_CUDA=ON and a CUDA device)\n"
+    ATTNLITE_CLI_PRECISION_HELP
     "  --batch N          decode up to N lines together (1..256; default 1 on the CPU,\n"
     "                     256 on cuda, 1024 / beam past --beam 4), lines of like\n"
     "                     lengths together (16 x N lines are read, then decoded shortest\n"
@@ -150,6 +151,7 @@ int cmd_translate(int argc, char** argv) {
   args.value("--device", &device_arg);
   if (device_arg != "cpu" && device_arg != "cuda")
     throw UsageError{"--device must be cpu or cuda, got '" + device_arg + "'"};
+  const Precision precision = precision_value(args, device_arg == "cuda");
   std::string kernels_arg;
   if (args.value("--kernels", &kernels_arg)) {
     if (kernels_arg != "simd" && kernels_arg != "scalar")
@@ -171,6 +173,7 @@ int cmd_translate(int argc, char** argv) {
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
+  lim.precision = precision;
   lim.max_beam = opts.beam_size;
   lim.max_batch = batch;
   GpuPayoff payoff(lim.device == Device::CUDA);

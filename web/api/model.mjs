@@ -43,9 +43,9 @@ export class Model {
     // under 16 tokens: the Translator needs two target tokens per hypothesis).
     this.maxSteps = Math.min(this.maxTargetSteps, Math.max(this.numSteps, MAX_STEPS));
     this.maxBeam = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1));
-    const lim = m._malloc(20);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device
+    const lim = m._malloc(24);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device, precision
     try {
-      m.HEAP32.set([1, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0], lim >> 2);
+      m.HEAP32.set([1, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0, 0], lim >> 2);
       this.tr = al._check((e) => m._al_translator_new(handle, lim, e), (v) => !v, 'cannot make a translator');
     } finally {
       m._free(lim);

@@ -70,6 +70,10 @@ class Ops {
   virtual bool host_memory() const = 0;
   // True for the dry-run set (ops::counting()).
   virtual bool counting() const { return false; }
+  // True where the set holds the fp32 matrices of linear layers in bfloat16 (ops::cuda(
+  // Precision::BF16)): a session's copy of the weights (drivers::DeviceWeights) rounds them,
+  // and its linear layers read Linear::h; every product still adds in fp32.
+  virtual bool bf16_weights() const { return false; }
 
   // y (M, N) = x (M, K) · Wᵀ + b, then act; nn.Linear (fp32 or int8 weights).
   virtual void linear(float* y, const float* x, const Linear& w, int M,
@@ -224,9 +228,10 @@ struct Ctx {
 const Ops& cpu();
 // The dry-run op set: every op does nothing (scratch sizing with a counting Arena).
 const Ops& counting();
-// The CUDA op set. Throws attnlite::Error naming why when attnlite was built without CUDA
-// or no device is available.
-const Ops& cuda();
+// The CUDA op set; bf16_weights: the one that holds linear layers' fp32 matrices in bfloat16
+// (Ops::bf16_weights). Throws attnlite::Error naming why when attnlite was built without
+// CUDA or no device is available.
+const Ops& cuda(bool bf16_weights = false);
 
 // The CPU op set's kernel table: the SIMD one when it is built and the CPU has its
 // instructions, else the scalar reference. A process-wide setting for tests and tools, not
