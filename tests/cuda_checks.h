@@ -40,9 +40,9 @@ inline std::shared_ptr<const Model> model_from_fixture(const std::string& fixtur
   return Model::from_bytes(bytes.data(), bytes.size());
 }
 
-// A shipped model (tests/fixture.h model_path) with those matrices rounded.
-inline std::shared_ptr<const Model> rounded_to_bf16(const std::string& model) {
-  StFile f = StFile::from(SafeTensors::load(model_path(model)));
+// The model file at `path` (model_path, fixture_path) with those matrices rounded.
+inline std::shared_ptr<const Model> rounded_to_bf16(const std::string& path) {
+  StFile f = StFile::from(SafeTensors::load(path));
   f.round_to_bf16();
   const auto bytes = f.bytes();
   return Model::from_bytes(bytes.data(), bytes.size());

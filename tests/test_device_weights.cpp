@@ -120,14 +120,14 @@ class RemoteCpu final : public ops::Ops {
 
 const families::FamilyModel& family_of(const Model& m) { return *m.impl().model; }
 
-// The file's models, and the int8 ones of the fixtures.
 // A shipped model, or a test fixture (the int8 models; vit_lab224: the lab's ViT shape, its
-// patch convolution int8 (D, C, p, p)).
-std::shared_ptr<const Model> load(const std::string& name) {
-  return Model::load(name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0
-                         ? test::fixture_path(name)
-                         : test::model_path(name));
+// patch convolution int8 (D, C, p, p); lm_*: fp32 language models).
+std::string path_of(const std::string& name) {
+  return name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0 || name.rfind("lm_", 0) == 0
+             ? test::fixture_path(name)
+             : test::model_path(name);
 }
+std::shared_ptr<const Model> load(const std::string& name) { return Model::load(path_of(name)); }
 
 // make() with the scalar kernel table active: a model loaded then reads its weights as stored
 // (no packed layout), as a device's op set does.
@@ -327,9 +327,7 @@ bool held_in_bf16(const WeightStore::Tensor& t) {
 // with the scalar kernel table, so that it reads its weights as stored (no packed layout), as
 // a device's op set does.
 std::shared_ptr<const Model> rounded_to_bf16(const std::string& name) {
-  test::StFile f = test::StFile::from(SafeTensors::load(
-      name.find("int8") != std::string::npos || name.rfind("vit_", 0) == 0 ? test::fixture_path(name)
-                                                                          : test::model_path(name)));
+  test::StFile f = test::StFile::from(SafeTensors::load(path_of(name)));
   f.round_to_bf16();
   const auto bytes = f.bytes();
   return with_scalar_kernels([&] { return Model::from_bytes(bytes.data(), bytes.size()); });
@@ -365,8 +363,8 @@ TEST_CASE("bf16_bits rounds fp32 to bfloat16 as PyTorch does", "[device][weights
 TEST_CASE("DeviceWeights in bfloat16: linear layers' fp32 matrices halved, the rest as stored",
           "[device][weights][bf16]") {
   const RemoteCpu bf16(true);
-  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "vit-digits", "transformer-d2l-int8",
-                           "transformer-fra-bpe", "vit_lab224"}) {
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "lm_pre_gelu_eps6", "vit-digits",
+                           "transformer-d2l-int8", "transformer-fra-bpe", "vit_lab224"}) {
     INFO(name);
     auto m = load(name);
     const WeightStore& host = *family_of(*m).store;
@@ -437,7 +435,8 @@ TEST_CASE("drivers holding bfloat16 weights give the CPU's logits on the rounded
     return;
   }
   const RemoteCpu bf16(true);
-  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm-fra", "vit-digits", "transformer-d2l-int8"}) {
+  for (const char* name : {"transformer-d2l", "bahdanau-d2l", "lm_pre_gelu_eps6", "lm_post_relu", "vit-digits",
+                           "transformer-d2l-int8", "lm-fra"}) {
     INFO(name);
     auto as_stored = with_scalar_kernels([&] { return load(name); });
     auto rounded = rounded_to_bf16(name);
