@@ -204,17 +204,19 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         }
     }
   }
-  SECTION("bfloat16 linear: y = x·widen(h)ᵀ + b (+ ReLU): the GEMV on h for few rows, widened past it") {
+  SECTION("bfloat16 linear: y = x·widen(h)ᵀ + b (+ ReLU): the GEMV on h up to 64 rows, widened past it") {
     for (auto [M, N, K_, layers] : std::vector<std::array<int, 4>>{
              // 16-byte rows (K % 8 == 0) and one weight at a time (K = 5, 36, 130), one layer
-             // and attention's Q, K, V as three layers of one launch; more rows widened
+             // and attention's Q, K, V as three layers of one launch
              {1, 1, 8, 1}, {1, 512, 512, 1}, {1, 97, 2048, 1}, {3, 300, 40, 1}, {8, 65, 1024, 1},
              {2, 7, 5, 1}, {4, 33, 36, 1}, {8, 65, 130, 1}, {1, 96, 64, 3}, {5, 768, 256, 3},
-             {2, 40, 36, 3}, {1, 24, 1032, 1}, {9, 40, 64, 1}, {40, 130, 48, 1}, {17, 33, 65, 1},
-             // past Linear::kExpandFloats: widened and multiplied 2,048 features at a time
-             {9, 2100, 512, 1}, {33, 2100, 512, 1},
-             // batches of a base model's decoding steps, widened then through cuBLAS
-             {32, 512, 512, 1}, {20, 300, 1024, 1}, {24, 70, 36, 1}}) {
+             {2, 40, 36, 3}, {1, 24, 1032, 1},
+             // 9 to 64 rows: the GEMV in chunks of 8 rows (the last one short), one and three
+             // layers; batches of a base model's decoding steps
+             {9, 40, 64, 1}, {40, 130, 48, 1}, {17, 33, 65, 1}, {32, 512, 512, 1}, {20, 300, 1024, 1},
+             {24, 70, 36, 1}, {64, 96, 520, 1}, {24, 96, 64, 3}, {33, 40, 36, 3}, {64, 1536, 512, 3},
+             // more rows widened, past Linear::kExpandFloats too (2,048 features at a time)
+             {65, 130, 48, 1}, {70, 33, 65, 1}, {65, 2100, 512, 1}, {130, 64, 512, 1}}) {
       for (bool bias : {false, true})
         for (bool relu : {false, true}) {
           INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias

@@ -92,6 +92,9 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
 // BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
 // Vec; else one at a time), each widened to fp32 exactly.
+// More rows (bfloat16 only, gemv_bf16_fits): blockIdx.y takes rows 8y .. 8y + 7, each chunk as
+// above, so a row's sums are those of a launch of up to 8 rows; the chunks' blocks read the
+// same weight rows, the later ones mostly from L2.
 constexpr int kWF32 = 0, kWI8 = 1, kWBF16 = 2;
 // The fp32 values of the two bfloat16 in a 32-bit word: the lower half is the first element.
 __device__ __forceinline__ float bf16_lo(int w) { return __int_as_float((int)((unsigned)w << 16)); }
@@ -99,6 +102,9 @@ __device__ __forceinline__ float bf16_hi(int w) { return __int_as_float((int)((u
 template <bool Vec, int Kind>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
   constexpr bool I8 = Kind == kWI8, BF16 = Kind == kWBF16;
+  const int r0 = blockIdx.y * kGemvMaxRows;  // this block's chunk of rows
+  x += (long)r0 * ldx;
+  M = min(M - r0, kGemvMaxRows);
   const int lane = threadIdx.x & 31;
   int n = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (n >= L.start[L.count]) return;  // whole warps leave together: the shuffles see full warps
@@ -213,7 +219,7 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     if (lane == m) {
       if (I8) v *= scale;
-      y[(long)m * ldy + n] = activate(b ? v + b[n] : v, act);
+      y[(long)(r0 + m) * ldy + n] = activate(b ? v + b[n] : v, act);
     }
   }
 }
@@ -657,19 +663,20 @@ void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, c
     vec = vec && (kind == kWI8 ? (uintptr_t)L.Q[i] : kind == kWBF16 ? (uintptr_t)L.H[i] : (uintptr_t)L.W[i]) %
                          16 == 0;
   constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
-  const int blocks = (N + kWarps - 1) / kWarps;
+  // x 128 features, y one chunk of up to 8 rows (more than one for bfloat16 only)
+  const dim3 grid((unsigned)((N + kWarps - 1) / kWarps), (unsigned)((M + kGemvMaxRows - 1) / kGemvMaxRows));
   if (kind == kWI8 && vec)
-    gemv_kernel<true, kWI8><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<true, kWI8><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (kind == kWI8)
-    gemv_kernel<false, kWI8><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<false, kWI8><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (kind == kWBF16 && vec)
-    gemv_kernel<true, kWBF16><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<true, kWBF16><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (kind == kWBF16)
-    gemv_kernel<false, kWBF16><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<false, kWBF16><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (vec)
-    gemv_kernel<true, kWF32><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<true, kWF32><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else
-    gemv_kernel<false, kWF32><<<blocks, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_kernel<false, kWF32><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
 // One layer of N features for gemv: fp32 (W), int8 (Q, S) or bfloat16 (H).
@@ -1013,7 +1020,7 @@ cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream) {
-  if (gemv_fits(M)) {
+  if (gemv_bf16_fits(M)) {
     gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }

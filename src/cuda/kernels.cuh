@@ -33,6 +33,12 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // is the tanh approximation, the book's the exact erf one). CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
 inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
+// bfloat16 layers take the GEMV up to kGemvBf16MaxRows rows (a decoding step of batches and
+// beams up to 64), in chunks of kGemvMaxRows rows of one launch: each chunk reads the
+// bfloat16 matrix (after the first, mostly from L2), where widening it for SGEMM would read
+// and write it in fp32 at every step.
+constexpr int kGemvBf16MaxRows = 64;
+inline bool gemv_bf16_fits(int M) { return M >= 1 && M <= kGemvBf16MaxRows; }
 
 // Which way products of more than kGemvMaxRows rows run (ATTNLITE_CUDA_LT, docs/cuda.md):
 // - Sgemm: SGEMM + bias_act, always;
@@ -83,7 +89,8 @@ struct GemvLayers {
   int start[kGemvMaxLayers + 1] = {};
   int count = 0;
 };
-// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows.
+// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows, or for
+// bfloat16 layers M <= kGemvBf16MaxRows.
 // The layers are all fp32, all int8 or all bfloat16: an int8 layer's output is
 // S[o] · (x · Q[o]ᵀ) + b, the CPU's int8 product; a bfloat16 layer's is the fp32 product with
 // the matrix's values widened (bf16_value, ops/operands.h). CPU: linear() of each layer.
@@ -108,10 +115,10 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream);
-// The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvMaxRows rows, the
-// GEMV reads H itself (half of fp32's bytes); more rows, H is widened into `expand` a slice
-// at a time, each slice then an fp32 product (no tensor cores: every product adds in fp32).
-// CPU: linear() on the fp32 Linear of the widened values.
+// The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvBf16MaxRows rows, the
+// GEMV reads H itself (half of fp32's bytes), 8 rows a chunk; more rows, H is widened into
+// `expand` a slice at a time, each slice then an fp32 product (no tensor cores: every product
+// adds in fp32). CPU: linear() on the fp32 Linear of the widened values.
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream);

@@ -84,7 +84,7 @@ attnlite::Precision precision_value(Args& args, bool cuda);
 #define ATTNLITE_CLI_PRECISION_HELP                                                         \
   "  --precision P      fp32 or bf16 (default fp32); bf16, with --device cuda, holds\n"   \
   "                     the linear layers' matrices in bfloat16: half their memory, and\n" \
-  "                     half the bytes a step of up to 8 rows reads (larger steps widen\n" \
+  "                     half the bytes a step of up to 64 rows reads (larger ones widen\n" \
   "                     them first); sums stay fp32; an output may differ from fp32's\n"   \
   "                     where two candidates are close\n"
 // A sentence as the book preprocesses it: tokenized, tokens joined by single spaces.
