@@ -92,9 +92,11 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
 // BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
 // Vec; else one at a time), each widened to fp32 exactly.
-// More rows (bfloat16 only, gemv_bf16_fits): blockIdx.y takes rows 8y .. 8y + 7, each chunk as
-// above, so a row's sums are those of a launch of up to 8 rows; the chunks' blocks read the
-// same weight rows, the later ones mostly from L2.
+// More rows (bfloat16 only, gemv_bf16_fits): chunks of 8 rows, each as above, so a row's sums
+// are those of a launch of up to 8 rows. The chunks of a block's features are neighbouring
+// blocks (block i: chunk i % chunks of feature block i / chunks), so they run together and
+// read the same weight rows: from memory once, from L2 for the rest, even when the matrix is
+// larger than L2 (an output layer of 32,000 words).
 constexpr int kWF32 = 0, kWI8 = 1, kWBF16 = 2;
 // The fp32 values of the two bfloat16 in a 32-bit word: the lower half is the first element.
 __device__ __forceinline__ float bf16_lo(int w) { return __int_as_float((int)((unsigned)w << 16)); }
@@ -102,11 +104,12 @@ __device__ __forceinline__ float bf16_hi(int w) { return __int_as_float((int)((u
 template <bool Vec, int Kind>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
   constexpr bool I8 = Kind == kWI8, BF16 = Kind == kWBF16;
-  const int r0 = blockIdx.y * kGemvMaxRows;  // this block's chunk of rows
+  const int chunks = (M + kGemvMaxRows - 1) / kGemvMaxRows;
+  const int r0 = (int)(blockIdx.x % chunks) * kGemvMaxRows;  // this block's chunk of rows
   x += (long)r0 * ldx;
   M = min(M - r0, kGemvMaxRows);
   const int lane = threadIdx.x & 31;
-  int n = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  int n = (int)(blockIdx.x / chunks) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (n >= L.start[L.count]) return;  // whole warps leave together: the shuffles see full warps
   int li = 0;
   while (n >= L.start[li + 1]) ++li;
@@ -663,8 +666,8 @@ void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, c
     vec = vec && (kind == kWI8 ? (uintptr_t)L.Q[i] : kind == kWBF16 ? (uintptr_t)L.H[i] : (uintptr_t)L.W[i]) %
                          16 == 0;
   constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
-  // x 128 features, y one chunk of up to 8 rows (more than one for bfloat16 only)
-  const dim3 grid((unsigned)((N + kWarps - 1) / kWarps), (unsigned)((M + kGemvMaxRows - 1) / kGemvMaxRows));
+  // a block: 4 features by a chunk of up to 8 rows (more than one chunk for bfloat16 only)
+  const int grid = (N + kWarps - 1) / kWarps * ((M + kGemvMaxRows - 1) / kGemvMaxRows);
   if (kind == kWI8 && vec)
     gemv_kernel<true, kWI8><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
   else if (kind == kWI8)
