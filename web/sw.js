@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'b02b1a8e79d42c58';
+const VERSION = 'ca91a6687816d969';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
