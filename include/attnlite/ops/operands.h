@@ -33,7 +33,7 @@ inline bool bf16_finite(uint16_t h) { return (h & 0x7f80u) != 0x7f80u; }
 // y (M, out) = x (M, in) · Wᵀ + b, the nn.Linear layout. W is fp32 (w), int8 (q, scale) or,
 // in a device's copy, bfloat16 (h).
 struct Linear {
-  const float* w = nullptr;      // (out, in), or nullptr when int8
+  const float* w = nullptr;      // (out, in), or nullptr when int8 or bfloat16
   const float* b = nullptr;      // (out) or nullptr
   int out = 0, in = 0;
   const int8_t* q = nullptr;     // (out, in) int8
