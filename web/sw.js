@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'ca91a6687816d969';
+const VERSION = '6dae632fd20c26ed';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -118,6 +118,11 @@ Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, 
 // weight's scale is the weight's name + "_scale".
 Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::string& bias,
                          int in, int out);
+// bind_linear_named for a layer that takes neither int8 weights nor a packed layout (a
+// recurrent layer's matrices, which the CPU's fused step lays out its own way): the matrix
+// fp32, or from a device's copy bfloat16 (Linear::h).
+Linear bind_linear_plain(WeightStore& ws, const std::string& weight, const std::string& bias,
+                         int in, int out);
 // n layers of the same shape that read the same input (attention's W_q, W_k, W_v), by their
 // state_dict() prefixes prefix + names[i], into ls[0, n): as bind_linear each, but where the
 // CPU packs them all (fp32, a readable store, outputs in whole panels), their packed panels

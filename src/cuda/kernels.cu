@@ -98,9 +98,6 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // read the same weight rows: from memory once, from L2 for the rest, even when the matrix is
 // larger than L2 (an output layer of 32,000 words).
 constexpr int kWF32 = 0, kWI8 = 1, kWBF16 = 2;
-// The fp32 values of the two bfloat16 in a 32-bit word: the lower half is the first element.
-__device__ __forceinline__ float bf16_lo(int w) { return __int_as_float((int)((unsigned)w << 16)); }
-__device__ __forceinline__ float bf16_hi(int w) { return __int_as_float((int)((unsigned)w & 0xffff0000u)); }
 template <bool Vec, int Kind>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
   constexpr bool I8 = Kind == kWI8, BF16 = Kind == kWBF16;

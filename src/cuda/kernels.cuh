@@ -21,6 +21,11 @@ namespace attnlite::cuda {
 void embed_positions(float* x, const float* table, const float* P, const int* ids, int R,
                      int T, int H, int pos, float scale, cudaStream_t stream);
 
+// The fp32 values of the two bfloat16 in a 32-bit word (the device's bf16_value,
+// ops/operands.h): the lower half is the first element.
+__device__ __forceinline__ float bf16_lo(int w) { return __int_as_float((int)((unsigned)w << 16)); }
+__device__ __forceinline__ float bf16_hi(int w) { return __int_as_float((int)((unsigned)w & 0xffff0000u)); }
+
 // The activation after a linear layer (ops::Act): none, max(x, 0), exact (erf) gelu.
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 

@@ -92,7 +92,7 @@ __global__ void additive_kernel(float* ctx, int ldc, float* attn, const float* q
   for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
     float s = 0.f;
     for (int d = 0; d < Hh; ++d)
-      s += (wq ? ws[0] * (float)wq[d] : wh ? __int_as_float((int)((unsigned)wh[d] << 16)) : w_v[d]) *
+      s += (wq ? ws[0] * (float)wq[d] : wh ? cuda::bf16_lo(wh[d]) : w_v[d]) *
            tanhf(qp[(long)b * Hh + d] + kp[((long)b * Tk + j) * Hh + d]);
     p[j] = j < len ? s : -1e6f;
   }

@@ -182,20 +182,31 @@ Linear bind_linear(WeightStore& ws, const std::string& prefix, int in, int out, 
 
 Linear bind_linear_named(WeightStore& ws, const std::string& weight, const std::string& bias,
                          int in, int out) {
+  if (ws.dtype(weight) != DType::I8) {
+    Linear l = bind_linear_plain(ws, weight, bias, in, out);
+    if (l.w) pack_linear(ws, l);
+    return l;
+  }
   Linear l;
   l.in = in;
   l.out = out;
-  const DType dt = ws.dtype(weight);
-  if (dt == DType::I8) {
-    l.q = ws.get_i8(weight, {out, in});
-    l.scale = ws.get(weight + "_scale", {out});
-    l.expand = ws.expansion();
-  } else if (dt == DType::BF16 && !ws.readable()) {  // a device's bfloat16 copy
+  l.q = ws.get_i8(weight, {out, in});
+  l.scale = ws.get(weight + "_scale", {out});
+  l.expand = ws.expansion();
+  l.b = bias.empty() ? nullptr : ws.get(bias, {out});
+  return l;
+}
+
+Linear bind_linear_plain(WeightStore& ws, const std::string& weight, const std::string& bias,
+                         int in, int out) {
+  Linear l;
+  l.in = in;
+  l.out = out;
+  if (!ws.readable() && ws.dtype(weight) == DType::BF16) {  // a device's bfloat16 copy
     l.h = ws.get_bf16(weight, {out, in});
     l.expand = ws.expansion();
   } else {
     l.w = ws.get_linear(weight, {out, in});
-    pack_linear(ws, l);
   }
   l.b = bias.empty() ? nullptr : ws.get(bias, {out});
   return l;

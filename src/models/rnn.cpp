@@ -4,25 +4,6 @@
 
 namespace attnlite::models {
 
-namespace {
-// A recurrent layer's input or hidden matrix with its bias: fp32, or a device's bfloat16 copy
-// (int8 recurrent weights are not read: the CPU's fused GRU step packs fp32 ones).
-Linear rnn_matrix(WeightStore& ws, const std::string& weight, const std::string& bias, int out,
-                  int in) {
-  Linear l;
-  l.out = out;
-  l.in = in;
-  if (!ws.readable() && ws.dtype(weight) == DType::BF16) {
-    l.h = ws.get_bf16(weight, {out, in});
-    l.expand = ws.expansion();
-  } else {
-    l.w = ws.get_linear(weight, {out, in});
-  }
-  l.b = ws.get(bias, {out});
-  return l;
-}
-}  // namespace
-
 RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, int input_size,
               int hidden, int layers) {
   RNNWeights w;
@@ -35,8 +16,8 @@ RNNWeights bind_rnn(WeightStore& ws, const std::string& prefix, ops::Cell cell, 
     const std::string s = "_l" + std::to_string(l);
     RNNLayerWeights lw;
     lw.in = l == 0 ? input_size : hidden;
-    lw.ih = rnn_matrix(ws, prefix + "weight_ih" + s, prefix + "bias_ih" + s, G, lw.in);
-    lw.hh = rnn_matrix(ws, prefix + "weight_hh" + s, prefix + "bias_hh" + s, G, hidden);
+    lw.ih = bind_linear_plain(ws, prefix + "weight_ih" + s, prefix + "bias_ih" + s, lw.in, G);
+    lw.hh = bind_linear_plain(ws, prefix + "weight_hh" + s, prefix + "bias_hh" + s, hidden, G);
     if (ws.readable()) {
       const ops::Ops& cpu = ops::cpu();
       if (cell == ops::Cell::GRU) {  // the CPU's fused step's layout (host)
