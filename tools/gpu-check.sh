@@ -31,7 +31,9 @@
 #      devices, the same labels;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
-# Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR.
+# Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
+# short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
+# steps, names the one it was in (DIR/running.txt) and fails.
 #
 # Environment: PYTHON (an interpreter with torch; default /usr/bin/python3 if it has torch,
 # else python3), JOBS (build jobs, default nproc), ARCH (CUDA architecture, default the
@@ -55,6 +57,7 @@ BUILD="$ROOT/build/cuda-check"
 JOBS="${JOBS:-$(nproc)}"
 LOG="$OUT/steps.jsonl"
 : > "$LOG"
+rm -f "$OUT/finished.json" "$OUT/running.txt" "$OUT/report.md"  # nothing of an earlier run
 failed=0
 
 say() { printf '\n== %s\n' "$*" >&2; }
@@ -67,6 +70,7 @@ step() {
   local name="$1" limit="$2"; shift 2
   say "$name"
   local t0 t1 rc
+  echo "$name" > "$OUT/running.txt"
   t0=$(now)
   if declare -F "$1" >/dev/null; then "$@" > "$OUT/$name.log" 2>&1; else timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; fi
   rc=$?
@@ -76,6 +80,9 @@ step() {
   [ "$rc" -eq 0 ] || { echo "gpu-check: step $name failed (status $rc; $OUT/$name.log)" >&2; failed=1; }
   return "$rc"
 }
+# finished: the script's last word before the report, with its whole time. A report without
+# it is of a run cut short (a time limit, a lost machine): gpu_report.py says which steps ran.
+finished() { rm -f "$OUT/running.txt"; printf '{"seconds": %d}\n' "$SECONDS" > "$OUT/finished.json"; }
 
 PY="${PYTHON:-}"
 if [ -z "$PY" ]; then
@@ -115,6 +122,7 @@ if [ -d "$ROOT/.device-prefix" ]; then
 fi
 build() { cmake "${cfg[@]}" && cmake --build "$BUILD" -j"$JOBS"; }
 if ! step build 300 build; then
+  finished
   "${PY:-python3}" "$ROOT/tools/gpu_report.py" "$OUT"
   exit 1
 fi
@@ -291,6 +299,7 @@ if [ -n "$PY" ]; then
   done
 fi
 
+finished
 "${PY:-python3}" "$ROOT/tools/gpu_report.py" "$OUT" || failed=1
 echo "gpu-check: report in $OUT/report.md" >&2
 exit $failed

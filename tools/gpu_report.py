@@ -3,8 +3,8 @@
     python3 tools/gpu_report.py DIR        # writes DIR/report.md and prints it
 
 Standard library only. Exit status 1 when a correctness check failed (a test, a sanitizer
-error, a translation that differs between the CPU and the GPU, a step that did not finish);
-speed goals that are missed are reported, not failed.
+error, a translation that differs between the CPU and the GPU, a step that did not finish) or
+the run was cut short before its end; speed goals that are missed are reported, not failed.
 """
 import json
 import os
@@ -67,7 +67,24 @@ def main():
         if s["rc"] > 0:
             bad.append(f"step {name}")
         say(f"| {name} | {status} | {s['seconds']} |")
-    say("")
+    # finished.json: the script's last word; without it the run was cut short (a time limit,
+    # a lost machine) and running.txt names the step it was in
+    finished = read(os.path.join(d, "finished.json"))
+    if finished is not None:
+        try:
+            total = json.loads(finished).get("seconds")
+        except ValueError:
+            total = None
+        say(f"| all | | {total if total is not None else '-'} |")
+        say("")
+    else:
+        running = (read(os.path.join(d, "running.txt")) or "").strip()
+        during = f" during step {running}" if running else ""
+        say("")
+        say(f"**The run was cut short{during}**: the steps above are all that finished, and the "
+            "sections below hold only what they left.")
+        say("")
+        bad.append(f"the run was cut short{during}")
 
     say("## Tests")
     say("")
@@ -90,7 +107,9 @@ def main():
         skipped = gpu.count("no CUDA device")
         if m:
             say(f"- GPU cases (`attnlite_tests \"[cuda]\"`{label}): all {m.group(2)} passed "
-                f"({m.group(1)} assertions){', %d skipped for want of a device' % skipped if skipped else ''}")
+                f"({m.group(1)} assertions){', **%d skipped for want of a device**' % skipped if skipped else ''}")
+            if skipped:  # nvidia-smi found a GPU: a case that skips did not use it
+                bad.append(f"GPU cases{label} skipped")
         elif m2:
             say(f"- GPU cases{label}: {m2.group(2)} of {m2.group(1)} passed, **{m2.group(3)} failed**")
             bad.append(f"GPU cases{label}")

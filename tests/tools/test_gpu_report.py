@@ -1,0 +1,157 @@
+"""tools/gpu_report.py on the files a tools/gpu-check.sh run leaves: a whole run that passed, one
+cut short by a time limit, and the failures that must turn its verdict (lines that differ
+between the CPU and the GPU, GPU cases that skipped on a GPU machine, bfloat16 changing the int8
+model). No GPU needed: the inputs are written here in the steps' own formats.
+
+    python3 tests/tools/test_gpu_report.py        (ctest: tools.gpu_report)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "gpu_report.py")
+
+
+def write(d, name, text):
+    with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def lines(rows):
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def whole_run(d):
+    """What a run that passed every check leaves (numbers of the kind run 8 measured)."""
+    write(d, "machine.txt", "gpu: NVIDIA H200, 9.0, 580.159, 143771 MiB\ndate: 2026-11-30\n"
+                            "commit: 0123abc\narch: 90\n")
+    steps = ["build", "ctest", "gpu_tests", "memcheck", "racecheck", "bench_cuda",
+             "peer_torch_cuda", "parity_transformer-fra-bpe_beam1", "batch_sweep", "bf16_weights",
+             "small_work", "classify"]
+    write(d, "steps.jsonl", lines({"step": s, "rc": 0, "seconds": 10.5} for s in steps))
+    write(d, "ctest.log", "100% tests passed, 0 tests failed out of 230\n")
+    write(d, "gpu_tests.log", "All tests passed (12706 assertions in 9 test cases)\n")
+    write(d, "memcheck.log", "========= ERROR SUMMARY: 0 errors\n")
+    write(d, "racecheck.log", "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
+    write(d, "bench_cuda.json", json.dumps({"rows": [
+        {"batch": 1, "decode_tokens_per_s": 3790.0},
+        {"batch": 32, "decode_tokens_per_s": 48628.0}]}))
+    write(d, "peer_torch_cuda.json", json.dumps({"torch": "2.11", "device": "NVIDIA H200", "rows": [
+        {"batch": 1, "mode": "eager", "decode_tokens_per_s": 420.0},
+        {"batch": 1, "mode": "graphs", "decode_tokens_per_s": 2029.0},
+        {"batch": 32, "mode": "eager", "decode_tokens_per_s": 11373.0},
+        {"batch": 32, "mode": "graphs", "decode_tokens_per_s": 32281.0}]}))
+    write(d, "parity.jsonl", lines([
+        {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1896,
+         "cpu_s": 7.82, "cuda_s": 0.81}]))
+    write(d, "batch.jsonl", lines([
+        {"model": "transformer-fra-bpe", "batch": "32", "drop": "-", "beam": 1, "sentences": 1896,
+         "identical": 1896, "cpu_s": 4.1},
+        {"model": "transformer-fra-bpe", "batch": "-", "drop": "0", "beam": 1, "sentences": 1896,
+         "identical": 1896, "cuda_s": 0.9}]))
+    write(d, "bf16.jsonl", lines([
+        {"model": "transformer-d2l", "beam": 1, "sentences": 1896, "identical": 1882, "fp32_s": 0.5,
+         "bf16_s": 0.45},
+        {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1896,
+         "fp32_s": 0.0, "bf16_s": 0.8}]))
+    write(d, "finished.json", json.dumps({"seconds": 431}) + "\n")
+
+
+def report(d):
+    r = subprocess.run([sys.executable, REPORT, d], capture_output=True, text=True)
+    with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+        text = f.read()
+    return r.returncode, text
+
+
+def verdict(text):
+    return text.split("## Verdict", 1)[1].strip()
+
+
+class GpuReport(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+        whole_run(self.d)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_whole_run_that_passed(self):
+        rc, text = report(self.d)
+        self.assertEqual(rc, 0, text)
+        self.assertEqual(verdict(text), "All correctness checks passed.")
+        self.assertTrue(text.startswith("# GPU check: NVIDIA H200, 2026-11-30"))
+        self.assertIn("| all | | 431 |", text)  # the run's whole time, from finished.json
+        self.assertIn("- ctest (CPU suite and GPU cases): 230 of 230 passed", text)
+        self.assertIn("all 9 passed (12706 assertions)", text)
+        # batch 1: 3,790 against PyTorch's CUDA graphs' 2,029 = 1.87x, the 1.5x goal met
+        self.assertIn("| 1 | 3,790 | 420 | 2,029 | 9.02x | 1.87x (met) |", text)
+        self.assertIn("| transformer-fra-bpe | 1 | 1896 | 1896 | 7.82 | 0.81 | 9.65x |", text)
+        self.assertIn("| transformer-d2l | 1 | 1896 | 1882 (99.3%) | 0.50 | 0.45 |", text)
+        self.assertNotIn("cut short", text)
+
+    def test_a_run_cut_short_names_the_step_it_was_in(self):
+        # killed by a time limit during the memcheck step: no finished.json, and the steps
+        # after it left nothing
+        os.remove(os.path.join(self.d, "finished.json"))
+        write(self.d, "running.txt", "memcheck\n")
+        with open(os.path.join(self.d, "steps.jsonl"), encoding="utf-8") as f:
+            done = [l for l in f if '"build"' in l or '"ctest"' in l or '"gpu_tests"' in l]
+        write(self.d, "steps.jsonl", "".join(done))
+        for name in ("memcheck.log", "racecheck.log", "bench_cuda.json", "peer_torch_cuda.json",
+                     "parity.jsonl", "batch.jsonl", "bf16.jsonl"):
+            os.remove(os.path.join(self.d, name))
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("**The run was cut short during step memcheck**", text)
+        self.assertEqual(verdict(text), "Failed: the run was cut short during step memcheck.")
+        self.assertNotIn("| all |", text)
+
+    def test_a_run_cut_short_before_any_step_began(self):
+        os.remove(os.path.join(self.d, "finished.json"))
+        write(self.d, "steps.jsonl", "")
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertEqual(verdict(text), "Failed: the run was cut short.")
+
+    def test_a_line_that_differs_between_the_cpu_and_the_gpu(self):
+        write(self.d, "parity.jsonl", lines([
+            {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1895,
+             "cpu_s": 7.82, "cuda_s": 0.81}]))
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertEqual(verdict(text), "Failed: parity transformer-fra-bpe beam 1.")
+
+    def test_gpu_cases_that_skip_on_a_gpu_machine(self):
+        write(self.d, "gpu_tests.log",
+              "warning:\n  no CUDA device: checking the error only (none)\n"
+              "All tests passed (40 assertions in 9 test cases)\n")
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("**1 skipped for want of a device**", text)
+        self.assertEqual(verdict(text), "Failed: GPU cases skipped.")
+
+    def test_bf16_must_leave_the_int8_model_as_it_is(self):
+        write(self.d, "bf16.jsonl", lines([
+            {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1890,
+             "fp32_s": 0.0, "bf16_s": 0.8}]))
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertEqual(verdict(text), "Failed: bf16 changed the int8 model's lines.")
+
+    def test_a_failed_step_and_a_sanitizer_error(self):
+        write(self.d, "steps.jsonl", lines([{"step": "build", "rc": 0, "seconds": 30.0},
+                                            {"step": "memcheck", "rc": 9, "seconds": 80.0}]))
+        write(self.d, "memcheck.log", "========= ERROR SUMMARY: 2 errors\n")
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("| memcheck | **failed** (9) | 80.0 |", text)
+        self.assertEqual(verdict(text), "Failed: step memcheck; memcheck.")
+
+
+if __name__ == "__main__":
+    unittest.main()
