@@ -276,7 +276,10 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
              // decoding steps of the base model (D 64), more keys than a block has threads,
              // heads of 16, 32, 128, 256 and 9 values
              {1, 1, 20, 512, 8}, {4, 1, 33, 512, 8}, {2, 1, 1025, 64, 1}, {1, 2, 5, 512, 2},
-             {2, 2, 17, 64, 4}, {2, 3, 40, 128, 4}, {1, 1, 50, 256, 2}, {1, 4, 9, 36, 4}}) {
+             {2, 2, 17, 64, 4}, {2, 3, 40, 128, 4}, {1, 1, 50, 256, 2}, {1, 4, 9, 36, 4},
+             // a score per key in shared memory past the 48 KiB a kernel has without opting
+             // in (50,096 and 50,304 bytes): the kernel's opt-in (cuda::attend_shared_limit)
+             {1, 1, 12300, 64, 1}, {2, 2, 12400, 64, 4}}) {
       for (bool masked : {false, true}) {
         INFO("B " << B << " Tq " << Tq << " Tk " << Tk << " H " << H << " NH " << NH
                   << " masked " << masked);
@@ -295,6 +298,35 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
         REQUIRE_CLOSE(att_got, att_ref, 1e-5);
         REQUIRE_CLOSE(ctx_got, ctx_ref, 1e-5);
       }
+    }
+  }
+  SECTION("attention up to the device's shared memory limit, and an error past it") {
+    // D 4 (H 4, one head): G 32 groups, so the query, scores, reduction and sums take
+    // 4 + Tk + 32 + 128 floats; Tk at the limit runs, one key more is refused unlaunched
+    const size_t limit = cuda::attend_shared_limit();
+    INFO("limit " << limit << " bytes");
+    REQUIRE(limit >= 48 * 1024);
+    const int H = 4, at_limit = (int)(limit / sizeof(float)) - (4 + 32 + 128);
+    auto q = rnd((size_t)H), k = rnd((size_t)(at_limit + 1) * H), v = rnd((size_t)(at_limit + 1) * H);
+    for (int Tk : {at_limit, at_limit + 1}) {
+      INFO("Tk " << Tk);
+      std::vector<float> ctx_ref((size_t)H), att_ref((size_t)Tk), ctx_got((size_t)H), att_got((size_t)Tk);
+      if (Tk > at_limit) {
+        CHECK_THROWS_WITH(cuda::check::attend(ctx_got.data(), att_got.data(), q.data(), k.data(),
+                                              v.data(), 1, 1, Tk, H, 1, nullptr),
+                          Catch::Contains("bytes of shared memory a block (this GPU: " +
+                                          std::to_string(limit) + ")") &&
+                              Catch::Contains("run this model on the CPU"));
+        continue;
+      }
+      attnlite::test::Scratch s;
+      ops::use_kernels(ops::KernelTable::Scalar);
+      attend_heads(ctx_ref.data(), AttnOut::dense(att_ref.data(), 1, 1, Tk), q.data(), k.data(),
+                   v.data(), Tk, 1, 1, Tk, H, 1, ValidLens::none(), s.cx);
+      cuda::check::attend(ctx_got.data(), att_got.data(), q.data(), k.data(), v.data(), 1, 1, Tk,
+                          H, 1, nullptr);
+      REQUIRE_CLOSE(att_got, att_ref, 1e-5);
+      REQUIRE_CLOSE(ctx_got, ctx_ref, 1e-5);
     }
   }
   SECTION("greedy argmax and its probability, ties to the lowest id") {

@@ -20,6 +20,11 @@ long graphs_made();
 long graph_launches();
 // Ops::keep_rows calls of the CUDA set in this process (finished rows leaving a batch).
 long kept_rows_calls();
+// The shared memory an attention block may take on the current device, in bytes: the
+// device's opt-in limit (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB on an H100 or H200,
+// where a kernel gets 48 KiB without opting in), the attention kernel opted in at the first
+// call (ops::cuda() makes it). Attention whose query, scores and sums need more is an error.
+size_t attend_shared_limit();
 
 // Each kernel on host data, for the tests that hold it against the CPU reference. These
 // allocate device memory per call (they are not on the translate path).

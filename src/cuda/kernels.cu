@@ -13,6 +13,7 @@
 #include "attnlite/error.h"
 #include "attnlite/ops/operands.h"
 #include "cuda/cublas_library.h"
+#include "cuda/device.h"
 #include "cuda/kernels.cuh"
 
 namespace attnlite::cuda {
@@ -1057,21 +1058,58 @@ void add_layer_norm(float* out, const float* x, const float* y, const float* gam
   add_layer_norm_kernel<<<R, kRowThreads, smem, stream>>>(out, x, y, gamma, beta, n, eps);
 }
 
+size_t attend_shared_limit() {
+  // Past 48 KiB a kernel must opt in, up to the device's own limit; made once, when the op set
+  // is (ops::cuda()), never inside a capture. 48 KiB where the device says less or refuses.
+  static const size_t limit = [] {
+    constexpr int kDefault = 48 * 1024;
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        optin <= kDefault ||
+        cudaFuncSetAttribute(attend_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
+        cudaFuncSetAttribute(attend_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess) {
+      (void)cudaGetLastError();
+      // the kernels as they were: one may have opted in, neither needs to
+      (void)cudaFuncSetAttribute(attend_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDefault);
+      (void)cudaFuncSetAttribute(attend_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDefault);
+      (void)cudaGetLastError();
+      return (size_t)kDefault;
+    }
+    return (size_t)optin;
+  }();
+  return limit;
+}
+
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream) {
   const int D = H / NH, G = std::max(1, kAttnThreads / D);
   const float scale = 1.f / std::sqrt((float)D);
+  // the query (D), a score per key (Tk), the reduction (32), the groups' sums (G x D)
   const size_t smem = sizeof(float) * ((size_t)((D + 3) & ~3) + Tk + 32 + (size_t)G * D);
-  const dim3 grid((unsigned)(B * NH), (unsigned)Tq);  // Tq <= 1000 fits grid.y's 65535
+  // A block per (batch·head, query): more shared memory than the device has, or more queries
+  // than grid.y's 65,535, would fail the launch and leave ctx unwritten. The heads and inputs
+  // that this takes (a key's score each in shared memory) are far past the shipped models:
+  // an error that says so, never a wrong translation.
+  const size_t limit = attend_shared_limit();
+  if (smem > limit || Tq > 65535)
+    throw Error("CUDA attention: " + std::to_string(Tq) + " queries over " + std::to_string(Tk) +
+                " keys with heads of " + std::to_string(D) + " need " + std::to_string(smem) +
+                " bytes of shared memory a block (this GPU: " + std::to_string(limit) +
+                ") and a block a query (at most 65,535): run this model on the CPU");
+  const dim3 grid((unsigned)(B * NH), (unsigned)Tq);
   // float4 rows: D and H multiples of 4, q and k 16-byte aligned (every row then is)
   const bool vec = D % 4 == 0 && H % 4 == 0 && (uintptr_t)q % 16 == 0 && (uintptr_t)k % 16 == 0;
+  (void)cudaGetLastError();  // this launch's error alone below
   if (vec)
     attend_kernel<true><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
                                                               Tk, H, NH, vl, scale);
   else
     attend_kernel<false><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
                                                                Tk, H, NH, vl, scale);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw Error(std::string("CUDA attention kernel: ") + cudaGetErrorString(e));
 }
 
 void argmax_rows(int* ids, float* probs, double* logp, const float* logits, int R, int V,

@@ -158,6 +158,8 @@ struct ValidDev {
 // Scores masked with -1e6 at keys >= valid[b] (valid (B) or nullptr: no mask), the same
 // length for every head (the book's repeat_interleave), softmax, weights to `attn`.
 // One block per (batch·head, query). CPU: attend_heads() (src/attention/multi_head.cpp).
+// Throws attnlite::Error, launching nothing, where its shared memory (a score per key) passes
+// attend_shared_limit() or Tq passes 65,535 (device.h).
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
             cudaStream_t stream);

@@ -528,6 +528,7 @@ const Ops& cuda(bool bf16_weights) {
     throw Error("CUDA was requested but no CUDA device is available (" + why + ")");
   // cuBLAS loads on its own thread while the caller creates the context and uploads weights.
   cuda::prefetch_cublas();
+  (void)cuda::attend_shared_limit();  // the attention kernel's opt-in, outside any capture
   static const cuda::CudaOps f32(false), bf16(true);
   return bf16_weights ? bf16 : f32;
 }

@@ -206,7 +206,8 @@ constexpr size_t kStackBytes = 64 * 1024;
 // lines), so that the threads' frames do not all fall in the same cache sets.
 constexpr size_t kStackColours = 64, kLine = 64;
 constexpr int kMaxThreads = 1024, kMaxWarps = kMaxThreads / 32;
-constexpr size_t kMaxDynamicShared = 48 * 1024;
+constexpr size_t kMaxDynamicShared = 48 * 1024;        // without opting in
+constexpr int kMaxDynamicSharedOptin = 227 * 1024;     // an H100's or H200's opt-in limit
 
 // A block's run: its threads, their stacks, the warps' shuffle slots. The threads run in
 // rounds: each Ready thread in turn until it waits (at a shuffle or __syncthreads) or ends,
@@ -363,11 +364,24 @@ void* dynamic_shared_memory() {
   return t_block->shared.data();
 }
 
-void submit_kernel(const char* name, const Config& c, bool checked_args, std::function<void()> body) {
+// Each kernel's cudaFuncAttributeMaxDynamicSharedMemorySize, where it opted in past 48 KiB.
+static std::mutex g_attr_mutex;
+static std::map<const void*, size_t>& shared_optin() {
+  static std::map<const void*, size_t> m;
+  return m;
+}
+static size_t max_dynamic_shared(const void* kernel) {
+  std::lock_guard<std::mutex> lock(g_attr_mutex);
+  auto it = shared_optin().find(kernel);
+  return it == shared_optin().end() ? kMaxDynamicShared : it->second;
+}
+
+void submit_kernel(const char* name, const void* kernel, const Config& c, bool checked_args,
+                   std::function<void()> body) {
   const unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
   if (threads == 0 || threads > (unsigned long long)kMaxThreads || c.block.z > 64 || c.grid.x == 0 ||
       c.grid.y == 0 || c.grid.z == 0 || c.grid.x > 0x7fffffffu || c.grid.y > 65535 || c.grid.z > 65535 ||
-      c.shared > kMaxDynamicShared) {
+      c.shared > max_dynamic_shared(kernel)) {
     set_error(cudaErrorInvalidConfiguration);
     return;
   }
@@ -457,6 +471,21 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev) {
   p->maxThreadsPerBlock = 1024;
   p->warpSize = 32;
   p->sharedMemPerBlock = 48 * 1024;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev) {
+  if (!value || dev != 0 || attr != cudaDevAttrMaxSharedMemoryPerBlockOptin) return ret(cudaErrorInvalidValue);
+  *value = cuda_emu::kMaxDynamicSharedOptin;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value) {
+  if (!kernel || attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      value > cuda_emu::kMaxDynamicSharedOptin)
+    return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lock(cuda_emu::g_attr_mutex);
+  cuda_emu::shared_optin()[kernel] = std::max((size_t)value, cuda_emu::kMaxDynamicShared);
   return cudaSuccess;
 }
 

@@ -219,6 +219,22 @@ TEST_CASE("emulated CUDA device: refuses what a GPU refuses", "[cuda][emulator]"
   CHECK(cudaGetLastError() == cudaSuccess);
   launch(add_one, "add_one", Config(1, 256, 48 * 1024 + 4))(d, 256);
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  // past 48 KiB once the kernel opts in, up to the device's opt-in limit (an H200's 227 KiB)
+  int optin = 0;
+  REQUIRE(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) == cudaSuccess);
+  CHECK(optin == 227 * 1024);
+  CHECK(cudaFuncSetAttribute(add_one, cudaFuncAttributeMaxDynamicSharedMemorySize, optin + 1) ==
+        cudaErrorInvalidValue);
+  CHECK(cudaGetLastError() == cudaErrorInvalidValue);
+  REQUIRE(cudaFuncSetAttribute(add_one, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024) == cudaSuccess);
+  launch(add_one, "add_one", Config(1, 256, 64 * 1024))(d, 256);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  launch(add_one, "add_one", Config(1, 256, 64 * 1024 + 4))(d, 256);
+  CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  REQUIRE(cudaFuncSetAttribute(add_one, cudaFuncAttributeMaxDynamicSharedMemorySize, 0) == cudaSuccess);
+  launch(add_one, "add_one", Config(1, 256, 48 * 1024 + 4))(d, 256);  // 48 KiB again
+  CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  REQUIRE(cudaMemset(d, 0, 256 * sizeof(float)) == cudaSuccess);  // the run above added one
   launch(add_one, "add_one", Config(dim3(1, 65536), 32))(d, 256);
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
   // a host pointer given to a kernel: refused, the host array untouched

@@ -7,8 +7,9 @@
 //     device pointer faults), and a kernel's pointer arguments must be device memory;
 //   - __syncthreads() must be reached by every thread of the block, a full-mask shuffle by
 //     every lane of the warp (else the launch stops with the kernel's name);
-//   - launch limits (threads per block, grid sizes, 48 KiB of dynamic shared memory) give
-//     cudaErrorInvalidConfiguration as a GPU does, and dynamic shared memory starts as NaN;
+//   - launch limits (threads per block, grid sizes, 48 KiB of dynamic shared memory unless the
+//     kernel opted in to more, up to 227 KiB) give cudaErrorInvalidConfiguration as a GPU
+//     does, and dynamic shared memory starts as NaN;
 //   - stream capture: synchronous calls, allocation and waits inside a capture invalidate it,
 //     and a graph replays exactly the work captured, in order;
 //   - a missing barrier, in one of two runs: a block's threads take their turns in index
@@ -95,6 +96,8 @@ struct cudaDeviceProp {
   int major, minor, multiProcessorCount, maxThreadsPerBlock, warpSize;
   size_t sharedMemPerBlock;
 };
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum libraryPropertyType { MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2 };
 enum cudaDataType { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_8I = 3, CUDA_R_32I = 10, CUDA_R_16BF = 14 };
 using cudaDataType_t = cudaDataType;
@@ -106,6 +109,14 @@ cudaError_t cudaGetDeviceCount(int* n);
 cudaError_t cudaGetDevice(int* dev);
 cudaError_t cudaSetDevice(int dev);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
+// A kernel's attribute; the emulated device's opt-in limit for dynamic shared memory is an
+// H100's or H200's, 227 KiB (a kernel gets 48 KiB without opting in).
+cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value);
+template <class... P>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr, int value) {
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
+}
 cudaError_t cudaMalloc(void** p, size_t bytes);
 template <class T>
 cudaError_t cudaMalloc(T** p, size_t bytes) {
@@ -184,7 +195,8 @@ struct Config {
 bool device_pointer(const void* p);
 // Runs body's grid now, or records it in the thread's capture. A bad configuration or a host
 // pointer argument sets the launch error instead (checked_args false).
-void submit_kernel(const char* name, const Config& c, bool checked_args, std::function<void()> body);
+void submit_kernel(const char* name, const void* kernel, const Config& c, bool checked_args,
+                   std::function<void()> body);
 void run_grid(const char* name, const Config& c, const std::function<void()>& thread_body);
 
 template <class P>
@@ -206,7 +218,8 @@ struct Launcher {
     auto k = kernel;
     const char* n = name;
     Config c = config;
-    submit_kernel(name, config, ok, [k, n, c, args]() { run_grid(n, c, [&] { std::apply(k, args); }); });
+    submit_kernel(name, reinterpret_cast<const void*>(kernel), config, ok,
+                  [k, n, c, args]() { run_grid(n, c, [&] { std::apply(k, args); }); });
   }
 };
 template <class... P>
