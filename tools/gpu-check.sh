@@ -24,7 +24,8 @@
 #      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
-#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each; the
+#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each and
+#      where it went (translate --times: load, set-up, first call, the rest); the
 #      default model's split at other batch sizes, and with finished sentences kept in their
 #      batches (ATTNLITE_CUDA_DROP=0); with bfloat16 weights (--precision bf16): the lines
 #      that stay as in fp32, and the time; `classify` of the test digits in batches on both
@@ -174,9 +175,11 @@ parity() {  # parity MODEL BEAM: translate the test split's English on both devi
   local n; n=$(wc -l < "$OUT/$model.src")
   local a b c
   a=$(now)
-  "$CLI" translate --model "$model" --beam "$beam" --device cpu < "$OUT/$model.src" > "$OUT/$tag.cpu" || return 1
+  "$CLI" translate --model "$model" --beam "$beam" --device cpu --times < "$OUT/$model.src" \
+    > "$OUT/$tag.cpu" 2> "$OUT/$tag.cpu.err" || return 1
   b=$(now)
-  "$CLI" translate --model "$model" --beam "$beam" --device cuda < "$OUT/$model.src" > "$OUT/$tag.cuda" || return 1
+  "$CLI" translate --model "$model" --beam "$beam" --device cuda --times < "$OUT/$model.src" \
+    > "$OUT/$tag.cuda" 2> "$OUT/$tag.cuda.err" || return 1
   c=$(now)
   local same; same=$(paste -d '\n' "$OUT/$tag.cpu" "$OUT/$tag.cuda" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
   printf '{"model": "%s", "beam": %d, "sentences": %d, "identical": %d, "cpu_s": %s, "cuda_s": %s}\n' \

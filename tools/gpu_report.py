@@ -174,6 +174,29 @@ def main():
     say("Goal: the default model's test split at least 10x faster on the GPU than on one CPU "
         "core (greedy row of transformer-fra-bpe; each run includes the process start).")
     say("")
+    # where each run's time went: `translate --times` (stderr), inside the process's wall time
+    parts = []
+    for p in jsonl(os.path.join(d, "parity.jsonl")):
+        for dev in ("cpu", "cuda"):
+            err = read(os.path.join(d, f"{p['model']}.beam{p['beam']}.{dev}.err")) or ""
+            m = re.search(r"times \(ms\): load (\S+), set-up (\S+), first call (\S+), rest (\S+), "
+                          r"total (\S+)", err)
+            if m:
+                parts.append((p, dev, [float(x) for x in m.groups()]))
+    if parts:
+        say("Where each run's time went (ms; `translate --times`): reading the model, making the "
+            "translator (on the GPU: its context and the weights' upload), the first batch (on the "
+            "GPU: loading kernels and cuBLAS), the other batches; the rest of the process's wall "
+            "time is its start and exit (on the GPU: the context's teardown).")
+        say("")
+        say("| model | beam | device | load | set-up | first batch | other batches | "
+            "start and exit | process |")
+        say("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+        for p, dev, (load, setup, first, rest, total) in parts:
+            wall = p[f"{dev}_s"] * 1e3
+            say(f"| {p['model']} | {p['beam']} | {dev} | {load:.0f} | {setup:.0f} | {first:.0f} | "
+                f"{rest:.0f} | {max(0.0, wall - total):.0f} | {wall:.0f} |")
+        say("")
     sweep = jsonl(os.path.join(d, "batch.jsonl"))
     if sweep:
         gpu_s = next((p["cuda_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))

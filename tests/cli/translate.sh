@@ -31,6 +31,19 @@ j=json.load(open(sys.argv[1]))["attention"]
 rows=[r for l in j["cross"] for t in l for r in t]+[r for l in j["encoder_self"] for h in l for r in h]
 print(all(abs(sum(r)-1)<1e-5 for r in rows))' "$tmp/w")"
 
+# --times: one line on stderr after the translations, stdout as without it; the parts add up
+# to the total (each printed to 0.1 ms)
+printf "go .\ni'm home .\nhe's calm .\n" | $book --batch 2 --times > "$tmp/t.out" 2> "$tmp/t.err"
+check "--times: stdout as without it" "$(printf "go .\ni'm home .\nhe's calm .\n" | $book --batch 2)" "$(cat "$tmp/t.out")"
+check "--times: one line on stderr" "1" "$(grep -c . "$tmp/t.err")"
+check "--times: load, set-up, first call, rest, total" "ok" "$(python3 -c '
+import re,sys
+m = re.fullmatch(r"attnlite translate: times \(ms\): load (\S+), set-up (\S+), first call (\S+), "
+                 r"rest (\S+), total (\S+)\n", open(sys.argv[1]).read())
+v = [float(x) for x in m.groups()] if m else []
+print("ok" if m and all(x >= 0 for x in v) and v[2] > 0 and abs(sum(v[:4]) - v[4]) <= 0.3 else m and v)' "$tmp/t.err")"
+check "no --times: nothing on stderr" "" "$($book "go ." 2>&1 >/dev/null)"
+
 # beam search
 check "--beam 1 is the greedy output" "$($book "no way !" "he's calm .")" "$($book --beam 1 --alpha 0.75 "no way !" "he's calm .")"
 check "--beam 4 finds a better translation" "c'est hors de question !" "$($book --beam 4 "no way !")"

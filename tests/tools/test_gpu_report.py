@@ -47,6 +47,14 @@ def whole_run(d):
     write(d, "parity.jsonl", lines([
         {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1896,
          "cpu_s": 7.82, "cuda_s": 0.81}]))
+    # translate --times on stderr, after a warning line
+    write(d, "transformer-fra-bpe.beam1.cuda.err",
+          "attnlite translate: warning: sentence 7: 1 character(s) the model has never seen become <unk>\n"
+          "attnlite translate: times (ms): load 30.2, set-up 250.4, first call 40.6, rest 480.0, "
+          "total 801.2\n")
+    write(d, "transformer-fra-bpe.beam1.cpu.err",
+          "attnlite translate: times (ms): load 29.0, set-up 0.3, first call 3.1, rest 7770.6, "
+          "total 7803.0\n")
     write(d, "batch.jsonl", lines([
         {"model": "transformer-fra-bpe", "batch": "32", "drop": "-", "beam": 1, "sentences": 1896,
          "identical": 1896, "cpu_s": 4.1},
@@ -92,6 +100,9 @@ class GpuReport(unittest.TestCase):
         self.assertIn("| 1 | 3,790 | 420 | 2,029 | 9.02x | 1.87x (met) |", text)
         self.assertIn("| transformer-fra-bpe | 1 | 1896 | 1896 | 7.82 | 0.81 | 9.65x |", text)
         self.assertIn("| transformer-d2l | 1 | 1896 | 1882 (99.3%) | 0.50 | 0.45 |", text)
+        # --times inside the process's wall time (0.81 s on the GPU: 9 ms of start and exit)
+        self.assertIn("| transformer-fra-bpe | 1 | cpu | 29 | 0 | 3 | 7771 | 17 | 7820 |", text)
+        self.assertIn("| transformer-fra-bpe | 1 | cuda | 30 | 250 | 41 | 480 | 9 | 810 |", text)
         self.assertNotIn("cut short", text)
 
     def test_a_run_cut_short_names_the_step_it_was_in(self):

@@ -130,6 +130,22 @@ void GpuPayoff::done(const char* cmd, const std::string& what, bool little) cons
                cmd, start * 1e3, what.c_str(), work * 1e3);
 }
 
+Times::Times(bool on) : on_(on), t0_(seconds_now()) {}
+void Times::loaded() { load_ = seconds_now(); }
+void Times::made() { made_ = seconds_now(); }
+void Times::called() {
+  if (first_ == 0) first_ = seconds_now();
+}
+void Times::print(const char* cmd) const {
+  if (!on_) return;
+  const double end = seconds_now(), first = first_ == 0 ? end : first_;
+  std::fprintf(stderr,
+               "attnlite %s: times (ms): load %.1f, set-up %.1f, first call %.1f, rest %.1f, "
+               "total %.1f\n",
+               cmd, (load_ - t0_) * 1e3, (made_ - load_) * 1e3, (first - made_) * 1e3,
+               (end - first) * 1e3, (end - t0_) * 1e3);
+}
+
 float alpha_value(Args& args) {
   std::string s;
   if (!args.value("--alpha", &s)) return 0.f;

@@ -75,6 +75,25 @@ class GpuPayoff {
   double t0_ = 0, t1_ = 0;
 };
 
+// --times: where a command's time went, one line on stderr at its end, in milliseconds:
+// "attnlite CMD: times (ms): load L, set-up S, first call F, rest R, total T": reading the
+// model, making the session (on cuda: the device's context and the weights' upload), its
+// first call (on cuda: loading the kernels and cuBLAS where they are not yet), the calls after
+// it, and all of the command from its start. What a whole process takes beyond T is the
+// program's start and exit (on cuda: the context's teardown).
+class Times {
+ public:
+  explicit Times(bool on);  // the clock starts
+  void loaded();            // the model is read
+  void made();              // the session is made
+  void called();            // a call of the session returned (the first one is kept)
+  void print(const char* cmd) const;
+
+ private:
+  bool on_;
+  double t0_ = 0, load_ = 0, made_ = 0, first_ = 0;
+};
+
 // --alpha A (beam search length penalty): a number in [0, 10]; 0 when absent.
 float alpha_value(Args& args);
 // --precision fp32|bf16 (the weights' precision on a device, attnlite::Precision): fp32 when

@@ -56,6 +56,9 @@ const char* kTranslateHelp =
     "  --verbose          print 'english => french, bleu x' like the book\n"
     "  --tokens           print the model's output tokens joined by spaces (sub-word models\n"
     "                     print their pieces; the text is the pieces detokenized)\n"
+    "  --times            at the end, where the time went on stderr (ms): loading the\n"
+    "                     model, making the translator (on cuda: the GPU's start-up), the\n"
+    "                     first call, the rest\n"
     "  -h, --help         this text\n"
     "\n"
     "Words the model does not know become <unk> (a warning names them on stderr); a\n"
@@ -142,6 +145,7 @@ int cmd_translate(int argc, char** argv) {
   const bool tsv = args.flag("--tsv"), as_json = args.flag("--json"),
              weights = args.flag("--weights"), verbose = args.flag("--verbose"),
              tokens_out = args.flag("--tokens");
+  Times times(args.flag("--times"));
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
   opts.max_steps = args.int_value("--max-steps", 0, 1, 1000);
@@ -170,6 +174,7 @@ int cmd_translate(int argc, char** argv) {
                      " sentences, " + std::to_string(refs.size()) + " references)"};
 
   auto model = Model::load(resolve_model(model_arg));
+  times.loaded();
   Limits lim;
   lim.max_tgt_steps = std::max(model->num_steps(), opts.max_steps);
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
@@ -178,6 +183,7 @@ int cmd_translate(int argc, char** argv) {
   lim.max_batch = batch;
   GpuPayoff payoff(lim.device == Device::CUDA);
   Translator tr(model, lim);
+  times.made();
   payoff.started();
   opts.attention = as_json;  // weights are only read for --json
 
@@ -297,6 +303,7 @@ int cmd_translate(int argc, char** argv) {
   auto one = [&](Item& it) {
     try {
       tr.translate(it.src, opts);
+      times.called();
       emit(0, it);
     } catch (const Error& e) {
       fail(it, e.what());
@@ -325,6 +332,7 @@ int cmd_translate(int argc, char** argv) {
       if (together) {
         try {
           tr.translate_batch(views.data(), (int)n, opts);
+          times.called();
         } catch (const Error&) {
           together = false;
         }
@@ -379,6 +387,7 @@ int cmd_translate(int argc, char** argv) {
     }
   }
   flush();
+  times.print("translate");
   payoff.done("translate", std::to_string(count) + (count == 1 ? " sentence" : " sentences"),
               count < (size_t)batch);
   return failures ? kFailed : kOk;
