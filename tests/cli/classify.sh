@@ -127,4 +127,9 @@ check "--batch 2 with a bad image: one error" "1" "$(grep -c 'attnlite classify:
 bad "--batch" --batch 0 "$one"
 
 check "help documents --heatmap" "1" "$($bin classify --help | grep -c -- '--head H|all|rollout')"
+# --times: stdout as without it, and one line on stderr with the five times
+$bin classify --times "$digits"/idx0006_label6_8x8.png "$digits"/idx0139_label9_8x8.png > "$tmp/times.out" 2> "$tmp/times.err"
+check "--times: stdout as without it" "$($bin classify "$digits"/idx0006_label6_8x8.png "$digits"/idx0139_label9_8x8.png)" "$(cat "$tmp/times.out")"
+check "--times: its line on stderr" "1 1" "$(grep -c . "$tmp/times.err") $(grep -cE \
+  '^attnlite classify: times \(ms\): load [0-9.]+, set-up [0-9.]+, first call [0-9.]+, rest [0-9.]+, total [0-9.]+$' "$tmp/times.err")"
 exit $fail

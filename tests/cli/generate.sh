@@ -62,4 +62,9 @@ check "eval --perplexity - --json" "1 5" "$(python3 -c "import json; j=json.load
 $bin eval --perplexity "$tmp/empty.txt" >/dev/null 2>&1; check "perplexity of an empty file: exit 1" "1" "$?"
 $bin eval --perplexity "$src/tests/fixtures/lm_fra_ppl.txt" --model transformer-d2l >/dev/null 2>"$tmp/err"
 check "perplexity with a translator: exit 1" "1" "$?"
+# --times: stdout as without it, and one line on stderr with the five times
+$bin generate --times "je suis" > "$tmp/times.out" 2> "$tmp/times.err"
+check "--times: stdout as without it" "$($bin generate "je suis")" "$(cat "$tmp/times.out")"
+check "--times: its line on stderr" "1 1" "$(grep -c . "$tmp/times.err") $(grep -cE \
+  '^attnlite generate: times \(ms\): load [0-9.]+, set-up [0-9.]+, first call [0-9.]+, rest [0-9.]+, total [0-9.]+$' "$tmp/times.err")"
 exit $fail

@@ -48,6 +48,9 @@ const char* kClassifyHelp =
     "  --dpi N            with --heatmap, pixels per inch (default 100)\n"
     "  --format png|svg   with --heatmap: the file's format (default: svg for OUT.svg, else\n"
     "                     png)\n"
+    "  --times            at the end, where the time went on stderr (ms): loading the\n"
+    "                     model, making the classifier (on cuda: the GPU's start-up), the\n"
+    "                     first batch, the rest\n"
     "  -h, --help         this text\n"
     "\n"
     "An image that cannot be read is reported on stderr and the others are still classified\n"
@@ -102,6 +105,7 @@ int cmd_classify(int argc, char** argv) {
     throw UsageError{e.what()};
   }
   const int batch = args.int_value("--batch", device_arg == "cuda" ? 64 : 1, 1, 1024);
+  Times times(args.flag("--times"));
   const auto paths = args.positionals();
   if (paths.empty()) throw UsageError{"give at least one image"};
   if (draw && heatmap.empty()) throw UsageError{"--heatmap needs a file name"};
@@ -112,12 +116,14 @@ int cmd_classify(int argc, char** argv) {
     throw UsageError{"--layer, --head, --maps, --cmap, --dpi and --format go with --heatmap"};
 
   auto model = Model::load(resolve_model(model_arg));
+  times.loaded();
   ClassifyLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   lim.precision = precision;
   lim.max_batch = batch;
   GpuPayoff payoff(lim.device == Device::CUDA);
   Classifier cls(model, lim);
+  times.made();
   payoff.started();
   if (cls.channels() != 1 || cls.image_size() != 8)
     throw Error("this model reads " + std::to_string(cls.image_size()) + "x" + std::to_string(cls.image_size()) +
@@ -133,6 +139,7 @@ int cmd_classify(int argc, char** argv) {
   auto run = [&]() {
     if (pending.empty()) return;
     cls.classify(px.data(), (int)pending.size(), as_json || draw);
+    times.called();
     for (size_t i = 0; i < pending.size(); ++i) {
       const std::string& path = *pending[i];
       const float* in = px.data() + i * 64;
@@ -194,6 +201,7 @@ int cmd_classify(int argc, char** argv) {
     if ((int)pending.size() == batch) run();
   }
   run();
+  times.print("classify");
   payoff.done("classify", std::to_string(count) + (count == 1 ? " image" : " images"), count < (size_t)batch);
   return status;
 }

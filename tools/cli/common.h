@@ -75,7 +75,8 @@ class GpuPayoff {
   double t0_ = 0, t1_ = 0;
 };
 
-// --times: where a command's time went, one line on stderr at its end, in milliseconds:
+// --times (translate, generate, classify): where a command's time went, one line on stderr at
+// its end, in milliseconds:
 // "attnlite CMD: times (ms): load L, set-up S, first call F, rest R, total T": reading the
 // model, making the session (on cuda: the device's context and the weights' upload), its
 // first call (on cuda: loading the kernels and cuBLAS where they are not yet), the calls after

@@ -38,6 +38,9 @@ const char* kGenerateHelp =
     "  --weights          with --json, include every attention weight\n"
     "  --device cpu|cuda  where the model runs (default cpu)\n"
     ATTNLITE_CLI_PRECISION_HELP
+    "  --times            at the end, where the time went on stderr (ms): loading the\n"
+    "                     model, making the generator (on cuda: the GPU's start-up), the\n"
+    "                     first call (the generation), the rest\n"
     "  -h, --help         this text\n"
     "\n"
     "Words the model does not know become <unk> (a warning names their count on stderr).\n";
@@ -100,17 +103,22 @@ int cmd_generate(int argc, char** argv) {
   }
   o.sample = sampling;
   o.attention = as_json;
+  Times times(args.flag("--times"));
   const auto pos = args.positionals();
   if (pos.size() != 1) throw UsageError{"give one prompt"};
 
   auto model = Model::load(resolve_model(model_arg));
+  times.loaded();
   GenerateLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   lim.precision = precision;
   GpuPayoff payoff(lim.device == Device::CUDA);
   Generator gen(model, lim);
+  times.made();
   payoff.started();
   const Generation& g = gen.generate(pos[0], o);
+  times.called();
+  times.print("generate");
   payoff.done("generate", std::to_string(g.num_generated) + " tokens", true);
   if (g.num_unknown)
     std::fprintf(stderr, "attnlite generate: %d prompt word%s not in the vocabulary (read as <unk>)\n",
