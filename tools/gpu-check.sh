@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the CUDA backend claims, checked on the NVIDIA GPU at hand, in one Markdown report
-# (docs/cuda.md quotes it). About 5 minutes on a 16-core machine, the build included.
+# (docs/cuda.md quotes it). Several minutes on a 16-core machine, the build included: the report
+# gives each step's time and the whole run's.
 #
 #   bash tools/gpu-check.sh [--quick] [--out DIR]      (default DIR: build/gpu-check)
 #
@@ -14,8 +15,7 @@
 #   3. every test (ctest: the CPU suite and every GPU case), then the GPU cases again
 #      directly, to show they ran rather than skipped, and in the other two ATTNLITE_CUDA_LT
 #      modes;
-#   4. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there);
-#   5. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
+#   4. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
 #      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
 #      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md), with every product as SGEMM and a
@@ -23,13 +23,15 @@
 #      (ATTNLITE_CUDA_LT=tune), and with bfloat16 weights (--precision bf16, batch 1 and 32);
 #      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
-#   6. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
+#   5. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
 #      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each and
 #      where it went (translate --times: load, set-up, first call, the rest); the
 #      default model's split at other batch sizes, and with finished sentences kept in their
 #      batches (ATTNLITE_CUDA_DROP=0); with bfloat16 weights (--precision bf16): the lines
 #      that stay as in fp32, and the time; `classify` of the test digits in batches on both
 #      devices, the same labels;
+#   6. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there),
+#      after the measurements: a run cut short by a time limit keeps the goals' numbers;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
@@ -138,17 +140,7 @@ step gpu_tests 240 "$TESTS" "[cuda]" --durations yes
 step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda]"
 step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
 
-# 4. compute-sanitizer over the GPU cases
-if command -v compute-sanitizer >/dev/null; then
-  step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
-  step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
-else
-  echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
-fi
-
-# 5. base Transformer decode: attnlite against PyTorch (eager + KV cache, CUDA graphs)
+# 4. base Transformer decode: attnlite against PyTorch (eager + KV cache, CUDA graphs)
 reps=5; steps=64
 [ $QUICK = 1 ] && { reps=3; steps=32; }
 step bench_cuda 240 "$BUILD/bench/bench_cuda" --batch 1,32 --steps $steps --reps $reps \
@@ -167,7 +159,7 @@ if [ -n "$PY" ]; then
     --reps $reps --mode eager,graphs --json "$OUT/peer_torch_cuda.json"
 fi
 
-# 6. the CLI on held-out sentences: CPU (1 thread, one line at a time) against CUDA (its
+# 5. the CLI on held-out sentences: CPU (1 thread, one line at a time) against CUDA (its
 # default: 256 lines at a time, 1,024 / beam past beam 4)
 parity() {  # parity MODEL BEAM: translate the test split's English on both devices
   local model="$1" beam="$2" tag="$1.beam$2"
@@ -277,6 +269,17 @@ classify() {
   [ "$n" -gt 0 ] && [ "$same" -eq "$n" ] && [ "$same64" -eq "$n" ] && [ "$note8" -eq 0 ] && [ "$note64" -eq 1 ]
 }
 step classify 60 classify
+
+# 6. compute-sanitizer over the GPU cases (after the measurements: a run cut short by a time
+# limit keeps the goals' numbers; every sanitizer run so far found 0 errors)
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
+    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+  step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
+    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
+else
+  echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
+fi
 
 # 7. the language model and the ViT: GPU, CPU, PyTorch on the GPU
 if [ -n "$PY" ]; then
