@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -58,7 +59,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   std::string model_path, images_path, json_out, logits_out;
   int batch = 1, threads = 1, min_runs = 10, attention = 0;
   double min_time = 2.0;
@@ -158,4 +159,14 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   return 0;
+}
+
+// A model the loader refuses, a device that is not there: the library's error, exit 1.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlite_bench_classify: error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -56,7 +57,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   std::string model_path, prompt, json_out;
   int tokens = 16, gens = 4, threads = 1, min_runs = 10;
   double min_time = 2.0;
@@ -137,4 +138,14 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   return 0;
+}
+
+// A model the loader refuses, a device that is not there: the library's error, exit 1.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlite_bench_generate: error: %s\n", e.what());
+    return 1;
+  }
 }
