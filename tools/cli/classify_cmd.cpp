@@ -121,10 +121,8 @@ int cmd_classify(int argc, char** argv) {
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   lim.precision = precision;
   lim.max_batch = batch;
-  GpuPayoff payoff(lim.device == Device::CUDA);
   Classifier cls(model, lim);
   times.made();
-  payoff.started();
   if (cls.channels() != 1 || cls.image_size() != 8)
     throw Error("this model reads " + std::to_string(cls.image_size()) + "x" + std::to_string(cls.image_size()) +
                 " images of " + std::to_string(cls.channels()) +
@@ -201,8 +199,8 @@ int cmd_classify(int argc, char** argv) {
     if ((int)pending.size() == batch) run();
   }
   run();
-  times.print("classify");
-  payoff.done("classify", std::to_string(count) + (count == 1 ? " image" : " images"), count < (size_t)batch);
+  times.done("classify", std::to_string(count) + (count == 1 ? " image" : " images"), count < (size_t)batch,
+             lim.device == Device::CUDA);
   return status;
 }
 

@@ -115,35 +115,28 @@ double seconds_now() {
 }
 }  // namespace
 
-GpuPayoff::GpuPayoff(bool cuda) : cuda_(cuda), t0_(seconds_now()) {}
-
-void GpuPayoff::started() { t1_ = seconds_now(); }
-
-void GpuPayoff::done(const char* cmd, const std::string& what, bool little) const {
-  if (!cuda_ || !little) return;
-  const double start = t1_ - t0_, work = seconds_now() - t1_;
-  if (start <= work) return;
-  std::fprintf(stderr,
-               "attnlite %s: note: the GPU's start-up took %.0f ms, the work (%s) %.0f ms: for so "
-               "little work --device cpu is likely faster (the GPU pays off on many lines or images "
-               "at once, and on long generations)\n",
-               cmd, start * 1e3, what.c_str(), work * 1e3);
-}
-
-Times::Times(bool on) : on_(on), t0_(seconds_now()) {}
+Times::Times(bool print) : print_(print), t0_(seconds_now()) {}
 void Times::loaded() { load_ = seconds_now(); }
 void Times::made() { made_ = seconds_now(); }
 void Times::called() {
   if (first_ == 0) first_ = seconds_now();
 }
-void Times::print(const char* cmd) const {
-  if (!on_) return;
+
+void Times::done(const char* cmd, const std::string& what, bool little, bool cuda) const {
   const double end = seconds_now(), first = first_ == 0 ? end : first_;
-  std::fprintf(stderr,
-               "attnlite %s: times (ms): load %.1f, set-up %.1f, first call %.1f, rest %.1f, "
-               "total %.1f\n",
-               cmd, (load_ - t0_) * 1e3, (made_ - load_) * 1e3, (first - made_) * 1e3,
-               (end - first) * 1e3, (end - t0_) * 1e3);
+  const double setup = made_ - load_, work = end - made_;
+  if (print_)
+    std::fprintf(stderr,
+                 "attnlite %s: times (ms): load %.1f, set-up %.1f, first call %.1f, rest %.1f, "
+                 "total %.1f\n",
+                 cmd, (load_ - t0_) * 1e3, setup * 1e3, (first - made_) * 1e3, (end - first) * 1e3,
+                 (end - t0_) * 1e3);
+  if (cuda && little && setup > work)
+    std::fprintf(stderr,
+                 "attnlite %s: note: the GPU's start-up took %.0f ms, the work (%s) %.0f ms: for so "
+                 "little work --device cpu is likely faster (the GPU pays off on many lines or "
+                 "images at once, and on long generations)\n",
+                 cmd, setup * 1e3, what.c_str(), work * 1e3);
 }
 
 float alpha_value(Args& args) {

@@ -57,41 +57,29 @@ class Args {
   std::vector<bool> used_;
 };
 
-// With --device cuda, whether the GPU paid off: the session's construction (CUDA's start-up,
-// the weights' upload, the workspace) is timed against the work after it. When the start-up
-// took longer and the work was little (less than one batch; any generation), a note on
-// stderr says that the CPU is likely faster for so little work. Full batches are where the
-// GPU pays off (docs/cuda.md), so a run of one or more full batches gets no note.
-class GpuPayoff {
- public:
-  explicit GpuPayoff(bool cuda);  // the clock starts: the session is about to be made
-  void started();                 // the session is made: the work starts
-  // `what` names the work ("3 sentences"); `little`: the work was small for a GPU (less
-  // than one batch). Prints the note when it applies.
-  void done(const char* cmd, const std::string& what, bool little) const;
-
- private:
-  bool cuda_;
-  double t0_ = 0, t1_ = 0;
-};
-
-// --times (translate, generate, classify): where a command's time went, one line on stderr at
-// its end, in milliseconds:
-// "attnlite CMD: times (ms): load L, set-up S, first call F, rest R, total T": reading the
-// model, making the session (on cuda: the device's context and the weights' upload), its
-// first call (on cuda: loading the kernels and cuBLAS where they are not yet), the calls after
-// it, and all of the command from its start. What a whole process takes beyond T is the
-// program's start and exit (on cuda: the context's teardown).
+// Where a command's time went: reading the model, making the session (on cuda: the GPU's
+// start-up: CUDA's context, the weights' upload, the workspace), its first call (on cuda:
+// loading the kernels and cuBLAS where they are not yet), the calls after it. At the end:
+// - with --times (translate, generate, classify), one line on stderr, in milliseconds:
+//   "attnlite CMD: times (ms): load L, set-up S, first call F, rest R, total T", T all of the
+//   command from its start; what a whole process takes beyond T is the program's start and
+//   exit (on cuda: the context's teardown);
+// - with --device cuda, whether the GPU paid off: when the set-up took longer than the work
+//   after it and the work was little (less than one batch; any generation), a note on stderr
+//   says that the CPU is likely faster for so little work. Full batches are where the GPU
+//   pays off (docs/cuda.md), so a run of one or more full batches gets no note.
 class Times {
  public:
-  explicit Times(bool on);  // the clock starts
-  void loaded();            // the model is read
-  void made();              // the session is made
-  void called();            // a call of the session returned (the first one is kept)
-  void print(const char* cmd) const;
+  explicit Times(bool print);  // the clock starts; print: --times
+  void loaded();               // the model is read
+  void made();                 // the session is made
+  void called();               // a call of the session returned (the first one is kept)
+  // `what` names the work ("3 sentences"); `little`: the work was small for a GPU (less than
+  // one batch); `cuda`: the session runs on the GPU. Prints what applies of the two above.
+  void done(const char* cmd, const std::string& what, bool little, bool cuda) const;
 
  private:
-  bool on_;
+  bool print_;
   double t0_ = 0, load_ = 0, made_ = 0, first_ = 0;
 };
 

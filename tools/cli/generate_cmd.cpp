@@ -112,14 +112,11 @@ int cmd_generate(int argc, char** argv) {
   GenerateLimits lim;
   lim.device = device_arg == "cuda" ? Device::CUDA : Device::CPU;
   lim.precision = precision;
-  GpuPayoff payoff(lim.device == Device::CUDA);
   Generator gen(model, lim);
   times.made();
-  payoff.started();
   const Generation& g = gen.generate(pos[0], o);
   times.called();
-  times.print("generate");
-  payoff.done("generate", std::to_string(g.num_generated) + " tokens", true);
+  times.done("generate", std::to_string(g.num_generated) + " tokens", true, lim.device == Device::CUDA);
   if (g.num_unknown)
     std::fprintf(stderr, "attnlite generate: %d prompt word%s not in the vocabulary (read as <unk>)\n",
                  g.num_unknown, g.num_unknown > 1 ? "s are" : " is");

@@ -181,10 +181,8 @@ int cmd_translate(int argc, char** argv) {
   lim.precision = precision;
   lim.max_beam = opts.beam_size;
   lim.max_batch = batch;
-  GpuPayoff payoff(lim.device == Device::CUDA);
   Translator tr(model, lim);
   times.made();
-  payoff.started();
   opts.attention = as_json;  // weights are only read for --json
 
   int failures = 0;
@@ -387,9 +385,8 @@ int cmd_translate(int argc, char** argv) {
     }
   }
   flush();
-  times.print("translate");
-  payoff.done("translate", std::to_string(count) + (count == 1 ? " sentence" : " sentences"),
-              count < (size_t)batch);
+  times.done("translate", std::to_string(count) + (count == 1 ? " sentence" : " sentences"),
+             count < (size_t)batch, lim.device == Device::CUDA);
   return failures ? kFailed : kOk;
 }
 
