@@ -93,7 +93,7 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
 // BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
 // Vec; else one at a time), each widened to fp32 exactly.
-// More rows (bfloat16 only, gemv_bf16_fits): chunks of 8 rows, each as above, so a row's sums
+// More rows (bfloat16 only, gemv_fits(M, true)): chunks of 8 rows, each as above, so a row's sums
 // are those of a launch of up to 8 rows. The chunks of a block's features are neighbouring
 // blocks (block i: chunk i % chunks of feature block i / chunks), so they run together and
 // read the same weight rows: from memory once, from L2 for the rest, even when the matrix is
@@ -1021,7 +1021,7 @@ cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream) {
-  if (gemv_bf16_fits(M)) {
+  if (gemv_fits(M, true)) {
     gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream);
     return CUBLAS_STATUS_SUCCESS;
   }
@@ -1069,10 +1069,6 @@ size_t attend_shared_limit() {
         optin <= kDefault ||
         cudaFuncSetAttribute(attend_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
         cudaFuncSetAttribute(attend_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess) {
-      (void)cudaGetLastError();
-      // the kernels as they were: one may have opted in, neither needs to
-      (void)cudaFuncSetAttribute(attend_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDefault);
-      (void)cudaFuncSetAttribute(attend_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDefault);
       (void)cudaGetLastError();
       return (size_t)kDefault;
     }

@@ -37,13 +37,15 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // epilogue adds the bias and applies ReLU. GELU always takes SGEMM + bias_act (cuBLASLt's GELU
 // is the tanh approximation, the book's the exact erf one). CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
-inline bool gemv_fits(int M) { return M >= 1 && M <= kGemvMaxRows; }
 // bfloat16 layers take the GEMV up to kGemvBf16MaxRows rows (a decoding step of batches and
 // beams up to 64), in chunks of kGemvMaxRows rows of one launch: each chunk reads the
 // bfloat16 matrix (after the first, mostly from L2), where widening it for SGEMM would read
 // and write it in fp32 at every step.
 constexpr int kGemvBf16MaxRows = 64;
-inline bool gemv_bf16_fits(int M) { return M >= 1 && M <= kGemvBf16MaxRows; }
+// Whether M rows of a layer (bfloat16 or not) take the GEMV.
+inline bool gemv_fits(int M, bool bf16 = false) {
+  return M >= 1 && M <= (bf16 ? kGemvBf16MaxRows : kGemvMaxRows);
+}
 
 // Which way products of more than kGemvMaxRows rows run (ATTNLITE_CUDA_LT, docs/cuda.md):
 // - Sgemm: SGEMM + bias_act, always;
@@ -95,7 +97,7 @@ struct GemvLayers {
   int count = 0;
 };
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows, or for
-// bfloat16 layers M <= kGemvBf16MaxRows.
+// bfloat16 layers M <= kGemvBf16MaxRows (gemv_fits).
 // The layers are all fp32, all int8 or all bfloat16: an int8 layer's output is
 // S[o] · (x · Q[o]ᵀ) + b, the CPU's int8 product; a bfloat16 layer's is the fp32 product with
 // the matrix's values widened (bf16_value, ops/operands.h). CPU: linear() of each layer.

@@ -217,7 +217,7 @@ class CudaOps final : public ops::Ops {
       cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
       return;
     }
-    if (!(w.bf16() ? cuda::gemv_bf16_fits(M) : cuda::gemv_fits(M)) && !w.expand)
+    if (!cuda::gemv_fits(M, w.bf16()) && !w.expand)
       throw Error(std::string("CUDA: an ") + (w.int8() ? "int8" : "bfloat16") + " linear layer of " +
                   std::to_string(M) + " rows needs room to expand its weights (Linear::expand), and has none");
     if (w.int8())
@@ -225,13 +225,12 @@ class CudaOps final : public ops::Ops {
     else
       cuda::linear_bf16(blas(), y, w.out, x, w.in, w.h, w.expand, w.b, M, w.out, w.in, a, kStream);
   }
-  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits; bfloat16 ones:
-  // gemv_bf16_fits), all fp32, all int8 or all bfloat16: one GEMV launch for all of them.
+  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits, for bfloat16
+  // ones up to 64), all fp32, all int8 or all bfloat16: one GEMV launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
     if (!cuda::gemv_fits(M) && strided(ys, ws, n, x, M)) return;
-    const bool fits = (n >= 1 && ws[0]->bf16()) ? cuda::gemv_bf16_fits(M) : cuda::gemv_fits(M);
-    bool one = fits && n >= 1 && n <= cuda::kGemvMaxLayers;
+    bool one = n >= 1 && n <= cuda::kGemvMaxLayers && cuda::gemv_fits(M, ws[0]->bf16());
     for (int i = 0; one && i < n; ++i)
       one = (ws[i]->w || ws[i]->q || ws[i]->h) && ws[i]->int8() == ws[0]->int8() &&
             ws[i]->bf16() == ws[0]->bf16() && ws[i]->in == ws[0]->in;
