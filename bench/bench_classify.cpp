@@ -12,12 +12,8 @@
 // runs are reached (after one warm-up); printed: the median wall-clock and process-CPU
 // seconds per workload and images/s = N / median. The labels of the warm-up run are printed
 // and its logits (N, K) written to --logits for the check against the peers.
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,26 +22,12 @@
 #include "attnlite/classify.h"
 #include "attnlite/model.h"
 #include "attnlite/threads.h"
+#include "timing.h"
 
 using namespace attnlite;
+using namespace attnlite::bench;
 
 namespace {
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
@@ -161,12 +143,4 @@ static int run(int argc, char** argv) {
   return 0;
 }
 
-// A model the loader refuses, a device that is not there: the library's error, exit 1.
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnlite_bench_classify: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return main_guarded("attnlite_bench_classify", run, argc, argv); }

@@ -11,12 +11,8 @@
 // printed: the median wall-clock and process-CPU seconds per workload and tokens/s =
 // gens * tokens / median. The generated ids of the first run are printed for the token
 // check (bench/lm.sh compares them with the peers' and the full-forward reference's).
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -25,26 +21,12 @@
 #include "attnlite/generate.h"
 #include "attnlite/model.h"
 #include "attnlite/threads.h"
+#include "timing.h"
 
 using namespace attnlite;
+using namespace attnlite::bench;
 
 namespace {
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr,
@@ -140,12 +122,4 @@ static int run(int argc, char** argv) {
   return 0;
 }
 
-// A model the loader refuses, a device that is not there: the library's error, exit 1.
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnlite_bench_generate: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return main_guarded("attnlite_bench_generate", run, argc, argv); }
