@@ -165,7 +165,8 @@ def main():
     say("")
     say("| model | beam | sentences | identical | CPU s | GPU s | GPU speed-up |")
     say("|---|---:|---:|---:|---:|---:|---:|")
-    for p in jsonl(os.path.join(d, "parity.jsonl")):
+    held_out = jsonl(os.path.join(d, "parity.jsonl"))
+    for p in held_out:
         if p["identical"] != p["sentences"]:
             bad.append(f"parity {p['model']} beam {p['beam']}")
         say(f"| {p['model']} | {p['beam']} | {p['sentences']} | {p['identical']} | "
@@ -176,7 +177,7 @@ def main():
     say("")
     # where each run's time went: `translate --times` (stderr), inside the process's wall time
     parts = []
-    for p in jsonl(os.path.join(d, "parity.jsonl")):
+    for p in held_out:
         for dev in ("cpu", "cuda"):
             err = read(os.path.join(d, f"{p['model']}.beam{p['beam']}.{dev}.err")) or ""
             m = re.search(r"times \(ms\): load (\S+), set-up (\S+), first call (\S+), rest (\S+), "
@@ -199,9 +200,9 @@ def main():
         say("")
     sweep = jsonl(os.path.join(d, "batch.jsonl"))
     if sweep:
-        gpu_s = next((p["cuda_s"] for p in jsonl(os.path.join(d, "parity.jsonl"))
+        gpu_s = next((p["cuda_s"] for p in held_out
                       if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
-        parity = {p["beam"]: p for p in jsonl(os.path.join(d, "parity.jsonl"))
+        parity = {p["beam"]: p for p in held_out
                   if p["model"] == "transformer-fra-bpe"}
         say("The same run on the GPU at other `--batch` sizes (256 lines is the default), and at "
             "the default with finished sentences kept in their batches (`ATTNLITE_CUDA_DROP=0`; "
