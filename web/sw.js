@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '6dae632fd20c26ed';
+const VERSION = '212d0c30826a3d2f';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -250,8 +250,18 @@ typedef struct al_generate_options {
 } al_generate_options;
 void al_generate_options_default(al_generate_options* options);
 
-/* device: al_device. The weights as stored (AL_PRECISION_FP32; bfloat16 weights are a
- * translator's limit here, and GenerateLimits::precision in C++). */
+/* attnlite::GenerateLimits. al_generator_limits_default: 4096, AL_DEVICE_CPU,
+ * AL_PRECISION_FP32. */
+typedef struct al_generator_limits {
+  size_t max_input_bytes; /* longer prompts are an error */
+  int device;             /* al_device (CUDA: a CUDA build and a CUDA device) */
+  int precision;          /* al_precision (BF16: device CUDA only) */
+} al_generator_limits;
+void al_generator_limits_default(al_generator_limits* limits);
+/* A generator with buffers sized by the limits (NULL: al_generator_limits_default). */
+al_generator* al_generator_new_with(const al_model* model, const al_generator_limits* limits,
+                                    al_error** err);
+/* device: al_device: al_generator_new_with with the default limits on that device. */
 al_generator* al_generator_new(const al_model* model, int device, al_error** err);
 void al_generator_free(al_generator* g); /* NULL is fine */
 const char* al_generator_error(const al_generator* g); /* "" after a success */
@@ -296,8 +306,19 @@ al_status al_generator_score(al_generator* g, const char* sentence, double* nll,
 al_status al_digit_from_file_bytes(const uint8_t* bytes, size_t size, float* out, al_error** err);
 al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* out, al_error** err);
 
-/* A classifier for a model of kind AL_VIT, one image at a time; device: al_device; the
- * weights as stored (ClassifyLimits::precision in C++). */
+/* attnlite::ClassifyLimits. al_classifier_limits_default: 1, AL_DEVICE_CPU,
+ * AL_PRECISION_FP32. */
+typedef struct al_classifier_limits {
+  int max_batch;  /* images per al_classify_batch, 1..4096 */
+  int device;     /* al_device (CUDA: a CUDA build and a CUDA device) */
+  int precision;  /* al_precision (BF16: device CUDA only) */
+} al_classifier_limits;
+void al_classifier_limits_default(al_classifier_limits* limits);
+/* A classifier for a model of kind AL_VIT with buffers for max_batch images (limits NULL:
+ * al_classifier_limits_default). */
+al_classifier* al_classifier_new_with(const al_model* model, const al_classifier_limits* limits,
+                                      al_error** err);
+/* device: al_device: al_classifier_new_with with the default limits (one image) on it. */
 al_classifier* al_classifier_new(const al_model* model, int device, al_error** err);
 void al_classifier_free(al_classifier* c); /* NULL is fine */
 const char* al_classifier_error(const al_classifier* c);
@@ -309,7 +330,23 @@ const char* al_classifier_label(const al_classifier* c, int k); /* "" out of ran
 /* One image (C x S x S floats, the model's pixel values: digits 0..16); attention 1 records
  * the attention weights. */
 al_status al_classify(al_classifier* c, const float* image, int attention);
-/* The last classification: 0, -1 or NULL before any or after a failure. */
+/* n images (n x C x S x S floats), 1 <= n <= max_batch, in one pass of the model (on CUDA
+ * one graph: where a GPU pays off). Each image's result is al_classify's for it alone to float
+ * rounding (a product of many rows may sum in another order than one of a single row). */
+al_status al_classify_batch(al_classifier* c, const float* images, int n, int attention);
+/* Images of the last call: 0 before any or after a failure. */
+int al_classification_count(const al_classifier* c);
+/* Image i of the last call: -1, 0 or NULL before any, after a failure or for i out of
+ * range. The functions without _at below read image 0. */
+int al_classification_label_at(const al_classifier* c, int i);
+float al_classification_prob_at(const al_classifier* c, int i);
+const float* al_classification_probs_at(const al_classifier* c, int i); /* (num_classes) */
+/* Layer l's weights (NH, T, T) of image i, [h][q][k]; NULL when not recorded. */
+const float* al_classification_attention_at(const al_classifier* c, int i, int layer);
+/* Image i's attention rollout into out (T x T); AL_ERR_ARGUMENT for i out of range,
+ * AL_ERR_INPUT without recorded attention. */
+al_status al_classification_rollout_at(al_classifier* c, int i, float* out);
+/* Image 0 of the last classification: 0, -1 or NULL before any or after a failure. */
 int al_classification_label(const al_classifier* c);
 float al_classification_prob(const al_classifier* c);
 const float* al_classification_probs(const al_classifier* c);  /* (num_classes) */

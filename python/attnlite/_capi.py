@@ -58,6 +58,22 @@ class _Limits(ctypes.Structure):
     ]
 
 
+class _GeneratorLimits(ctypes.Structure):
+    _fields_ = [
+        ("max_input_bytes", ctypes.c_size_t),
+        ("device", ctypes.c_int),
+        ("precision", ctypes.c_int),
+    ]
+
+
+class _ClassifierLimits(ctypes.Structure):
+    _fields_ = [
+        ("max_batch", ctypes.c_int),
+        ("device", ctypes.c_int),
+        ("precision", ctypes.c_int),
+    ]
+
+
 class _DecodeOptions(ctypes.Structure):
     _fields_ = [
         ("d2l_compat", ctypes.c_int),
@@ -177,6 +193,8 @@ _PROTOTYPES = {
     "al_nbest_score": (ctypes.c_double, [_p, _int]),
     # language models
     "al_generate_options_default": (None, [ctypes.POINTER(_GenerateOptions)]),
+    "al_generator_limits_default": (None, [ctypes.POINTER(_GeneratorLimits)]),
+    "al_generator_new_with": (_p, [_p, ctypes.POINTER(_GeneratorLimits), _errpp]),
     "al_generator_new": (_p, [_p, _int, _errpp]),
     "al_generator_free": (None, [_p]),
     "al_generator_error": (_str, [_p]),
@@ -204,6 +222,8 @@ _PROTOTYPES = {
     # images and the Vision Transformer
     "al_digit_from_file_bytes": (_int, [_u8ptr, _size, _fptr, _errpp]),
     "al_digit_from_rgba": (_int, [_u8ptr, _int, _int, _fptr, _errpp]),
+    "al_classifier_limits_default": (None, [ctypes.POINTER(_ClassifierLimits)]),
+    "al_classifier_new_with": (_p, [_p, ctypes.POINTER(_ClassifierLimits), _errpp]),
     "al_classifier_new": (_p, [_p, _int, _errpp]),
     "al_classifier_free": (None, [_p]),
     "al_classifier_error": (_str, [_p]),
@@ -220,6 +240,13 @@ _PROTOTYPES = {
     "al_classification_heads": (_int, [_p]),
     "al_classification_attention": (_fptr, [_p, _int]),
     "al_classification_rollout": (_int, [_p, _fptr]),
+    "al_classify_batch": (_int, [_p, _fptr, _int, _int]),
+    "al_classification_count": (_int, [_p]),
+    "al_classification_label_at": (_int, [_p, _int]),
+    "al_classification_prob_at": (ctypes.c_float, [_p, _int]),
+    "al_classification_probs_at": (_fptr, [_p, _int]),
+    "al_classification_attention_at": (_fptr, [_p, _int, _int]),
+    "al_classification_rollout_at": (_int, [_p, _int, _fptr]),
     # figures
     "al_figure_options_default": (None, [ctypes.POINTER(_FigureOptions)]),
     "al_figure_translation_map": (_p, [_p, _str, ctypes.POINTER(_FigureOptions), _errpp]),

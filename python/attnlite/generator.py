@@ -67,6 +67,9 @@ class Generator(_capi.Handle):
         model: a :class:`Model` of kind ``"lm"`` (or a path or shipped name, e.g.
             ``"lm-fra"``).
         device: ``"cpu"`` or ``"cuda"``.
+        precision: ``"fp32"``, or with ``device="cuda"`` ``"bf16"``: the linear layers'
+            matrices held in bfloat16 on the GPU (sums still in fp32). Tokens may differ from
+            fp32's where two candidates are close.
 
     Results equal ``attnlite generate`` for the same options and seed. A generator belongs to
     one thread at a time (calls from several threads wait for each other).
@@ -82,23 +85,29 @@ class Generator(_capi.Handle):
     _free = "al_generator_free"
     _what = "generator"
 
-    def __init__(self, model: Union[Model, str], device: str = "cpu") -> None:
+    def __init__(self, model: Union[Model, str], device: str = "cpu", precision: str = "fp32") -> None:
         """Makes a generator with its own buffers; see ``help(attnlite.Generator)``."""
         super().__init__()
         self._streaming = False
         if not isinstance(model, Model):
             model = Model.load(model)
-        dev = _capi.device_id(device)
+        L = _capi.lib()
+        lim = _capi._GeneratorLimits()
+        L.al_generator_limits_default(ctypes.byref(lim))
+        lim.device = _capi.device_id(device)
+        lim.precision = _capi.precision_id(precision, device)
         self.model = model
         """The :class:`Model` it generates with."""
         self.device = device
-        L = _capi.lib()
+        """``"cpu"`` or ``"cuda"``."""
+        self.precision = precision
+        """``"fp32"`` or ``"bf16"``."""
         with model._lock:
             mh = model._handle()
             if model.task != "generate":
                 raise Error(f"a Generator needs a language model (kind lm), not {model.kind}")
             self._vocab = model._vocab("tgt")
-            self._h = _capi.construct(L.al_generator_new, mh, dev)
+            self._h = _capi.construct(L.al_generator_new_with, mh, ctypes.byref(lim))
         self.context: int = L.al_generator_context(self._h)
         """Positions the model reads (``<bos>``, prompt and generated tokens)."""
 
@@ -279,4 +288,5 @@ class Generator(_capi.Handle):
 
     def __repr__(self) -> str:
         state = " (closed)" if self.closed else ""
-        return f"<attnlite.Generator{state} context={self.context} device={self.device}>"
+        return (f"<attnlite.Generator{state} context={self.context} device={self.device}"
+                + (f" precision={self.precision}>" if self.precision != "fp32" else ">"))

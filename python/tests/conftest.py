@@ -26,6 +26,15 @@ if os.environ.get("ATTNLITE_TEST_INSTALLED"):
 CLI = Path(os.environ.get("ATTNLITE_CLI", ROOT / "build" / "python" / "attnlite"))
 
 
+def refused_cuda(e: Exception) -> None:
+    """A CUDA session the library refused: right for a CPU build or a machine without a GPU
+    (the message says CUDA), a failure where ATTNLITE_TEST_CUDA=1 says the library has CUDA
+    and the machine a GPU (tools/gpu-check.sh sets it)."""
+    if os.environ.get("ATTNLITE_TEST_CUDA") == "1":
+        pytest.fail(f"a CUDA session was refused on a machine with a GPU: {e}")
+    assert "CUDA" in str(e)
+
+
 def cli(*args, check=True, stdin=None):
     """Runs the command line; returns its stdout (str)."""
     if not CLI.is_file():

@@ -35,18 +35,37 @@ al_status al_digit_from_rgba(const uint8_t* rgba, int width, int height, float* 
   });
 }
 
-al_classifier* al_classifier_new(const al_model* model, int device, al_error** err) {
+void al_classifier_limits_default(al_classifier_limits* l) {
+  if (!l) return;
+  const ClassifyLimits d;
+  l->max_batch = d.max_batch;
+  l->device = AL_DEVICE_CPU;
+  l->precision = AL_PRECISION_FP32;
+}
+
+al_classifier* al_classifier_new_with(const al_model* model, const al_classifier_limits* limits,
+                                      al_error** err) {
   return construct<al_classifier>(err, [&] {
     if (!model) throw Error("al_classifier_new: model is NULL");
-    if (device != AL_DEVICE_CPU && device != AL_DEVICE_CUDA)
-      throw Error("al_classifier_new: unknown device " + std::to_string(device));
+    al_classifier_limits l;
+    al_classifier_limits_default(&l);
+    if (limits) l = *limits;
     ClassifyLimits lim;
-    lim.device = device == AL_DEVICE_CUDA ? Device::CUDA : Device::CPU;
+    lim.max_batch = l.max_batch;
+    lim.device = device_of(l.device);
+    lim.precision = precision_of(l.precision);
     auto c = std::make_unique<al_classifier>();
     c->model = model->model;
     c->cls = std::make_unique<Classifier>(model->model, lim);
     return c.release();
   });
+}
+
+al_classifier* al_classifier_new(const al_model* model, int device, al_error** err) {
+  al_classifier_limits l;
+  al_classifier_limits_default(&l);
+  l.device = device;
+  return al_classifier_new_with(model, &l, err);
 }
 
 void al_classifier_free(al_classifier* c) { delete c; }
@@ -60,45 +79,84 @@ const char* al_classifier_label(const al_classifier* c, int k) {
   return c->model->labels()[(size_t)k].c_str();
 }
 
-al_status al_classify(al_classifier* c, const float* image, int attention) {
-  if (!c) return AL_ERR_ARGUMENT;
-  c->has = false;
-  if (!image) {
-    c->error = "al_classify: image is NULL";
-    return AL_ERR_ARGUMENT;
-  }
-  return guard(c->error, [&] {
-    c->cls->classify(image, 1, attention != 0);
-    c->has = true;
-  });
-}
-
 }  // extern "C"
 
 namespace {
-const Classification* cls_result(const al_classifier* c) { return c && c->has ? &c->cls->result(0) : nullptr; }
+// al_classify and al_classify_batch; null: the message for images == NULL.
+al_status classify_images(al_classifier* c, const float* images, int n, int attention, const char* null) {
+  if (!c) return AL_ERR_ARGUMENT;
+  c->count = 0;
+  if (!images) {
+    c->error = null;
+    return AL_ERR_ARGUMENT;
+  }
+  return guard(c->error, [&] {
+    c->cls->classify(images, n, attention != 0);
+    c->count = n;
+  });
+}
 }  // namespace
 
 extern "C" {
 
-int al_classification_label(const al_classifier* c) { auto r = cls_result(c); return r ? r->label : -1; }
-float al_classification_prob(const al_classifier* c) { auto r = cls_result(c); return r ? r->prob : 0.f; }
-const float* al_classification_probs(const al_classifier* c) { auto r = cls_result(c); return r ? r->probs : nullptr; }
-int al_classification_layers(const al_classifier* c) { auto r = cls_result(c); return r ? r->layers : 0; }
-int al_classification_heads(const al_classifier* c) { auto r = cls_result(c); return r ? r->heads : 0; }
-const float* al_classification_attention(const al_classifier* c, int layer) {
-  auto r = cls_result(c);
-  if (!r || !r->attn || layer < 0 || layer >= r->layers) return nullptr;
-  return r->attn + layer * r->layer_stride;
+al_status al_classify_batch(al_classifier* c, const float* images, int n, int attention) {
+  return classify_images(c, images, n, attention, "al_classify_batch: images is NULL");
 }
-al_status al_classification_rollout(al_classifier* c, float* out) {
-  if (!c || !out) return AL_ERR_ARGUMENT;
-  if (!c->has) {
-    c->error = "al_classification_rollout: nothing was classified";
-    return AL_ERR_ARGUMENT;
-  }
-  return guard(c->error, [&] { c->cls->rollout(0, out); });
+
+al_status al_classify(al_classifier* c, const float* image, int attention) {
+  return classify_images(c, image, 1, attention, "al_classify: image is NULL");
 }
+
+int al_classification_count(const al_classifier* c) { return c ? c->count : 0; }
 
 }  // extern "C"
 
+namespace {
+const Classification* cls_result(const al_classifier* c, int i) {
+  return c && i >= 0 && i < c->count ? &c->cls->result(i) : nullptr;
+}
+}  // namespace
+
+extern "C" {
+
+int al_classification_label_at(const al_classifier* c, int i) {
+  auto r = cls_result(c, i);
+  return r ? r->label : -1;
+}
+float al_classification_prob_at(const al_classifier* c, int i) {
+  auto r = cls_result(c, i);
+  return r ? r->prob : 0.f;
+}
+const float* al_classification_probs_at(const al_classifier* c, int i) {
+  auto r = cls_result(c, i);
+  return r ? r->probs : nullptr;
+}
+const float* al_classification_attention_at(const al_classifier* c, int i, int layer) {
+  auto r = cls_result(c, i);
+  if (!r || !r->attn || layer < 0 || layer >= r->layers) return nullptr;
+  return r->attn + layer * r->layer_stride;
+}
+al_status al_classification_rollout_at(al_classifier* c, int i, float* out) {
+  if (!c || !out) return AL_ERR_ARGUMENT;
+  if (i < 0 || i >= c->count) {
+    c->error = c->count ? "al_classification_rollout: image " + std::to_string(i) + " is outside [0, " +
+                              std::to_string(c->count) + ")"
+                        : "al_classification_rollout: nothing was classified";
+    return AL_ERR_ARGUMENT;
+  }
+  return guard(c->error, [&] { c->cls->rollout(i, out); });
+}
+
+int al_classification_label(const al_classifier* c) { return al_classification_label_at(c, 0); }
+float al_classification_prob(const al_classifier* c) { return al_classification_prob_at(c, 0); }
+const float* al_classification_probs(const al_classifier* c) { return al_classification_probs_at(c, 0); }
+int al_classification_layers(const al_classifier* c) { auto r = cls_result(c, 0); return r ? r->layers : 0; }
+int al_classification_heads(const al_classifier* c) { auto r = cls_result(c, 0); return r ? r->heads : 0; }
+const float* al_classification_attention(const al_classifier* c, int layer) {
+  return al_classification_attention_at(c, 0, layer);
+}
+al_status al_classification_rollout(al_classifier* c, float* out) {
+  return al_classification_rollout_at(c, 0, out);
+}
+
+}  // extern "C"

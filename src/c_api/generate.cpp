@@ -21,13 +21,25 @@ void al_generate_options_default(al_generate_options* o) {
   o->attention = d.attention;
 }
 
-al_generator* al_generator_new(const al_model* model, int device, al_error** err) {
+void al_generator_limits_default(al_generator_limits* l) {
+  if (!l) return;
+  const GenerateLimits d;
+  l->max_input_bytes = d.max_input_bytes;
+  l->device = AL_DEVICE_CPU;
+  l->precision = AL_PRECISION_FP32;
+}
+
+al_generator* al_generator_new_with(const al_model* model, const al_generator_limits* limits,
+                                    al_error** err) {
   return construct<al_generator>(err, [&] {
     if (!model) throw Error("al_generator_new: model is NULL");
-    if (device != AL_DEVICE_CPU && device != AL_DEVICE_CUDA)
-      throw Error("al_generator_new: unknown device " + std::to_string(device));
+    al_generator_limits l;
+    al_generator_limits_default(&l);
+    if (limits) l = *limits;
     GenerateLimits lim;
-    lim.device = device == AL_DEVICE_CUDA ? Device::CUDA : Device::CPU;
+    lim.max_input_bytes = l.max_input_bytes;
+    lim.device = device_of(l.device);
+    lim.precision = precision_of(l.precision);
     auto g = std::make_unique<al_generator>();
     g->model = model->model;
     g->gen = std::make_unique<Generator>(model->model, lim);
@@ -37,6 +49,13 @@ al_generator* al_generator_new(const al_model* model, int device, al_error** err
     g->continuation.reserve(cap);
     return g.release();
   });
+}
+
+al_generator* al_generator_new(const al_model* model, int device, al_error** err) {
+  al_generator_limits l;
+  al_generator_limits_default(&l);
+  l.device = device;
+  return al_generator_new_with(model, &l, err);
 }
 
 void al_generator_free(al_generator* g) { delete g; }

@@ -55,7 +55,7 @@ struct al_classifier {
   std::shared_ptr<const attnlite::Model> model;
   std::unique_ptr<attnlite::Classifier> cls;
   std::string error;
-  bool has = false;
+  int count = 0;  // images of the last call; 0 after a failure
 };
 
 // A figure drawn for the C API (figures.cpp): its encoded file and what describes it.
@@ -73,6 +73,18 @@ T* construct(al_error** err, F&& make) noexcept {
   T* out = nullptr;
   guard(err, [&] { out = make(); });
   return out;
+}
+
+// The C API's al_device and al_precision as the C++ side's.
+inline Device device_of(int device) {
+  if (device != AL_DEVICE_CPU && device != AL_DEVICE_CUDA)
+    throw Error("limits: unknown device " + std::to_string(device));
+  return device == AL_DEVICE_CUDA ? Device::CUDA : Device::CPU;
+}
+inline Precision precision_of(int precision) {
+  if (precision != AL_PRECISION_FP32 && precision != AL_PRECISION_BF16)
+    throw Error("limits: unknown precision " + std::to_string(precision));
+  return precision == AL_PRECISION_BF16 ? Precision::BF16 : Precision::F32;
 }
 
 // The longest token of a vocabulary, in bytes (at least 1): sizes the text copies.

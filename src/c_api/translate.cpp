@@ -47,10 +47,6 @@ al_translator* al_translator_new(const al_model* model, const al_limits* limits,
     al_limits l;
     al_limits_default(&l);
     if (limits) l = *limits;
-    if (l.device != AL_DEVICE_CPU && l.device != AL_DEVICE_CUDA)
-      throw Error("limits: unknown device " + std::to_string(l.device));
-    if (l.precision != AL_PRECISION_FP32 && l.precision != AL_PRECISION_BF16)
-      throw Error("limits: unknown precision " + std::to_string(l.precision));
     auto t = std::make_unique<al_translator>();
     t->model = model->model;
     const Model& m = *t->model;
@@ -58,8 +54,8 @@ al_translator* al_translator_new(const al_model* model, const al_limits* limits,
     t->limits.max_beam = l.max_beam;
     t->limits.max_tgt_steps = l.max_tgt_steps;
     t->limits.max_input_bytes = l.max_input_bytes;
-    t->limits.device = l.device == AL_DEVICE_CUDA ? Device::CUDA : Device::CPU;
-    t->limits.precision = l.precision == AL_PRECISION_BF16 ? Precision::BF16 : Precision::F32;
+    t->limits.device = device_of(l.device);
+    t->limits.precision = precision_of(l.precision);
     t->tr = std::make_unique<Translator>(t->model, t->limits);
     if (t->limits.max_tgt_steps == 0) t->limits.max_tgt_steps = m.num_steps();
     // Worst case of a text: every target token joined by spaces.

@@ -36,10 +36,15 @@ extern int passed, failed;
 
 /* A constructor error: NULL handle, a message, freed. */
 void check_error(al_error* err, const char* needle);
+/* A CUDA session refused: the message names CUDA (a CPU build, no device); a failure where
+ * ATTNLITE_TEST_CUDA=1 says the library has CUDA and the machine a device. */
+void check_cuda_refused(al_error* err);
 
 /* test_c_api_models.c */
 void test_lm(void);
+void test_lm_limits(void);
 void test_vit(void);
+void test_vit_batch(void);
 /* test_c_api_figures.c */
 void test_figures(void);
 

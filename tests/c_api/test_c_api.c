@@ -26,6 +26,51 @@ void check_error(al_error* err, const char* needle) {
   al_error_free(err);
 }
 
+void check_cuda_refused(al_error* err) {
+  const char* want = getenv("ATTNLITE_TEST_CUDA");
+  if (want && strcmp(want, "1") == 0) {
+    ++failed;
+    fprintf(stderr, "a CUDA session was refused where ATTNLITE_TEST_CUDA=1: %s\n",
+            err ? al_error_message(err) : "(no message)");
+    al_error_free(err);
+    return;
+  }
+  check_error(err, "CUDA");
+}
+
+/* A translator on CUDA, a batch of two greedy and one beam search: the CPU's texts; in a
+ * library without CUDA or on a machine without a device, the refusal that says so. */
+static void test_cuda(const al_model* m) {
+  al_limits lim;
+  al_limits_default(&lim);
+  lim.max_batch = 2;
+  lim.max_beam = 4;
+  al_error* err = NULL;
+  al_translator* cpu = al_translator_new(m, &lim, &err);
+  CHECK(cpu != NULL);
+  lim.device = AL_DEVICE_CUDA;
+  al_translator* gpu = al_translator_new(m, &lim, &err);
+  if (!gpu) {
+    check_cuda_refused(err);
+    al_translator_free(cpu);
+    return;
+  }
+  const char* two[2] = {"i'm home .", "he's calm ."};
+  al_decode_options o;
+  al_decode_options_default(&o);
+  CHECK(al_translate_batch(cpu, two, 2, &o) == AL_OK);
+  CHECK(al_translate_batch(gpu, two, 2, &o) == AL_OK);
+  for (int i = 0; i < 2; ++i)
+    CHECK_STR(al_result_text(al_translator_result(gpu, i)), al_result_text(al_translator_result(cpu, i)));
+  CHECK_STR(al_result_text(al_translator_result(gpu, 0)), "je suis chez moi .");
+  o.beam_size = 4;
+  CHECK(al_translate(gpu, "i lost .", &o) == AL_OK);
+  CHECK(al_translate(cpu, "i lost .", &o) == AL_OK);
+  CHECK_STR(al_result_text(al_translator_result(gpu, 0)), al_result_text(al_translator_result(cpu, 0)));
+  al_translator_free(gpu);
+  al_translator_free(cpu);
+}
+
 static void test_model(const al_model* m) {
   CHECK(al_model_kind(m) == AL_TRANSFORMER);
   CHECK_STR(al_model_kind_name(m), "transformer");
@@ -471,6 +516,7 @@ int main(void) {
   test_beam(m);
   test_adopt();
   test_subword(m);
+  test_cuda(m);
   /* The translator keeps the model alive after al_model_free. */
   al_model_free(m);
   if (tr) {
@@ -479,7 +525,9 @@ int main(void) {
     al_translator_free(tr);
   }
   test_lm();
+  test_lm_limits();
   test_vit();
+  test_vit_batch();
   test_figures();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

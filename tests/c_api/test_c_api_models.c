@@ -83,6 +83,71 @@ void test_lm(void) {
   CHECK(al_generate(NULL, "je", NULL) == AL_ERR_ARGUMENT);
 }
 
+/* Generators made from limits: the defaults, a short prompt limit, bad limits, and the GPU
+ * with bfloat16 weights where the library has CUDA and a device (the shipped model is int8,
+ * whose matrices stay int8: the CPU's text), else the error that says so. */
+void test_lm_limits(void) {
+  al_error* err = NULL;
+  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/lm-fra.safetensors", &err);
+  CHECK(m != NULL);
+  if (!m) {
+    al_error_free(err);
+    return;
+  }
+  al_generator_limits lim;
+  memset(&lim, 0x5a, sizeof lim);
+  al_generator_limits_default(&lim);
+  CHECK(lim.max_input_bytes == 4096 && lim.device == AL_DEVICE_CPU && lim.precision == AL_PRECISION_FP32);
+  al_generator_limits_default(NULL);
+  al_generator* g = al_generator_new_with(m, NULL, &err);
+  CHECK(g != NULL && err == NULL);
+  char want[512] = "";
+  if (g) {
+    CHECK(al_generate(g, "nous allons", NULL) == AL_OK);
+    snprintf(want, sizeof want, "%s", al_generation_text(g));
+    CHECK(strncmp(want, "nous allons ", 12) == 0);
+  }
+  al_generator_free(g);
+  lim.max_input_bytes = 8;
+  g = al_generator_new_with(m, &lim, &err);
+  CHECK(g != NULL && err == NULL);
+  if (g) {
+    CHECK(al_generate(g, "nous", NULL) == AL_OK);
+    CHECK(al_generate(g, "nous allons", NULL) == AL_ERR_INPUT); /* 11 bytes */
+    CHECK(strstr(al_generator_error(g), "too long") != NULL);
+  }
+  al_generator_free(g);
+  al_generator_limits_default(&lim);
+  lim.max_input_bytes = 0;
+  CHECK(al_generator_new_with(m, &lim, &err) == NULL);
+  check_error(err, "max_input_bytes");
+  al_generator_limits_default(&lim);
+  lim.device = 7;
+  CHECK(al_generator_new_with(m, &lim, &err) == NULL);
+  check_error(err, "limits: unknown device 7");
+  CHECK(al_generator_new(m, -1, &err) == NULL);
+  check_error(err, "limits: unknown device -1");
+  al_generator_limits_default(&lim);
+  lim.precision = 5;
+  CHECK(al_generator_new_with(m, &lim, &err) == NULL);
+  check_error(err, "limits: unknown precision 5");
+  lim.precision = AL_PRECISION_BF16;
+  CHECK(al_generator_new_with(m, &lim, &err) == NULL);
+  check_error(err, "bf16 weights are a CUDA option");
+  CHECK(al_generator_new_with(NULL, &lim, &err) == NULL);
+  check_error(err, "model is NULL");
+  lim.device = AL_DEVICE_CUDA;
+  g = al_generator_new_with(m, &lim, &err);
+  if (g) {
+    CHECK(al_generate(g, "nous allons", NULL) == AL_OK);
+    CHECK_STR(al_generation_text(g), want);
+    al_generator_free(g);
+  } else {
+    check_cuda_refused(err);
+  }
+  al_model_free(m);
+}
+
 /* The Vision Transformer: a test digit PNG, an RGBA canvas, attention, rollout, errors. */
 void test_vit(void) {
   al_error* err = NULL;
@@ -145,6 +210,158 @@ void test_vit(void) {
   CHECK(al_digit_from_rgba(NULL, 0, 0, px, &err) == AL_ERR_INPUT);
   check_error(err, NULL);
   CHECK(al_classify(c, NULL, 0) == AL_ERR_ARGUMENT);
+  CHECK_STR(al_classifier_error(c), "al_classify: image is NULL");
+  CHECK(al_classification_count(c) == 0);
+  /* one image at a time: a batch of 2 is beyond max_batch 1 */
+  CHECK(al_classify_batch(c, px, 2, 0) == AL_ERR_INPUT);
+  CHECK_STR(al_classifier_error(c), "batch of 2 images is outside [1, max_batch = 1]");
   al_classifier_free(c);
   al_classifier_free(NULL);
+}
+
+/* The first 8 images of tests/fixtures/vit_digits_test.json (the digits' 8x8 values 0..16)
+ * and PyTorch's labels for them. */
+static const float kDigits[8][64] = {
+    {0, 0, 0, 12, 13, 0, 0, 0, 0, 0, 5, 16, 8, 0, 0, 0, 0, 0, 13, 16, 3, 0, 0, 0, 0, 0, 14, 13, 0, 0, 0, 0,
+     0, 0, 15, 12, 7, 2, 0, 0, 0, 0, 13, 16, 13, 16, 3, 0, 0, 0, 7, 16, 11, 15, 8, 0, 0, 0, 1, 9, 15, 11, 3, 0},
+    {0, 0, 0, 8, 15, 1, 0, 0, 0, 0, 1, 14, 13, 1, 1, 0, 0, 0, 10, 15, 3, 15, 11, 0, 0, 7, 16, 7, 1, 16, 8, 0,
+     0, 9, 16, 13, 14, 16, 5, 0, 0, 1, 10, 15, 16, 14, 0, 0, 0, 0, 0, 1, 16, 10, 0, 0, 0, 0, 0, 10, 15, 4, 0, 0},
+    {0, 0, 10, 7, 13, 9, 0, 0, 0, 0, 9, 10, 12, 15, 2, 0, 0, 0, 4, 11, 10, 11, 0, 0, 0, 0, 1, 16, 10, 1, 0, 0,
+     0, 0, 12, 13, 4, 0, 0, 0, 0, 0, 12, 1, 12, 0, 0, 0, 0, 1, 10, 2, 14, 0, 0, 0, 0, 0, 11, 14, 5, 0, 0, 0},
+    {0, 0, 8, 16, 5, 0, 0, 0, 0, 1, 13, 11, 16, 0, 0, 0, 0, 0, 10, 0, 13, 3, 0, 0, 0, 0, 3, 1, 16, 1, 0, 0,
+     0, 0, 0, 9, 12, 0, 0, 0, 0, 0, 3, 15, 5, 0, 0, 0, 0, 0, 14, 15, 8, 8, 3, 0, 0, 0, 7, 12, 12, 12, 13, 1},
+    {0, 0, 1, 13, 14, 3, 0, 0, 0, 0, 8, 16, 13, 2, 0, 0, 0, 2, 16, 16, 3, 0, 0, 0, 0, 3, 16, 12, 1, 0, 0, 0,
+     0, 5, 16, 14, 5, 0, 0, 0, 0, 3, 16, 16, 16, 16, 6, 0, 0, 1, 14, 16, 16, 16, 12, 0, 0, 0, 3, 12, 15, 14, 7, 0},
+    {0, 2, 13, 16, 16, 16, 11, 0, 0, 5, 16, 10, 5, 4, 1, 0, 0, 6, 16, 7, 3, 0, 0, 0, 0, 9, 16, 16, 16, 6, 0, 0,
+     0, 3, 8, 4, 11, 15, 0, 0, 0, 0, 0, 1, 12, 15, 0, 0, 0, 0, 4, 13, 16, 6, 0, 0, 0, 2, 16, 15, 8, 0, 0, 0},
+    {0, 0, 6, 14, 10, 2, 0, 0, 0, 0, 15, 15, 13, 15, 3, 0, 0, 2, 16, 10, 0, 13, 9, 0, 0, 1, 16, 5, 0, 12, 5, 0,
+     0, 0, 16, 3, 0, 13, 6, 0, 0, 1, 15, 5, 6, 13, 1, 0, 0, 0, 16, 11, 14, 10, 0, 0, 0, 0, 7, 16, 11, 1, 0, 0},
+    {0, 0, 7, 7, 13, 16, 4, 0, 0, 0, 13, 13, 6, 12, 7, 0, 0, 0, 10, 4, 10, 11, 1, 0, 0, 0, 8, 16, 10, 0, 0, 0,
+     0, 3, 14, 16, 0, 0, 0, 0, 0, 8, 8, 11, 5, 0, 0, 0, 0, 4, 10, 9, 8, 0, 0, 0, 0, 1, 11, 16, 6, 0, 0, 0},
+};
+static const int kDigitLabels[8] = {6, 4, 8, 2, 6, 5, 0, 8};
+
+/* Batches: al_classifier_new_with, al_classify_batch and the _at getters: each image's label,
+ * probabilities (to float rounding), attention and rollout as when classified alone; the
+ * limits' errors; the GPU with bfloat16 weights where there is one (labels as on the CPU). */
+void test_vit_batch(void) {
+  al_error* err = NULL;
+  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/vit-digits.safetensors", &err);
+  CHECK(m != NULL);
+  if (!m) {
+    al_error_free(err);
+    return;
+  }
+  al_classifier_limits lim;
+  memset(&lim, 0x5a, sizeof lim);
+  al_classifier_limits_default(&lim);
+  CHECK(lim.max_batch == 1 && lim.device == AL_DEVICE_CPU && lim.precision == AL_PRECISION_FP32);
+  al_classifier_limits_default(NULL);
+  al_classifier* one = al_classifier_new_with(m, NULL, &err);
+  CHECK(one != NULL && err == NULL);
+  lim.max_batch = 8;
+  al_classifier* c = al_classifier_new_with(m, &lim, &err);
+  CHECK(c != NULL && err == NULL);
+  if (one && c) {
+    enum { T = 17, NH = 4, L = 3 };
+    CHECK(al_classify_batch(c, &kDigits[0][0], 8, 1) == AL_OK);
+    CHECK(al_classification_count(c) == 8);
+    CHECK(al_classification_layers(c) == L && al_classification_heads(c) == NH);
+    static float roll_b[T * T], roll_1[T * T];
+    for (int i = 0; i < 8; ++i) {
+      CHECK(al_classification_label_at(c, i) == kDigitLabels[i]);
+      CHECK(al_classify(one, kDigits[i], 1) == AL_OK);
+      CHECK(al_classification_label_at(c, i) == al_classification_label(one));
+      const float* pb = al_classification_probs_at(c, i);
+      const float* p1 = al_classification_probs(one);
+      float worst = 0;
+      for (int k = 0; k < 10; ++k) worst = fmaxf(worst, fabsf(pb[k] - p1[k]));
+      CHECK(worst <= 1e-6f);
+      CHECK(al_classification_prob_at(c, i) == pb[kDigitLabels[i]]);
+      for (int l = 0; l < L; ++l) {
+        const float* ab = al_classification_attention_at(c, i, l);
+        const float* a1 = al_classification_attention(one, l);
+        CHECK(ab != NULL && a1 != NULL);
+        worst = 0;
+        for (int j = 0; ab && a1 && j < NH * T * T; ++j) worst = fmaxf(worst, fabsf(ab[j] - a1[j]));
+        CHECK(worst <= 1e-6f);
+      }
+      CHECK(al_classification_attention_at(c, i, L) == NULL);
+      CHECK(al_classification_rollout_at(c, i, roll_b) == AL_OK);
+      CHECK(al_classification_rollout(one, roll_1) == AL_OK);
+      worst = 0;
+      for (int j = 0; j < T * T; ++j) worst = fmaxf(worst, fabsf(roll_b[j] - roll_1[j]));
+      CHECK(worst <= 1e-6f);
+    }
+    /* image 0 through the getters without _at */
+    CHECK(al_classification_label(c) == al_classification_label_at(c, 0));
+    CHECK(al_classification_probs(c) == al_classification_probs_at(c, 0));
+    CHECK(al_classification_attention(c, 1) == al_classification_attention_at(c, 0, 1));
+    /* out of range */
+    CHECK(al_classification_label_at(c, 8) == -1 && al_classification_label_at(c, -1) == -1);
+    CHECK(al_classification_prob_at(c, 8) == 0.0f && al_classification_probs_at(c, 8) == NULL);
+    CHECK(al_classification_attention_at(c, 8, 0) == NULL && al_classification_attention_at(c, 0, -1) == NULL);
+    CHECK(al_classification_rollout_at(c, 8, roll_b) == AL_ERR_ARGUMENT);
+    CHECK_STR(al_classifier_error(c), "al_classification_rollout: image 8 is outside [0, 8)");
+    CHECK(al_classification_rollout_at(c, 0, NULL) == AL_ERR_ARGUMENT);
+    CHECK(al_classification_label_at(NULL, 0) == -1 && al_classification_count(NULL) == 0);
+    /* a smaller batch next, without attention */
+    CHECK(al_classify_batch(c, &kDigits[5][0], 3, 0) == AL_OK);
+    CHECK(al_classification_count(c) == 3);
+    CHECK(al_classification_label_at(c, 2) == kDigitLabels[7] && al_classification_label_at(c, 3) == -1);
+    CHECK(al_classification_attention_at(c, 0, 0) == NULL);
+    CHECK(al_classification_rollout_at(c, 1, roll_b) == AL_ERR_INPUT);
+    /* a failed call leaves no results */
+    CHECK(al_classify_batch(c, &kDigits[0][0], 9, 0) == AL_ERR_INPUT);
+    CHECK_STR(al_classifier_error(c), "batch of 9 images is outside [1, max_batch = 8]");
+    CHECK(al_classification_count(c) == 0 && al_classification_label(c) == -1);
+    CHECK(al_classify_batch(c, &kDigits[0][0], 0, 0) == AL_ERR_INPUT);
+    CHECK(al_classify_batch(c, NULL, 1, 0) == AL_ERR_ARGUMENT);
+    CHECK_STR(al_classifier_error(c), "al_classify_batch: images is NULL");
+    CHECK(al_classify_batch(NULL, &kDigits[0][0], 1, 0) == AL_ERR_ARGUMENT);
+    static float bad[2][64];
+    memcpy(bad, kDigits, sizeof bad);
+    bad[1][10] = NAN;
+    CHECK(al_classify_batch(c, &bad[0][0], 2, 0) == AL_ERR_INPUT);
+    CHECK_STR(al_classifier_error(c), "image 1: pixel 10 is not a finite number");
+    CHECK(al_classification_rollout_at(c, 0, roll_b) == AL_ERR_ARGUMENT);
+    CHECK_STR(al_classifier_error(c), "al_classification_rollout: nothing was classified");
+  }
+  al_classifier_free(one);
+  al_classifier_free(c);
+  /* bad limits */
+  al_classifier_limits_default(&lim);
+  lim.max_batch = 0;
+  CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
+  check_error(err, "max_batch must be in [1, 4096], got 0");
+  lim.max_batch = 4097;
+  CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
+  check_error(err, "max_batch");
+  al_classifier_limits_default(&lim);
+  lim.device = 2;
+  CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
+  check_error(err, "limits: unknown device 2");
+  CHECK(al_classifier_new(m, 9, &err) == NULL);
+  check_error(err, "limits: unknown device 9");
+  al_classifier_limits_default(&lim);
+  lim.precision = -1;
+  CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
+  check_error(err, "limits: unknown precision -1");
+  lim.precision = AL_PRECISION_BF16;
+  CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
+  check_error(err, "bf16 weights are a CUDA option");
+  CHECK(al_classifier_new_with(NULL, NULL, &err) == NULL);
+  check_error(err, "model is NULL");
+  /* the GPU: a batch of 8 with bfloat16 weights */
+  lim.device = AL_DEVICE_CUDA;
+  lim.max_batch = 8;
+  c = al_classifier_new_with(m, &lim, &err);
+  if (c) {
+    CHECK(al_classify_batch(c, &kDigits[0][0], 8, 0) == AL_OK);
+    for (int i = 0; i < 8; ++i) CHECK(al_classification_label_at(c, i) == kDigitLabels[i]);
+    al_classifier_free(c);
+  } else {
+    check_cuda_refused(err);
+  }
+  al_model_free(m);
 }

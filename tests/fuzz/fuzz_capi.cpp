@@ -13,6 +13,8 @@
 // loading one costs microseconds and a program can load many; the shipped models are fuzzed
 // by fuzz_translate, fuzz_generate and fuzz_image), loaded from memory by al_model_from_bytes,
 // or bytes of the input.
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -220,42 +222,61 @@ void generate_op(Reader& in, al_generator* g) {
 
 void classify_op(Reader& in, al_classifier* c) {
   const int C = al_classifier_channels(c), S = al_classifier_image_size(c);
-  std::vector<float> image((size_t)std::max(C * S * S, 1));
+  const int n = in.range(-1, 5);  // images (al_classify_batch; 1 may be al_classify)
+  const long per = std::max(C * S * S, 1);
+  std::vector<float> images((size_t)(per * std::max(n, 1)));
   const int kind = in.range(0, 3);
-  for (float& v : image) v = kind == 0 ? in.f32() : (float)in.range(0, 16);
-  const al_status s = al_classify(c, in.u8() & 1 ? image.data() : nullptr, in.u8() & 1);
+  for (float& v : images) v = kind == 0 ? in.f32() : (float)in.range(0, 16);
+  const float* px = in.u8() & 1 ? images.data() : nullptr;
+  const int attention = in.u8() & 1;
+  const al_status s = n == 1 && (in.u8() & 1) ? al_classify(c, px, attention)
+                                               : al_classify_batch(c, px, n, attention);
   if (!c) {
     FUZZ_CHECK(s == AL_ERR_ARGUMENT);
-    FUZZ_CHECK(al_classification_label(c) == -1);
+    FUZZ_CHECK(al_classification_label(c) == -1 && al_classification_count(c) == 0);
     return;
   }
   check_status(s, al_classifier_error(c));
   const int K = al_classifier_num_classes(c), T = al_classifier_tokens(c);
   if (s != AL_OK) {
+    FUZZ_CHECK(al_classification_count(c) == 0);
     FUZZ_CHECK(al_classification_label(c) == -1 && al_classification_probs(c) == nullptr);
     return;
   }
-  const int label = al_classification_label(c);
-  FUZZ_CHECK(label >= 0 && label < K);
-  double sum = 0;
-  for (int k = 0; k < K; ++k) sum += al_classification_probs(c)[k];
-  FUZZ_CHECK(std::fabs(sum - 1) < 1e-4);
+  FUZZ_CHECK(al_classification_count(c) == n);
   FUZZ_CHECK(al_classifier_label(c, K)[0] == '\0' && al_classifier_label(c, -1)[0] == '\0');
   const int L = al_classification_layers(c);
-  FUZZ_CHECK(al_classification_attention(c, L) == nullptr && al_classification_attention(c, -1) == nullptr);
   std::vector<float> roll((size_t)T * T);
-  const al_status rs = al_classification_rollout(c, roll.data());
-  FUZZ_CHECK(rs == AL_OK || rs == AL_ERR_INPUT);
-  if (al_classification_attention(c, 0)) {
-    FUZZ_CHECK(rs == AL_OK);
-    for (int q = 0; q < T; ++q) {
-      double r = 0;
-      for (int k = 0; k < T; ++k) r += roll[(size_t)q * T + k];
-      FUZZ_CHECK(std::fabs(r - 1) < 1e-3);
+  for (int i = -1; i <= n; ++i) {
+    if (i < 0 || i == n) {  // out of range
+      FUZZ_CHECK(al_classification_label_at(c, i) == -1 && al_classification_probs_at(c, i) == nullptr);
+      FUZZ_CHECK(al_classification_attention_at(c, i, 0) == nullptr);
+      FUZZ_CHECK(al_classification_rollout_at(c, i, roll.data()) == AL_ERR_ARGUMENT);
+      continue;
     }
-  } else {
-    FUZZ_CHECK(rs == AL_ERR_INPUT);
+    const int label = al_classification_label_at(c, i);
+    FUZZ_CHECK(label >= 0 && label < K);
+    const float* probs = al_classification_probs_at(c, i);
+    double sum = 0;
+    for (int k = 0; k < K; ++k) sum += probs[k];
+    FUZZ_CHECK(std::fabs(sum - 1) < 1e-4);
+    FUZZ_CHECK(al_classification_prob_at(c, i) == probs[label]);
+    FUZZ_CHECK(al_classification_attention_at(c, i, L) == nullptr &&
+               al_classification_attention_at(c, i, -1) == nullptr);
+    const al_status rs = al_classification_rollout_at(c, i, roll.data());
+    FUZZ_CHECK(rs == AL_OK || rs == AL_ERR_INPUT);
+    if (al_classification_attention_at(c, i, 0)) {
+      FUZZ_CHECK(rs == AL_OK);
+      for (int q = 0; q < T; ++q) {
+        double r = 0;
+        for (int k = 0; k < T; ++k) r += roll[(size_t)q * T + k];
+        FUZZ_CHECK(std::fabs(r - 1) < 1e-3);
+      }
+    } else {
+      FUZZ_CHECK(rs == AL_ERR_INPUT);
+    }
   }
+  FUZZ_CHECK(al_classification_label(c) == al_classification_label_at(c, 0));
 }
 
 void digit_op(Reader& in) {
@@ -400,7 +421,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         al_error* err = nullptr;
         const bool ask = in.u8() & 1;
-        al_generator* g = al_generator_new(h.model[a], in.range(-1, 2), ask ? &err : nullptr);
+        al_generator* g;
+        if (in.u8() & 1) {
+          g = al_generator_new(h.model[a], in.range(-1, 2), ask ? &err : nullptr);
+        } else {  // limits: maybe out of range
+          al_generator_limits lim;
+          al_generator_limits_default(&lim);
+          const size_t bytes[] = {0, 1, 16, 4096, (size_t)1 << 20, ((size_t)1 << 20) + 1, SIZE_MAX};
+          lim.max_input_bytes = bytes[in.range(0, 6)];
+          lim.device = in.range(-1, 2);
+          lim.precision = in.range(-1, 2);
+          g = al_generator_new_with(h.model[a], in.u8() & 1 ? &lim : nullptr, ask ? &err : nullptr);
+        }
         check_made(g, err, ask);
         al_generator_free(h.gen);
         h.gen = g;
@@ -417,7 +449,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         al_error* err = nullptr;
         const bool ask = in.u8() & 1;
-        al_classifier* c = al_classifier_new(h.model[a], in.range(-1, 2), ask ? &err : nullptr);
+        al_classifier* c;
+        if (in.u8() & 1) {
+          c = al_classifier_new(h.model[a], in.range(-1, 2), ask ? &err : nullptr);
+        } else {  // limits: maybe out of range
+          al_classifier_limits lim;
+          al_classifier_limits_default(&lim);
+          const int batches[] = {-1, 0, 1, 2, 4, 4096, 4097, INT_MAX};
+          lim.max_batch = batches[in.range(0, 7)];
+          lim.device = in.range(-1, 2);
+          lim.precision = in.range(-1, 2);
+          c = al_classifier_new_with(h.model[a], in.u8() & 1 ? &lim : nullptr, ask ? &err : nullptr);
+        }
         check_made(c, err, ask);
         al_classifier_free(h.cls);
         h.cls = c;
