@@ -33,7 +33,9 @@
 #   6. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there),
 #      after the measurements: a run cut short by a time limit keeps the goals' numbers;
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
-#      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs.
+#      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs;
+#   8. the Python package's tests that make CUDA sessions, on this build's libattnlite_c.so
+#      (when the interpreter has numpy and pytest).
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
 # short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
 # steps, names the one it was in (DIR/running.txt) and fails.
@@ -116,7 +118,7 @@ ARCH="${ARCH:-$cap}"
 
 # 2. build
 cfg=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DATTNLITE_CUDA=ON -DATTNLITE_BENCH=ON
-     -DCMAKE_CUDA_ARCHITECTURES="$ARCH")
+     -DATTNLITE_SHARED_C=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH")
 command -v ninja >/dev/null && cfg+=(-G Ninja)
 if [ -d "$ROOT/.device-prefix" ]; then
   P="$ROOT/.device-prefix"
@@ -139,6 +141,9 @@ step gpu_tests 240 "$TESTS" "[cuda]" --durations yes
 # cuBLASLt: the same cases again in those modes
 step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda]"
 step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
+# the C API's CUDA sessions (a translator, a generator and a classifier with bf16 weights, a
+# batch of images), told that CUDA must work here
+step c_api_cuda 60 env ATTNLITE_TEST_CUDA=1 "$BUILD/tests/attnlite_c_api_test"
 
 # 4. base Transformer decode: attnlite against PyTorch (eager + KV cache, CUDA graphs)
 reps=5; steps=64
@@ -303,6 +308,15 @@ if [ -n "$PY" ]; then
     step "vit_torch_cuda_b$b" 180 bash -o pipefail -c "'$PY' '$ROOT/bench/peer_torch_vit.py' --dir '$OUT/vit' --batch $b \
       --min-time 2 --device cuda --label pytorch-cuda | tail -1 >> '$OUT/vit.jsonl'"
   done
+fi
+
+# 8. the Python package on the GPU: its tests that make CUDA sessions (translators, generators
+# and classifiers with bf16, batches of images), told that CUDA must work here
+if [ -n "$PY" ] && "$PY" -c "import numpy, pytest" 2>/dev/null; then
+  step python_cuda 180 env ATTNLITE_LIBRARY="$BUILD/libattnlite_c.so" ATTNLITE_CLI="$CLI" ATTNLITE_TEST_CUDA=1 \
+    "$PY" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
+else
+  echo '{"step": "python_cuda", "rc": -1, "seconds": 0, "note": "no Python with numpy and pytest"}' >> "$LOG"
 fi
 
 finished

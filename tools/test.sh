@@ -19,7 +19,8 @@
 #            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
 #            op set's tests with the CUDA set among them), the kernel and op-set tests again
 #            with each block's threads in reverse order, then the CLI's --device cuda
-#            against --device cpu on samples of the test splits, greedy, --batch 16 and beam 4;
+#            against --device cpu on samples of the test splits, greedy, --batch 16 and beam 4,
+#            and the C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1);
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
 #            for the CLI's whole-split CPU evaluations, which the native stage runs), and
@@ -280,9 +281,9 @@ stage_cuda() {
   # and op-set test, the emulator's own checks, and the CLI on cuda against the CPU. Needs no
   # GPU and no nvcc, so it runs everywhere.
   cmake -S . -B build/cuda-emu -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON \
-    -DATTNLITE_CUDA_EMULATOR=ON "${unity[@]}" >/dev/null
+    -DATTNLITE_CUDA_EMULATOR=ON -DATTNLITE_SHARED_C=ON "${unity[@]}" >/dev/null
   local t0=$SECONDS
-  cmake --build build/cuda-emu --target attnlite_tests attnlite_cli -j"$jobs"
+  cmake --build build/cuda-emu --target attnlite_tests attnlite_cli attnlite_c_api_test attnlite_c -j"$jobs"
   echo "cuda: emulated device's build in $((SECONDS - t0))s"
   t0=$SECONDS
   build/cuda-emu/tests/attnlite_tests "[cuda],[ops],[translate]"
@@ -295,6 +296,16 @@ stage_cuda() {
   emulated_cli_parity transformer-fra-bpe 1 40 --batch 16
   emulated_cli_parity transformer-fra-bpe 4 100
   emulated_cli_parity transformer-fra 1 20
+  # The C API's and the Python package's CUDA sessions (translators, generators and classifiers,
+  # bf16, batches of images), told that CUDA must work here: a refusal fails them.
+  ATTNLITE_TEST_CUDA=1 build/cuda-emu/tests/attnlite_c_api_test
+  local py=${PYTHON:-/usr/bin/python3}
+  if "$py" -c "import numpy, pytest" 2>/dev/null; then
+    ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY=build/cuda-emu/libattnlite_c.so ATTNLITE_CLI=build/cuda-emu/attnlite \
+      "$py" -m pytest python/tests -q -p no:cacheprovider -k "cuda or precision"
+  else
+    echo "cuda: no Python with numpy and pytest; the package's CUDA tests did not run"
+  fi
   echo "cuda: emulated device's tests in $((SECONDS - t0))s"
 
   # 2. The real CUDA build (nvcc): it must build with warnings as errors, and its GPU cases
