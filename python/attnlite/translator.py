@@ -119,6 +119,8 @@ class Translator(_capi.Handle):
     Args:
         model: a :class:`Model` (or a path or shipped name, loaded for this translator).
         max_batch: sentences decoded together; longer lists are translated in chunks.
+            Default: 1 on the CPU, 256 on ``"cuda"`` (as ``attnlite translate --batch``: a GPU
+            pays off on many sentences at once).
         max_beam: the widest beam :meth:`translate` accepts.
         device: ``"cpu"``, or ``"cuda"`` (a library built with ``-DATTNLITE_CUDA=ON``, a CUDA
             device and a Transformer).
@@ -143,12 +145,14 @@ class Translator(_capi.Handle):
     _free = "al_translator_free"
     _what = "translator"
 
-    def __init__(self, model: Union[Model, str], max_batch: int = 1, max_beam: int = 4,
+    def __init__(self, model: Union[Model, str], max_batch: Optional[int] = None, max_beam: int = 4,
                  device: str = "cpu", max_tgt_steps: int = 0, precision: str = "fp32") -> None:
         """Makes a translator with its own buffers; see ``help(attnlite.Translator)``."""
         super().__init__()
         if not isinstance(model, Model):
             model = Model.load(model)
+        if max_batch is None:
+            max_batch = 256 if device == "cuda" else 1
         for name, v in (("max_batch", max_batch), ("max_beam", max_beam), ("max_tgt_steps", max_tgt_steps)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name} must be an int, not {type(v).__name__}")

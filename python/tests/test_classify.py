@@ -163,6 +163,7 @@ def test_bad_batches(vit, tmp_path):
         c.classify(list(huge))
     # the classifier still works
     assert c.classify(list(images[:6]))[5].index == c.classify(images[5]).index
+    assert attnlite.Classifier(vit).max_batch == 1  # the CPU's default, as the CLI's
     with pytest.raises(attnlite.Error, match=r"max_batch must be in \[1, 4096\], got 0"):
         attnlite.Classifier(vit, max_batch=0)
     with pytest.raises(TypeError, match="max_batch must be an int"):
@@ -177,10 +178,11 @@ def test_batches_on_cuda(vit):
     # move each probability p by at most p (e^(2d) - 1) < 2d.
     images, j = _split()
     try:
-        c = attnlite.Classifier(vit, device="cuda", max_batch=64)
+        c = attnlite.Classifier(vit, device="cuda")
     except attnlite.Error as e:
         refused_cuda(e)
         return
+    assert c.max_batch == 64  # the CLI's default on cuda
     rs = c.classify(list(images), attention=True)
     assert [r.index for r in rs] == j["predicted"]
     np.testing.assert_allclose(np.stack([r.probs for r in rs]), np.array(j["probs"]), rtol=0, atol=2e-4)

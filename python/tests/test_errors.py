@@ -137,13 +137,17 @@ def test_cuda_without_a_cuda_build_or_device(d2l, bahdanau):
     # A CPU build (or no device) refuses with a message; a CUDA build on a GPU machine works,
     # for both families.
     for model in (d2l, bahdanau):
+        assert attnlite.Translator(model).max_batch == 1  # the CPU's default, as the CLI's
         try:
             tr = attnlite.Translator(model, device="cuda")
         except attnlite.Error as e:
             refused_cuda(e)
         else:
+            assert tr.max_batch == 256  # the CLI's default on cuda
             cpu = attnlite.Translator(model)
             assert tr.translate("i'm home .").text == cpu.translate("i'm home .").text
+            some = ["go .", "i lost .", "he's calm .", "i'm home ."] * 3
+            assert [t.text for t in tr.translate(some)] == [t.text for t in cpu.translate(some)]
 
 
 def test_precision(d2l):
