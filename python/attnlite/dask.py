@@ -20,6 +20,10 @@ not once per task), and (3) has a lifetime: it is unregistered at the end of the
 closes the model on every worker. Each worker thread borrows its own :class:`attnlite.Translator`
 from the plugin (translators are one call at a time; the model is shared).
 
+Workers with an NVIDIA GPU translate on it with ``device="cuda"`` (``--device cuda``): the
+plugin then makes the run's first translator in ``setup`` too, so that a worker without a GPU
+(or a library built without CUDA) refuses the run at once with the library's message.
+
 Command line (``/usr/bin/python3 -m attnlite.dask --help``)::
 
     python3 -m attnlite.dask --scheduler local:2 --model transformer-fra SRC OUT
@@ -47,6 +51,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
         "attnlite.dask needs Dask's distributed package (Debian: apt-get install "
         f"python3-distributed): {e}") from e
 
+from . import _capi
 from ._capi import Error
 from .model import Model, resolve_model
 from .translator import Translator, source_length
@@ -77,11 +82,18 @@ class ModelPlugin(WorkerPlugin):
         model: the model file's path (it must exist at that path on every worker), or the
             bytes of a safetensors file (sent to each worker once, with the plugin).
         name: the plugin's name on the workers (unique per :func:`translate_file` run).
+        device, precision: the translators' (:class:`attnlite.Translator`).
+        first: ``(max_batch, beam, max_steps)``: with a device other than the CPU, the
+            translator that ``setup`` makes (the device's check; it serves the first task).
     """
 
-    def __init__(self, model: Union[str, bytes], name: str) -> None:
+    def __init__(self, model: Union[str, bytes], name: str, device: str = "cpu",
+                 precision: str = "fp32", first: Optional[Tuple[int, int, int]] = None) -> None:
         self.source = model
         self.name = name
+        self.device = device
+        self.precision = precision
+        self.first = first
         self.model: Optional[Model] = None
         self.loads = 0
         self._pool: Dict[tuple, List[Translator]] = {}
@@ -89,10 +101,12 @@ class ModelPlugin(WorkerPlugin):
 
     def __getstate__(self) -> dict:
         # Only the recipe travels; the loaded model and translators stay in their process.
-        return {"source": self.source, "name": self.name}
+        return {"source": self.source, "name": self.name, "device": self.device,
+                "precision": self.precision, "first": self.first}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["source"], state["name"])
+        self.__init__(state["source"], state["name"], state.get("device", "cpu"),
+                      state.get("precision", "fp32"), state.get("first"))
 
     def setup(self, worker=None) -> None:
         """Loads the model (called by the worker, once per plugin and worker process)."""
@@ -104,6 +118,14 @@ class ModelPlugin(WorkerPlugin):
             m.close()
             raise Error(f"{self._what()} is a {m.kind} model, not a translator")
         self.model = m
+        if self.device != "cpu" and self.first is not None:
+            try:
+                key, tr = self.acquire(*self.first)
+            except Exception:
+                self.model = None
+                m.close()
+                raise
+            self.release(key, tr)
         self.loads += 1
         with _LOADS_LOCK:
             _LOADS[self.name] += 1
@@ -135,7 +157,8 @@ class ModelPlugin(WorkerPlugin):
                 return key, idle.pop()
             model = self.model
         limit = max(model.config["steps"], max_steps)
-        return key, Translator(model, max_batch=max_batch, max_beam=beam, max_tgt_steps=limit)
+        return key, Translator(model, max_batch=max_batch, max_beam=beam, max_tgt_steps=limit,
+                               device=self.device, precision=self.precision)
 
     def release(self, key: tuple, tr: Translator) -> None:
         """Gives a translator from :meth:`acquire` back."""
@@ -274,10 +297,10 @@ def _model_source(model) -> Union[str, bytes]:
 
 
 def translate_file(client, model, src_path, out_path, partition_lines: int = 1000,
-                   beam: int = 1, alpha: float = 0.0, max_batch: int = 32,
+                   beam: int = 1, alpha: float = 0.0, max_batch: Optional[int] = None,
                    progress: bool = True, retries: int = 2, max_steps: int = 0,
                    d2l_compat: bool = False, max_pending: Optional[int] = None,
-                   file=None) -> TranslateFileResult:
+                   file=None, device: str = "cpu", precision: str = "fp32") -> TranslateFileResult:
     """Translates every line of ``src_path`` on the cluster of ``client`` into ``out_path``.
 
     The output has one line per input line, in input order, byte for byte what
@@ -298,7 +321,8 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         partition_lines: lines per task.
         beam, alpha, max_steps, d2l_compat: the decoding options, as ``attnlite translate``'s
             ``--beam``, ``--alpha``, ``--max-steps``, ``--d2l-compat``.
-        max_batch: sentences a worker decodes together.
+        max_batch: sentences a worker decodes together (default: 32 on the CPU, 256 with
+            ``device="cuda"``).
         progress: a line on stderr (or ``file``) for every finished partition and a summary.
         retries: how many times Dask runs a partition again after it raised (``retries=`` of
             ``Client.submit``). A partition whose worker died or was restarted is run again
@@ -306,6 +330,11 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         max_pending: partitions submitted and not yet written, at most (default: 4 per worker
             thread, at least 8): bounds the memory of the client and the scheduler, however
             long the file.
+        device, precision: where the workers translate, as :class:`attnlite.Translator`'s:
+            ``"cuda"`` on each worker's GPU (the first one it sees: on a machine with several,
+            one worker per GPU, each with its own ``CUDA_VISIBLE_DEVICES``, as dask-cuda's
+            ``LocalCUDACluster`` starts them), ``"bf16"`` weights there. Every worker must
+            have one: a worker without refuses the run at its start.
 
     Returns:
         a :class:`TranslateFileResult`: the list of ``(line number, message)``, with the
@@ -313,10 +342,15 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         ``loads``).
 
     Raises:
-        attnlite.Error: the model cannot be loaded (here or on a worker) or is no translator.
+        attnlite.Error: the model cannot be loaded (here or on a worker) or is no translator,
+            or a worker cannot translate on ``device`` (no GPU, a library without CUDA).
         RuntimeError: a partition failed for good (its retries spent, or its workers killed
             ``allowed-failures`` times); the output then holds the lines before it.
     """
+    _capi.precision_id(precision, device)  # TypeError or ValueError for bad names
+    _capi.device_id(device)
+    if max_batch is None:
+        max_batch = 256 if device == "cuda" else 32
     for name, v in (("partition_lines", partition_lines), ("beam", beam), ("max_batch", max_batch),
                     ("retries", retries), ("max_steps", max_steps)):
         if not isinstance(v, int) or isinstance(v, bool):
@@ -347,12 +381,15 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
     result.lines, result.partitions, result.workers, result.loads = total, nparts, Counter(), {}
     say(f"{total} lines in {nparts} partitions of {partition_lines} on "
         f"{len(client.nthreads())} workers ({sum(client.nthreads().values())} threads); "
-        f"loading {'the model bytes' if isinstance(source, bytes) else source}")
+        f"loading {'the model bytes' if isinstance(source, bytes) else source}"
+        + (f" on each worker's GPU ({precision})" if device == "cuda" else ""))
     t0 = time.perf_counter()
     futures = {}
     try:
         # Raises the library's message when a worker cannot load the model.
-        client.register_worker_plugin(ModelPlugin(source, plugin_name), name=plugin_name)
+        client.register_worker_plugin(
+            ModelPlugin(source, plugin_name, device, precision, (max_batch, beam, max_steps)),
+            name=plugin_name)
         parts = _partitions(os.fspath(src_path), partition_lines)
         ac = distributed.as_completed()
         meta = {}  # key -> (index, first line, count)
@@ -456,7 +493,12 @@ def main(argv=None) -> int:
     p.add_argument("--max-steps", type=int, default=0, metavar="N", help="stop after N decoding steps")
     p.add_argument("--d2l-compat", action="store_true", help="position 0 at every decoder step, as the book")
     p.add_argument("--partition-lines", type=int, default=1000, metavar="N", help="lines per task (default 1000)")
-    p.add_argument("--max-batch", type=int, default=32, metavar="N", help="sentences decoded together (default 32)")
+    p.add_argument("--max-batch", type=int, default=None, metavar="N",
+                   help="sentences decoded together (default 32, with --device cuda 256)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the workers translate (cuda: each worker's GPU; default cpu)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16 (with --device cuda): the linear layers' matrices in bfloat16")
     p.add_argument("--retries", type=int, default=2, metavar="N", help="reruns of a partition that raised (default 2)")
     p.add_argument("--send-model", action="store_true",
                    help="read the model file here and send its bytes to the workers (no shared path)")
@@ -474,7 +516,7 @@ def main(argv=None) -> int:
         errors = translate_file(client, model, a.src, a.out, partition_lines=a.partition_lines,
                                 beam=a.beam, alpha=a.alpha, max_batch=a.max_batch,
                                 progress=not a.quiet, retries=a.retries, max_steps=a.max_steps,
-                                d2l_compat=a.d2l_compat)
+                                d2l_compat=a.d2l_compat, device=a.device, precision=a.precision)
     except (Error, ValueError, TypeError, OSError) as e:
         print(f"attnlite.dask: error: {e}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:make_current is deprecated:Depre
 
 import attnlite  # noqa: E402
 import attnlite.dask as ad  # noqa: E402
-from conftest import CLI, MODELS  # noqa: E402
+from conftest import CLI, MODELS, refused_cuda  # noqa: E402
 
 FRA = MODELS / "transformer-fra.safetensors"
 BPE = MODELS / "transformer-fra-bpe.safetensors"
@@ -270,6 +270,31 @@ def test_bad_models_and_arguments(client, tmp_path):
         ad.translate_file(client, FRA, src, out, beam="2")
     with pytest.raises(TypeError):
         ad.translate_file(client, 3, src, out)
+    assert client.run(lambda dask_worker: [n for n in dask_worker.plugins if n.startswith("attnlite")]) \
+        == {w: [] for w in client.nthreads()}
+
+
+def test_cuda_workers(client, corpus, tmp_path, capfd):
+    # Workers translating on their GPU (the emulated device in CI, a GPU in
+    # tools/gpu-check.sh): the CLI's output on the CPU, byte for byte, the device named in the
+    # progress; without CUDA, the run is refused at its start with the library's message, and
+    # nothing is left on the workers. bf16 on the CPU is refused before any work.
+    _, _, _, lines = corpus
+    src = slice_file(tmp_path, lines[680:740], 60)  # holds the corpus's empty line (701)
+    out = tmp_path / "out.txt"
+    want, want_errors = run_cli(FRA, src)
+    with pytest.raises(ValueError, match="needs device 'cuda'"):
+        ad.translate_file(client, FRA, src, out, precision="bf16")
+    with pytest.raises(ValueError, match="'cpu' or 'cuda'"):
+        ad.translate_file(client, FRA, src, out, device="gpu")
+    try:
+        res = ad.translate_file(client, FRA, src, out, partition_lines=25, device="cuda", retries=0)
+    except attnlite.Error as e:
+        refused_cuda(e)
+    else:
+        assert out.read_bytes() == want
+        assert list(res) == want_errors == [(21, "empty sentence")]
+        assert "on each worker's GPU (fp32)" in capfd.readouterr().err
     assert client.run(lambda dask_worker: [n for n in dask_worker.plugins if n.startswith("attnlite")]) \
         == {w: [] for w in client.nthreads()}
 
