@@ -15,8 +15,8 @@
  *   al_model_free(m);
  *
  * Handles are opaque. Errors:
- *   - Constructors (al_model_load, al_model_from_bytes, al_translator_new) return NULL on
- *     failure and, when `err` is not NULL, store a new al_error in *err (free it with
+ *   - Constructors (al_model_load, al_model_from_bytes, al_*_new, al_*_new_with) return
+ *     NULL on failure and, when `err` is not NULL, store a new al_error in *err (free it with
  *     al_error_free). Pass NULL to ignore the message.
  *   - al_translate / al_translate_batch return an al_status; the message of the last call
  *     is al_translator_error(tr) ("" after a success).
