@@ -9,15 +9,25 @@
 #include "attnlite/c_api.h"
 #include "c_api_checks.h"
 
+/* A shipped model (models/NAME.safetensors), or NULL after a failed CHECK. */
+static al_model* load_shipped(const char* name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.safetensors", ATTNLITE_MODELS_DIR, name);
+  al_error* err = NULL;
+  al_model* m = al_model_load(path, &err);
+  CHECK(m != NULL);
+  if (!m) {
+    fprintf(stderr, "cannot load %s: %s\n", path, al_error_message(err));
+    al_error_free(err);
+  }
+  return m;
+}
+
 /* The language model: generate, step by step, attention, perplexity and errors. */
 void test_lm(void) {
   al_error* err = NULL;
-  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/lm-fra.safetensors", &err);
-  CHECK(m != NULL);
-  if (!m) {
-    al_error_free(err);
-    return;
-  }
+  al_model* m = load_shipped("lm-fra");
+  if (!m) return;
   CHECK(al_model_kind(m) == AL_LM);
   CHECK_STR(al_model_kind_name(m), "lm");
   /* a translator refuses it */
@@ -88,12 +98,8 @@ void test_lm(void) {
  * whose matrices stay int8: the CPU's text), else the error that says so. */
 void test_lm_limits(void) {
   al_error* err = NULL;
-  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/lm-fra.safetensors", &err);
-  CHECK(m != NULL);
-  if (!m) {
-    al_error_free(err);
-    return;
-  }
+  al_model* m = load_shipped("lm-fra");
+  if (!m) return;
   al_generator_limits lim;
   memset(&lim, 0x5a, sizeof lim);
   al_generator_limits_default(&lim);
@@ -151,12 +157,8 @@ void test_lm_limits(void) {
 /* The Vision Transformer: a test digit PNG, an RGBA canvas, attention, rollout, errors. */
 void test_vit(void) {
   al_error* err = NULL;
-  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/vit-digits.safetensors", &err);
-  CHECK(m != NULL);
-  if (!m) {
-    al_error_free(err);
-    return;
-  }
+  al_model* m = load_shipped("vit-digits");
+  if (!m) return;
   CHECK(al_model_kind(m) == AL_VIT);
   CHECK_STR(al_model_kind_name(m), "vit");
   CHECK(al_generator_new(m, AL_DEVICE_CPU, &err) == NULL);
@@ -246,12 +248,8 @@ static const int kDigitLabels[8] = {6, 4, 8, 2, 6, 5, 0, 8};
  * limits' errors; the GPU with bfloat16 weights where there is one (labels as on the CPU). */
 void test_vit_batch(void) {
   al_error* err = NULL;
-  al_model* m = al_model_load(ATTNLITE_MODELS_DIR "/vit-digits.safetensors", &err);
-  CHECK(m != NULL);
-  if (!m) {
-    al_error_free(err);
-    return;
-  }
+  al_model* m = load_shipped("vit-digits");
+  if (!m) return;
   al_classifier_limits lim;
   memset(&lim, 0x5a, sizeof lim);
   al_classifier_limits_default(&lim);
