@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '212d0c30826a3d2f';
+const VERSION = 'dbb336a4026d9d9b';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

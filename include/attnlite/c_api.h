@@ -253,7 +253,7 @@ void al_generate_options_default(al_generate_options* options);
 /* attnlite::GenerateLimits. al_generator_limits_default: 4096, AL_DEVICE_CPU,
  * AL_PRECISION_FP32. */
 typedef struct al_generator_limits {
-  size_t max_input_bytes; /* longer prompts are an error */
+  size_t max_input_bytes; /* longer prompts are an error; 1..1048576 */
   int device;             /* al_device (CUDA: a CUDA build and a CUDA device) */
   int precision;          /* al_precision (BF16: device CUDA only) */
 } al_generator_limits;

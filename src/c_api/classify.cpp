@@ -43,10 +43,14 @@ void al_classifier_limits_default(al_classifier_limits* l) {
   l->precision = AL_PRECISION_FP32;
 }
 
-al_classifier* al_classifier_new_with(const al_model* model, const al_classifier_limits* limits,
-                                      al_error** err) {
+}  // extern "C"
+
+namespace {
+// al_classifier_new_with and al_classifier_new; who: the name in the messages.
+al_classifier* make_classifier(const al_model* model, const al_classifier_limits* limits, al_error** err,
+                               const char* who) {
   return construct<al_classifier>(err, [&] {
-    if (!model) throw Error("al_classifier_new: model is NULL");
+    if (!model) throw Error(std::string(who) + ": model is NULL");
     al_classifier_limits l;
     al_classifier_limits_default(&l);
     if (limits) l = *limits;
@@ -60,12 +64,20 @@ al_classifier* al_classifier_new_with(const al_model* model, const al_classifier
     return c.release();
   });
 }
+}  // namespace
+
+extern "C" {
+
+al_classifier* al_classifier_new_with(const al_model* model, const al_classifier_limits* limits,
+                                      al_error** err) {
+  return make_classifier(model, limits, err, "al_classifier_new_with");
+}
 
 al_classifier* al_classifier_new(const al_model* model, int device, al_error** err) {
   al_classifier_limits l;
   al_classifier_limits_default(&l);
   l.device = device;
-  return al_classifier_new_with(model, &l, err);
+  return make_classifier(model, &l, err, "al_classifier_new");
 }
 
 void al_classifier_free(al_classifier* c) { delete c; }
@@ -136,15 +148,26 @@ const float* al_classification_attention_at(const al_classifier* c, int i, int l
   if (!r || !r->attn || layer < 0 || layer >= r->layers) return nullptr;
   return r->attn + layer * r->layer_stride;
 }
-al_status al_classification_rollout_at(al_classifier* c, int i, float* out) {
+}  // extern "C"
+
+namespace {
+// al_classification_rollout_at and al_classification_rollout; who: the name in the messages.
+al_status rollout_of(al_classifier* c, int i, float* out, const char* who) {
   if (!c || !out) return AL_ERR_ARGUMENT;
   if (i < 0 || i >= c->count) {
-    c->error = c->count ? "al_classification_rollout: image " + std::to_string(i) + " is outside [0, " +
-                              std::to_string(c->count) + ")"
-                        : "al_classification_rollout: nothing was classified";
+    c->error = std::string(who) + (c->count ? ": image " + std::to_string(i) + " is outside [0, " +
+                                                  std::to_string(c->count) + ")"
+                                            : ": nothing was classified");
     return AL_ERR_ARGUMENT;
   }
   return guard(c->error, [&] { c->cls->rollout(i, out); });
+}
+}  // namespace
+
+extern "C" {
+
+al_status al_classification_rollout_at(al_classifier* c, int i, float* out) {
+  return rollout_of(c, i, out, "al_classification_rollout_at");
 }
 
 int al_classification_label(const al_classifier* c) { return al_classification_label_at(c, 0); }
@@ -156,7 +179,7 @@ const float* al_classification_attention(const al_classifier* c, int layer) {
   return al_classification_attention_at(c, 0, layer);
 }
 al_status al_classification_rollout(al_classifier* c, float* out) {
-  return al_classification_rollout_at(c, 0, out);
+  return rollout_of(c, 0, out, "al_classification_rollout");
 }
 
 }  // extern "C"

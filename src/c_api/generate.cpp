@@ -29,10 +29,14 @@ void al_generator_limits_default(al_generator_limits* l) {
   l->precision = AL_PRECISION_FP32;
 }
 
-al_generator* al_generator_new_with(const al_model* model, const al_generator_limits* limits,
-                                    al_error** err) {
+}  // extern "C"
+
+namespace {
+// al_generator_new_with and al_generator_new; who: the name in the messages.
+al_generator* make_generator(const al_model* model, const al_generator_limits* limits, al_error** err,
+                             const char* who) {
   return construct<al_generator>(err, [&] {
-    if (!model) throw Error("al_generator_new: model is NULL");
+    if (!model) throw Error(std::string(who) + ": model is NULL");
     al_generator_limits l;
     al_generator_limits_default(&l);
     if (limits) l = *limits;
@@ -50,12 +54,20 @@ al_generator* al_generator_new_with(const al_model* model, const al_generator_li
     return g.release();
   });
 }
+}  // namespace
+
+extern "C" {
+
+al_generator* al_generator_new_with(const al_model* model, const al_generator_limits* limits,
+                                    al_error** err) {
+  return make_generator(model, limits, err, "al_generator_new_with");
+}
 
 al_generator* al_generator_new(const al_model* model, int device, al_error** err) {
   al_generator_limits l;
   al_generator_limits_default(&l);
   l.device = device;
-  return al_generator_new_with(model, &l, err);
+  return make_generator(model, &l, err, "al_generator_new");
 }
 
 void al_generator_free(al_generator* g) { delete g; }

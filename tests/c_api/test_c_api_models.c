@@ -141,7 +141,9 @@ void test_lm_limits(void) {
   CHECK(al_generator_new_with(m, &lim, &err) == NULL);
   check_error(err, "bf16 weights are a CUDA option");
   CHECK(al_generator_new_with(NULL, &lim, &err) == NULL);
-  check_error(err, "model is NULL");
+  check_error(err, "al_generator_new_with: model is NULL");
+  CHECK(al_generator_new(NULL, AL_DEVICE_CPU, &err) == NULL);
+  check_error(err, "al_generator_new: model is NULL");
   lim.device = AL_DEVICE_CUDA;
   g = al_generator_new_with(m, &lim, &err);
   if (g) {
@@ -300,7 +302,7 @@ void test_vit_batch(void) {
     CHECK(al_classification_prob_at(c, 8) == 0.0f && al_classification_probs_at(c, 8) == NULL);
     CHECK(al_classification_attention_at(c, 8, 0) == NULL && al_classification_attention_at(c, 0, -1) == NULL);
     CHECK(al_classification_rollout_at(c, 8, roll_b) == AL_ERR_ARGUMENT);
-    CHECK_STR(al_classifier_error(c), "al_classification_rollout: image 8 is outside [0, 8)");
+    CHECK_STR(al_classifier_error(c), "al_classification_rollout_at: image 8 is outside [0, 8)");
     CHECK(al_classification_rollout_at(c, 0, NULL) == AL_ERR_ARGUMENT);
     CHECK(al_classification_label_at(NULL, 0) == -1 && al_classification_count(NULL) == 0);
     /* a smaller batch next, without attention */
@@ -323,6 +325,8 @@ void test_vit_batch(void) {
     CHECK(al_classify_batch(c, &bad[0][0], 2, 0) == AL_ERR_INPUT);
     CHECK_STR(al_classifier_error(c), "image 1: pixel 10 is not a finite number");
     CHECK(al_classification_rollout_at(c, 0, roll_b) == AL_ERR_ARGUMENT);
+    CHECK_STR(al_classifier_error(c), "al_classification_rollout_at: nothing was classified");
+    CHECK(al_classification_rollout(c, roll_b) == AL_ERR_ARGUMENT);
     CHECK_STR(al_classifier_error(c), "al_classification_rollout: nothing was classified");
   }
   al_classifier_free(one);
@@ -349,7 +353,9 @@ void test_vit_batch(void) {
   CHECK(al_classifier_new_with(m, &lim, &err) == NULL);
   check_error(err, "bf16 weights are a CUDA option");
   CHECK(al_classifier_new_with(NULL, NULL, &err) == NULL);
-  check_error(err, "model is NULL");
+  check_error(err, "al_classifier_new_with: model is NULL");
+  CHECK(al_classifier_new(NULL, AL_DEVICE_CPU, &err) == NULL);
+  check_error(err, "al_classifier_new: model is NULL");
   /* the GPU: a batch of 8 with bfloat16 weights */
   lim.device = AL_DEVICE_CUDA;
   lim.max_batch = 8;
