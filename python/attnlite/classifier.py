@@ -146,6 +146,8 @@ class Classifier(_capi.Handle):
             max_batch = 64 if device == "cuda" else 1
         if not isinstance(max_batch, int) or isinstance(max_batch, bool):
             raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
+        if not 1 <= max_batch <= 4096:  # checked here: a C int would wrap larger values
+            raise Error(f"limits: max_batch must be in [1, 4096], got {max_batch}")
         L = _capi.lib()
         lim = _capi._ClassifierLimits()
         L.al_classifier_limits_default(ctypes.byref(lim))
@@ -253,7 +255,9 @@ class Classifier(_capi.Handle):
             chunk = px[start:start + self.max_batch]
             try:
                 out += self._run(chunk, attention)
-            except Error:
+            except Error as e:
+                if e.status != _capi.AL_ERR_INPUT or not e.message.startswith("image "):
+                    raise  # not an image's fault (a closed classifier, a device's failure)
                 # Name the image: the library's message counts within the chunk.
                 for j, p in enumerate(chunk):
                     try:

@@ -347,8 +347,8 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         RuntimeError: a partition failed for good (its retries spent, or its workers killed
             ``allowed-failures`` times); the output then holds the lines before it.
     """
-    _capi.precision_id(precision, device)  # TypeError or ValueError for bad names
-    _capi.device_id(device)
+    _capi.device_id(device)  # TypeError or ValueError for bad names
+    _capi.precision_id(precision, device)
     if max_batch is None:
         max_batch = 256 if device == "cuda" else 32
     for name, v in (("partition_lines", partition_lines), ("beam", beam), ("max_batch", max_batch),

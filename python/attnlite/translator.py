@@ -119,8 +119,9 @@ class Translator(_capi.Handle):
     Args:
         model: a :class:`Model` (or a path or shipped name, loaded for this translator).
         max_batch: sentences decoded together; longer lists are translated in chunks.
-            Default: 1 on the CPU, 256 on ``"cuda"`` (as ``attnlite translate --batch``: a GPU
-            pays off on many sentences at once).
+            Default: 1 on the CPU; on ``"cuda"`` 256, or 1,024 rows over ``max_beam`` past a
+            beam of 4 (as ``attnlite translate --batch``: a GPU pays off on many sentences at
+            once).
         max_beam: the widest beam :meth:`translate` accepts.
         device: ``"cpu"``, or ``"cuda"`` (a library built with ``-DATTNLITE_CUDA=ON``, a CUDA
             device and a Transformer).
@@ -152,10 +153,14 @@ class Translator(_capi.Handle):
         if not isinstance(model, Model):
             model = Model.load(model)
         if max_batch is None:
-            max_batch = 256 if device == "cuda" else 1
+            max_batch = 1
+            if device == "cuda" and isinstance(max_beam, int):
+                max_batch = max(1, min(256, 1024 // max(max_beam, 1)))
         for name, v in (("max_batch", max_batch), ("max_beam", max_beam), ("max_tgt_steps", max_tgt_steps)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+            if not -2**31 <= v < 2**31:  # a C int would wrap it into range
+                raise Error(f"limits: {name} {v} is out of range")
         dev = _capi.device_id(device)
         prec = _capi.precision_id(precision, device)
         L = _capi.lib()

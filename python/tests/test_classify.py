@@ -168,6 +168,14 @@ def test_bad_batches(vit, tmp_path):
         attnlite.Classifier(vit, max_batch=0)
     with pytest.raises(TypeError, match="max_batch must be an int"):
         attnlite.Classifier(vit, max_batch=2.0)
+    # past a C int: refused, not wrapped into range
+    for big in (2**32 + 2, -2**32 + 3, 4097):
+        with pytest.raises(attnlite.Error, match=r"max_batch must be in \[1, 4096\], got " + str(big)):
+            attnlite.Classifier(vit, max_batch=big)
+    # an error that is no image's is not pinned on one
+    c.close()
+    with pytest.raises(attnlite.Error, match=r"^this classifier is closed$"):
+        c.classify(list(images[:3]))
 
 
 def test_batches_on_cuda(vit):

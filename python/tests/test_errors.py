@@ -131,6 +131,10 @@ def test_bad_limits(d2l):
                    dict(max_tgt_steps=10 ** 6)):
         with pytest.raises(attnlite.Error):
             attnlite.Translator(d2l, **kwargs)
+    # past a C int: refused, not wrapped into range (2**32 + 2 would be 2)
+    for name in ("max_batch", "max_beam", "max_tgt_steps"):
+        with pytest.raises(attnlite.Error, match=f"limits: {name} 4294967298 is out of range"):
+            attnlite.Translator(d2l, **{name: 2**32 + 2})
 
 
 def test_cuda_without_a_cuda_build_or_device(d2l, bahdanau):
@@ -143,7 +147,8 @@ def test_cuda_without_a_cuda_build_or_device(d2l, bahdanau):
         except attnlite.Error as e:
             refused_cuda(e)
         else:
-            assert tr.max_batch == 256  # the CLI's default on cuda
+            assert tr.max_batch == 256  # the CLI's default on cuda: 1,024 rows / 4
+            assert attnlite.Translator(model, device="cuda", max_beam=8).max_batch == 128
             cpu = attnlite.Translator(model)
             assert tr.translate("i'm home .").text == cpu.translate("i'm home .").text
             some = ["go .", "i lost .", "he's calm .", "i'm home ."] * 3
