@@ -35,7 +35,7 @@
 #   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs;
 #   8. the Python package's tests that make CUDA sessions, on this build's libattnlite_c.so
-#      (when the interpreter has numpy and pytest).
+#      (when a Python with numpy and pytest is there; torch is not needed for them).
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
 # short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
 # steps, names the one it was in (DIR/running.txt) and fails.
@@ -311,10 +311,15 @@ if [ -n "$PY" ]; then
 fi
 
 # 8. the Python package on the GPU: its tests that make CUDA sessions (translators, generators
-# and classifiers with bf16, batches of images), told that CUDA must work here
-if [ -n "$PY" ] && "$PY" -c "import numpy, pytest" 2>/dev/null; then
+# and classifiers with bf16, batches of images, Dask workers), told that CUDA must work here;
+# any interpreter with numpy and pytest (torch is not needed)
+PYT=""
+for p in "$PY" /usr/bin/python3 python3; do
+  if [ -n "$p" ] && "$p" -c "import numpy, pytest" 2>/dev/null; then PYT="$p"; break; fi
+done
+if [ -n "$PYT" ]; then
   step python_cuda 180 env ATTNLITE_LIBRARY="$BUILD/libattnlite_c.so" ATTNLITE_CLI="$CLI" ATTNLITE_TEST_CUDA=1 \
-    "$PY" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
+    "$PYT" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
 else
   echo '{"step": "python_cuda", "rc": -1, "seconds": 0, "note": "no Python with numpy and pytest"}' >> "$LOG"
 fi

@@ -301,7 +301,7 @@ stage_cuda() {
   ATTNLITE_TEST_CUDA=1 build/cuda-emu/tests/attnlite_c_api_test
   local py=${PYTHON:-/usr/bin/python3}
   if "$py" -c "import numpy, pytest" 2>/dev/null; then
-    ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY=build/cuda-emu/libattnlite_c.so ATTNLITE_CLI=build/cuda-emu/attnlite \
+    ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY="$PWD/build/cuda-emu/libattnlite_c.so" ATTNLITE_CLI="$PWD/build/cuda-emu/attnlite" \
       "$py" -m pytest python/tests -q -p no:cacheprovider -k "cuda or precision"
   else
     echo "cuda: no Python with numpy and pytest; the package's CUDA tests did not run"
