@@ -333,6 +333,17 @@ def encode(s: object, what: str) -> bytes:
     return s.encode("utf-8", errors="surrogatepass")
 
 
+def c_int(name: str, v: object) -> int:
+    """An int argument for a C int field: TypeError for another type, Error past a C int
+    (ctypes would wrap it into range: 2**32 + 2 would become 2). The library checks the range
+    that makes sense."""
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+    if not -2**31 <= v < 2**31:
+        raise Error(f"limits: {name} {v} is out of range")
+    return v
+
+
 def device_id(device: object) -> int:
     if not isinstance(device, str):
         raise TypeError(f"device must be 'cpu' or 'cuda', not {type(device).__name__}")

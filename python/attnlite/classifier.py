@@ -144,10 +144,7 @@ class Classifier(_capi.Handle):
             model = Model.load(model)
         if max_batch is None:
             max_batch = 64 if device == "cuda" else 1
-        if not isinstance(max_batch, int) or isinstance(max_batch, bool):
-            raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
-        if not 1 <= max_batch <= 4096:  # checked here: a C int would wrap larger values
-            raise Error(f"limits: max_batch must be in [1, 4096], got {max_batch}")
+        max_batch = _capi.c_int("max_batch", max_batch)
         L = _capi.lib()
         lim = _capi._ClassifierLimits()
         L.al_classifier_limits_default(ctypes.byref(lim))

@@ -54,7 +54,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 from . import _capi
 from ._capi import Error
 from .model import Model, resolve_model
-from .translator import Translator, source_length
+from .translator import Translator, cuda_batch, source_length
 
 __all__ = ["ModelPlugin", "TranslateFileResult", "translate_file", "worker_loads", "main"]
 
@@ -321,8 +321,8 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         partition_lines: lines per task.
         beam, alpha, max_steps, d2l_compat: the decoding options, as ``attnlite translate``'s
             ``--beam``, ``--alpha``, ``--max-steps``, ``--d2l-compat``.
-        max_batch: sentences a worker decodes together (default: 32 on the CPU, 256 with
-            ``device="cuda"``).
+        max_batch: sentences a worker decodes together (default: 32 on the CPU; with
+            ``device="cuda"`` the CLI's: 256, or 1,024 / ``beam`` past a beam of 4).
         progress: a line on stderr (or ``file``) for every finished partition and a summary.
         retries: how many times Dask runs a partition again after it raised (``retries=`` of
             ``Client.submit``). A partition whose worker died or was restarted is run again
@@ -349,12 +349,13 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
     """
     _capi.device_id(device)  # TypeError or ValueError for bad names
     _capi.precision_id(precision, device)
-    if max_batch is None:
-        max_batch = 256 if device == "cuda" else 32
-    for name, v in (("partition_lines", partition_lines), ("beam", beam), ("max_batch", max_batch),
+    for name, v in (("partition_lines", partition_lines), ("beam", beam),
+                    ("max_batch", 1 if max_batch is None else max_batch),
                     ("retries", retries), ("max_steps", max_steps)):
         if not isinstance(v, int) or isinstance(v, bool):
             raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+    if max_batch is None:
+        max_batch = cuda_batch(beam) if device == "cuda" else 32
     if partition_lines < 1 or beam < 1 or max_batch < 1 or retries < 0 or max_steps < 0:
         raise ValueError("partition_lines, beam and max_batch must be >= 1, retries and max_steps >= 0")
     source = _model_source(model)
@@ -494,7 +495,8 @@ def main(argv=None) -> int:
     p.add_argument("--d2l-compat", action="store_true", help="position 0 at every decoder step, as the book")
     p.add_argument("--partition-lines", type=int, default=1000, metavar="N", help="lines per task (default 1000)")
     p.add_argument("--max-batch", type=int, default=None, metavar="N",
-                   help="sentences decoded together (default 32, with --device cuda 256)")
+                   help="sentences decoded together (default 32; with --device cuda 256, or "
+                        "1024 / beam past a beam of 4)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="where the workers translate (cuda: each worker's GPU; default cpu)")
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",

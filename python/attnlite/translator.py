@@ -102,6 +102,12 @@ def source_length(model: Model, sentence: str) -> int:
         return 0
 
 
+def cuda_batch(beam: int) -> int:
+    """Sentences decoded together on a GPU by default, as ``attnlite translate --batch`` on
+    cuda: 256, or 1,024 rows over the beam width past a beam of 4."""
+    return max(1, min(256, 1024 // max(beam, 1)))
+
+
 def _numbers(idx: List[int]) -> str:
     """1-based sentence numbers of a chunk: ``3..5`` when they follow one another, else the
     first eight of them in order and how many more."""
@@ -152,15 +158,11 @@ class Translator(_capi.Handle):
         super().__init__()
         if not isinstance(model, Model):
             model = Model.load(model)
+        max_beam = _capi.c_int("max_beam", max_beam)
+        max_tgt_steps = _capi.c_int("max_tgt_steps", max_tgt_steps)
         if max_batch is None:
-            max_batch = 1
-            if device == "cuda" and isinstance(max_beam, int):
-                max_batch = max(1, min(256, 1024 // max(max_beam, 1)))
-        for name, v in (("max_batch", max_batch), ("max_beam", max_beam), ("max_tgt_steps", max_tgt_steps)):
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
-            if not -2**31 <= v < 2**31:  # a C int would wrap it into range
-                raise Error(f"limits: {name} {v} is out of range")
+            max_batch = cuda_batch(max_beam) if device == "cuda" else 1
+        max_batch = _capi.c_int("max_batch", max_batch)
         dev = _capi.device_id(device)
         prec = _capi.precision_id(precision, device)
         L = _capi.lib()
