@@ -12,10 +12,8 @@
 #      -DATTNLITE_BENCH=ON; Ninja when present). A machine with only the CUDA toolkit lacks
 #      the Debian header packages: `bash ../shared/tools/device-prefix.sh` (on a Debian
 #      machine) makes .device-prefix/, which this script uses when it is there;
-#   3. every test (ctest: the CPU suite and every GPU case, but the CLI's three whole-split
-#      CPU evaluations, which CI runs), then the GPU cases again
-#      directly, to show they ran rather than skipped, and in the other two ATTNLITE_CUDA_LT
-#      modes;
+#   3. the GPU cases (attnlite_tests "[cuda]"), to show they run rather than skip before
+#      anything is measured;
 #   4. decode speed of the base-size Transformer: bench_cuda (attnlite) beside
 #      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
@@ -31,12 +29,17 @@
 #      batches (ATTNLITE_CUDA_DROP=0); with bfloat16 weights (--precision bf16): the lines
 #      that stay as in fp32, and the time; `classify` of the test digits in batches on both
 #      devices, the same labels;
-#   6. compute-sanitizer memcheck and racecheck over the GPU cases (when the tool is there),
-#      after the measurements: a run cut short by a time limit keeps the goals' numbers;
-#   7. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
+#   6. the language model (tokens/s, long generations) and the ViT (images/s, batches of 1
 #      and 64) on the GPU against the CPU and against PyTorch on the same GPU, same outputs;
-#   8. the Python package's tests that make CUDA sessions, on this build's libattnlite_c.so
-#      (when a Python with numpy and pytest is there; torch is not needed for them).
+#   7. the checks that time nothing, side by side once every measurement is done (each in a
+#      process of its own, so that none waits for another; nothing is timed meanwhile), so
+#      that a run cut short by a time limit keeps the goals' numbers:
+#      - every test (ctest: the CPU suite and every GPU case, but the CLI's three whole-split
+#        CPU evaluations, which CI runs);
+#      - compute-sanitizer memcheck, and racecheck, over the GPU cases (when the tool is there);
+#      - the GPU cases in the other two ATTNLITE_CUDA_LT modes, the C API's CUDA sessions, then
+#        the Python package's tests that make CUDA sessions, on this build's libattnlite_c.so
+#        (when a Python with numpy and pytest is there; torch is not needed for them).
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
 # short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
 # steps, names the one it was in (DIR/running.txt) and fails.
@@ -71,18 +74,20 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # step NAME SECONDS CMD...: runs CMD (a program with a time limit, or one of the functions
 # below, which end by themselves), its output in OUT/NAME.log; records the status and the
-# wall time in steps.jsonl.
+# wall time in steps.jsonl. In the side-by-side phase (SIDE=1, step 7) the step runs in a
+# background chain: running.txt names the phase instead, and its line says "side".
+SIDE=0
 step() {
   local name="$1" limit="$2"; shift 2
   say "$name"
-  local t0 t1 rc
-  echo "$name" > "$OUT/running.txt"
+  local t0 t1 rc side=""
+  if [ "$SIDE" = 1 ]; then side=', "side": true'; else echo "$name" > "$OUT/running.txt"; fi
   t0=$(now)
   if declare -F "$1" >/dev/null; then "$@" > "$OUT/$name.log" 2>&1; else timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; fi
   rc=$?
   t1=$(now)
-  tail -5 "$OUT/$name.log" >&2
-  printf '{"step": "%s", "rc": %d, "seconds": %s}\n' "$name" "$rc" "$(secs "$t0" "$t1")" >> "$LOG"
+  tail -5 "$OUT/$name.log" | sed "s/^/[$name] /" >&2
+  printf '{"step": "%s", "rc": %d, "seconds": %s%s}\n' "$name" "$rc" "$(secs "$t0" "$t1")" "$side" >> "$LOG"
   [ "$rc" -eq 0 ] || { echo "gpu-check: step $name failed (status $rc; $OUT/$name.log)" >&2; failed=1; }
   return "$rc"
 }
@@ -135,18 +140,9 @@ fi
 CLI="$BUILD/attnlite"
 TESTS="$BUILD/tests/attnlite_tests"
 
-# 3. tests
-# The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus: 30,
-# 10 and 7 s of one core here, the longest tests) run the CPU code that CI runs; not here.
-step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)\$'"
+# 3. the GPU cases, before anything is measured: they ran, rather than skipped (the report
+# counts a skip as a failure)
 step gpu_tests 240 "$TESTS" "[cuda]" --durations yes
-# the products of few rows timed per shape (ATTNLITE_CUDA_LT=tune, docs/cuda.md) and without
-# cuBLASLt: the same cases again in those modes
-step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda]"
-step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
-# the C API's CUDA sessions (a translator, a generator and a classifier with bf16 weights, a
-# batch of images), told that CUDA must work here
-step c_api_cuda 60 env ATTNLITE_TEST_CUDA=1 "$BUILD/tests/attnlite_c_api_test"
 
 # 4. base Transformer decode: attnlite against PyTorch (eager + KV cache, CUDA graphs)
 reps=5; steps=64
@@ -278,18 +274,7 @@ classify() {
 }
 step classify 60 classify
 
-# 6. compute-sanitizer over the GPU cases (after the measurements: a run cut short by a time
-# limit keeps the goals' numbers; every sanitizer run so far found 0 errors)
-if command -v compute-sanitizer >/dev/null; then
-  step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
-  step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" \
-    "CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
-else
-  echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
-fi
-
-# 7. the language model and the ViT: GPU, CPU, PyTorch on the GPU
+# 6. the language model and the ViT: GPU, CPU, PyTorch on the GPU
 if [ -n "$PY" ]; then
   mkdir -p "$OUT/lm" "$OUT/vit"
   step export_lm 120 "$PY" "$ROOT/tools/export_lm_bench.py" "$ROOT/models/lm-fra.safetensors" "$OUT/lm" --tokens 24
@@ -313,19 +298,53 @@ if [ -n "$PY" ]; then
   done
 fi
 
-# 8. the Python package on the GPU: its tests that make CUDA sessions (translators, generators
-# and classifiers with bf16, batches of images, Dask workers), told that CUDA must work here;
-# any interpreter with numpy and pytest (torch is not needed)
+# 7. the checks that time nothing, side by side: four background chains (ctest; memcheck;
+# racecheck; the other LT modes, the C API and Python), so that the phase takes as long as its
+# longest chain. Nothing is measured meanwhile. Each step still has its own time limit and
+# line; the phase's wall time is the step "side_by_side".
+# The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus: 30,
+# 10 and 7 s of one core, the longest tests) run the CPU code that CI runs; not here.
 PYT=""
 for p in "$PY" /usr/bin/python3 python3; do
   if [ -n "$p" ] && "$p" -c "import numpy, pytest" 2>/dev/null; then PYT="$p"; break; fi
 done
-if [ -n "$PYT" ]; then
-  step python_cuda 180 env ATTNLITE_LIBRARY="$BUILD/libattnlite_c.so" ATTNLITE_CLI="$CLI" ATTNLITE_TEST_CUDA=1 \
-    "$PYT" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
+# the GPU cases compute-sanitizer goes over (the kernels, the models, the searches' device ops)
+san_memcheck="CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+san_racecheck="CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
+others() {
+  # the products of few rows timed per shape (ATTNLITE_CUDA_LT=tune, docs/cuda.md) and without
+  # cuBLASLt: the GPU cases again in those modes
+  step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda]"
+  step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda]"
+  # the C API's CUDA sessions (a translator, a generator and a classifier with bf16 weights, a
+  # batch of images), told that CUDA must work here
+  step c_api_cuda 60 env ATTNLITE_TEST_CUDA=1 "$BUILD/tests/attnlite_c_api_test"
+  # the Python package: its tests that make CUDA sessions (translators, generators and
+  # classifiers with bf16, batches of images, Dask workers), told that CUDA must work here;
+  # any interpreter with numpy and pytest (torch is not needed)
+  if [ -n "$PYT" ]; then
+    step python_cuda 180 env ATTNLITE_LIBRARY="$BUILD/libattnlite_c.so" ATTNLITE_CLI="$CLI" ATTNLITE_TEST_CUDA=1 \
+      "$PYT" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
+  else
+    echo '{"step": "python_cuda", "rc": -1, "seconds": 0, "note": "no Python with numpy and pytest"}' >> "$LOG"
+  fi
+}
+SIDE=1
+echo "side_by_side (ctest, memcheck, racecheck, the other modes, C API, Python)" > "$OUT/running.txt"
+t_side=$(now)
+step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)\$'" &
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" "$san_memcheck" &
+  step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" "$san_racecheck" &
 else
-  echo '{"step": "python_cuda", "rc": -1, "seconds": 0, "note": "no Python with numpy and pytest"}' >> "$LOG"
+  echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
 fi
+others &
+wait
+SIDE=0
+printf '{"step": "side_by_side", "rc": 0, "seconds": %s}\n' "$(secs "$t_side" "$(now)")" >> "$LOG"
+# a step of a background chain set its own copy of `failed`: read the chains' lines instead
+grep '"side": true' "$LOG" | grep -qv '"rc": 0,' && failed=1
 
 finished
 "${PY:-python3}" "$ROOT/tools/gpu_report.py" "$OUT" || failed=1

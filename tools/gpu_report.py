@@ -64,6 +64,8 @@ def main():
     for name, s in steps.items():
         status = "ok" if s["rc"] == 0 else ("skipped: " + s.get("note", "") if s["rc"] < 0
                                             else f"**failed** ({s['rc']})")
+        if s.get("side"):
+            status += ", side by side"
         if s["rc"] > 0:
             bad.append(f"step {name}")
         say(f"| {name} | {status} | {s['seconds']} |")
@@ -85,6 +87,10 @@ def main():
             "sections below hold only what they left.")
         say("")
         bad.append(f"the run was cut short{during}")
+    if any(s.get("side") for s in steps.values()):
+        say("The steps marked \"side by side\" ran at the same time, after every measurement (they "
+            "time nothing): each row is its own wall time, `side_by_side` the phase's.")
+        say("")
 
     say("## Tests")
     say("")

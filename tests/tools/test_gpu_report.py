@@ -28,10 +28,15 @@ def whole_run(d):
     """What a run that passed every check leaves (numbers of the kind run 8 measured)."""
     write(d, "machine.txt", "gpu: NVIDIA H200, 9.0, 580.159, 143771 MiB\ndate: 2026-11-30\n"
                             "commit: 0123abc\narch: 90\n")
-    steps = ["build", "ctest", "gpu_tests", "memcheck", "racecheck", "bench_cuda",
-             "peer_torch_cuda", "parity_transformer-fra-bpe_beam1", "batch_sweep", "bf16_weights",
-             "small_work", "classify"]
-    write(d, "steps.jsonl", lines({"step": s, "rc": 0, "seconds": 10.5} for s in steps))
+    steps = ["build", "gpu_tests", "bench_cuda", "peer_torch_cuda",
+             "parity_transformer-fra-bpe_beam1", "batch_sweep", "bf16_weights", "small_work",
+             "classify"]
+    # the checks that time nothing, side by side at the end, in the order they finished
+    side = ["c_api_cuda", "memcheck", "ctest", "racecheck"]
+    write(d, "steps.jsonl", lines([{"step": s, "rc": 0, "seconds": 10.5} for s in steps]
+                                  + [{"step": s, "rc": 0, "seconds": 10.5, "side": True}
+                                     for s in side]
+                                  + [{"step": "side_by_side", "rc": 0, "seconds": 61.2}]))
     write(d, "ctest.log", "100% tests passed, 0 tests failed out of 230\n")
     write(d, "gpu_tests.log", "All tests passed (12706 assertions in 9 test cases)\n")
     write(d, "memcheck.log", "========= ERROR SUMMARY: 0 errors\n")
@@ -94,6 +99,10 @@ class GpuReport(unittest.TestCase):
         self.assertEqual(verdict(text), "All correctness checks passed.")
         self.assertTrue(text.startswith("# GPU check: NVIDIA H200, 2026-11-30"))
         self.assertIn("| all | | 431 |", text)  # the run's whole time, from finished.json
+        self.assertIn("| build | ok | 10.5 |", text)
+        self.assertIn("| racecheck | ok, side by side | 10.5 |", text)
+        self.assertIn("| side_by_side | ok | 61.2 |", text)
+        self.assertIn("The steps marked \"side by side\" ran at the same time", text)
         self.assertIn("- ctest (CPU suite and GPU cases): 230 of 230 passed", text)
         self.assertIn("all 9 passed (12706 assertions)", text)
         # batch 1: 3,790 against PyTorch's CUDA graphs' 2,029 = 1.87x, the 1.5x goal met
@@ -109,7 +118,7 @@ class GpuReport(unittest.TestCase):
         # killed by a time limit during the memcheck step: no finished.json, and the steps
         # after it left nothing
         os.remove(os.path.join(self.d, "finished.json"))
-        write(self.d, "running.txt", "memcheck\n")
+        write(self.d, "running.txt", "side_by_side (ctest, memcheck, racecheck)\n")
         with open(os.path.join(self.d, "steps.jsonl"), encoding="utf-8") as f:
             done = [l for l in f if '"build"' in l or '"ctest"' in l or '"gpu_tests"' in l]
         write(self.d, "steps.jsonl", "".join(done))
@@ -118,8 +127,11 @@ class GpuReport(unittest.TestCase):
             os.remove(os.path.join(self.d, name))
         rc, text = report(self.d)
         self.assertEqual(rc, 1, text)
-        self.assertIn("**The run was cut short during step memcheck**", text)
-        self.assertEqual(verdict(text), "Failed: the run was cut short during step memcheck.")
+        self.assertIn("**The run was cut short during step side_by_side (ctest, memcheck, "
+                      "racecheck)**", text)
+        self.assertIn("| ctest | ok, side by side | 10.5 |", text)
+        self.assertEqual(verdict(text), "Failed: the run was cut short during step side_by_side "
+                                        "(ctest, memcheck, racecheck).")
         self.assertNotIn("| all |", text)
 
     def test_a_run_cut_short_before_any_step_began(self):
@@ -156,11 +168,12 @@ class GpuReport(unittest.TestCase):
 
     def test_a_failed_step_and_a_sanitizer_error(self):
         write(self.d, "steps.jsonl", lines([{"step": "build", "rc": 0, "seconds": 30.0},
-                                            {"step": "memcheck", "rc": 9, "seconds": 80.0}]))
+                                            {"step": "memcheck", "rc": 9, "seconds": 80.0,
+                                             "side": True}]))
         write(self.d, "memcheck.log", "========= ERROR SUMMARY: 2 errors\n")
         rc, text = report(self.d)
         self.assertEqual(rc, 1, text)
-        self.assertIn("| memcheck | **failed** (9) | 80.0 |", text)
+        self.assertIn("| memcheck | **failed** (9), side by side | 80.0 |", text)
         self.assertEqual(verdict(text), "Failed: step memcheck; memcheck.")
 
 
