@@ -35,11 +35,11 @@
 #      process of its own, so that none waits for another; nothing is timed meanwhile), so
 #      that a run cut short by a time limit keeps the goals' numbers:
 #      - every test (ctest: the CPU suite and every GPU case, but the CLI's three whole-split
-#        CPU evaluations, which CI runs);
+#        CPU evaluations, which CI runs), then the Python package's tests that make CUDA
+#        sessions, on this build's libattnlite_c.so (when a Python with numpy and pytest is
+#        there; torch is not needed);
 #      - compute-sanitizer memcheck, and racecheck, over the GPU cases (when the tool is there);
-#      - the GPU cases in the other two ATTNLITE_CUDA_LT modes, the C API's CUDA sessions, then
-#        the Python package's tests that make CUDA sessions, on this build's libattnlite_c.so
-#        (when a Python with numpy and pytest is there; torch is not needed for them).
+#      - the GPU cases in the other two ATTNLITE_CUDA_LT modes, and the C API's CUDA sessions.
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
 # short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
 # steps, names the one it was in (DIR/running.txt) and fails.
@@ -298,8 +298,8 @@ if [ -n "$PY" ]; then
   done
 fi
 
-# 7. the checks that time nothing, side by side: four background chains (ctest; memcheck;
-# racecheck; the other LT modes, the C API and Python), so that the phase takes as long as its
+# 7. the checks that time nothing, side by side: four background chains (ctest, then Python;
+# memcheck; racecheck; the other LT modes and the C API), so that the phase takes as long as its
 # longest chain. Nothing is measured meanwhile. Each step still has its own time limit and
 # line; the phase's wall time is the step "side_by_side".
 # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus: 30,
@@ -319,9 +319,13 @@ others() {
   # the C API's CUDA sessions (a translator, a generator and a classifier with bf16 weights, a
   # batch of images), told that CUDA must work here
   step c_api_cuda 60 env ATTNLITE_TEST_CUDA=1 "$BUILD/tests/attnlite_c_api_test"
+}
+tests() {
+  step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)\$'"
   # the Python package: its tests that make CUDA sessions (translators, generators and
   # classifiers with bf16, batches of images, Dask workers), told that CUDA must work here;
-  # any interpreter with numpy and pytest (torch is not needed)
+  # any interpreter with numpy and pytest (torch is not needed). After ctest, whose jobs take
+  # every core: Dask's workers then start beside the sanitizers only.
   if [ -n "$PYT" ]; then
     step python_cuda 180 env ATTNLITE_LIBRARY="$BUILD/libattnlite_c.so" ATTNLITE_CLI="$CLI" ATTNLITE_TEST_CUDA=1 \
       "$PYT" -m pytest "$ROOT/python/tests" -q -p no:cacheprovider -k "cuda or precision" -rA
@@ -330,9 +334,9 @@ others() {
   fi
 }
 SIDE=1
-echo "side_by_side (ctest, memcheck, racecheck, the other modes, C API, Python)" > "$OUT/running.txt"
+echo "side_by_side (ctest and Python, memcheck, racecheck, the other modes and the C API)" > "$OUT/running.txt"
 t_side=$(now)
-step ctest 300 bash -c "cd '$BUILD' && ctest -j'$JOBS' --output-on-failure -E '^cli\.(corpus_model|normalize_parity|bpe_corpus)\$'" &
+tests &
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" "$san_memcheck" &
   step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$TESTS" "$san_racecheck" &
