@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'dbb336a4026d9d9b';
+const VERSION = '1409621e87cf28c0';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -1,10 +1,12 @@
 #include "attnlite/image_input.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <iterator>
+#include <string>
 
 #include "attnlite/error.h"
 #include "attnlite/safetensors.h"  // read_file
@@ -37,6 +39,12 @@ uint32_t be32(const uint8_t* p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] <
 uint32_t le32(const uint8_t* p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
 int be16(const uint8_t* p) { return p[0] << 8 | p[1]; }
 int le16(const uint8_t* p) { return p[1] << 8 | p[0]; }
+
+// stb_image's reason for its last failure, or a word where it gives none.
+std::string failure_reason() {
+  const char* r = stbi_failure_reason();
+  return r && *r ? r : "damaged data";
+}
 
 // The size an image file's header declares, read before stb_image sees it (which refuses
 // large images without saying so): the format's name, or nullptr when it is none of the four.
@@ -73,23 +81,33 @@ const char* declared_size(const uint8_t* b, size_t n, long* w, long* h) {
   return nullptr;
 }
 
-// Walks a PNG's chunks before stb_image sees them (both found by fuzz_image):
+// Walks a PNG's chunks before stb_image sees them (the first two found by fuzz_image):
 //   - a chunk longer than the bytes left is an error here: stb_image 2.27 would first grow
 //     its buffer to the declared length (2 GB from a 100-byte file);
 //   - zero-length IDAT chunks (legal) are left out of a copy: stb_image would hand memcpy a
-//     null destination (undefined behaviour).
+//     null destination (undefined behaviour);
+//   - a file that ends before its IEND chunk is truncated: stb_image reads the missing bytes
+//     as a chunk of type "\0\0\0\0" and fails with an empty reason.
 // Returns the copy, or nothing when there is nothing to leave out.
 std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
   std::vector<size_t> empty;  // offsets of the 12-byte empty IDAT chunks
-  for (size_t at = 8; at + 8 <= n;) {
+  bool end = false;
+  for (size_t at = 8; at < n;) {
+    if (n - at < 8)
+      throw Error("corrupt PNG image: the file ends inside a chunk's header (" +
+                  std::to_string(n - at) + " of its 8 bytes)");
     const size_t len = be32(b + at);
     if (len > n - at - 8 || n - at - 8 - len < 4)
       throw Error("corrupt PNG image: chunk '" + std::string((const char*)b + at + 4, 4) + "' of " +
                   std::to_string(len) + " bytes runs past the end of the file");
     if (len == 0 && !std::memcmp(b + at + 4, "IDAT", 4)) empty.push_back(at);
-    if (!std::memcmp(b + at + 4, "IEND", 4)) break;
+    if (!std::memcmp(b + at + 4, "IEND", 4)) {
+      end = true;
+      break;
+    }
     at += 12 + len;
   }
+  if (!end) throw Error("corrupt PNG image: the file ends before its IEND chunk (it was cut short)");
   std::vector<uint8_t> out;
   if (empty.empty()) return out;
   out.reserve(n);
@@ -100,6 +118,76 @@ std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
   }
   out.insert(out.end(), b + from, b + n);
   return out;
+}
+
+// A BMP's rows of pixels must all lie in the file: stb_image 2.27 reads bytes past the end as
+// zeros, so a cut file (found by fuzz_image: 57 bytes declaring 2048 x 4106 pixels) decoded
+// as a picture, mostly black. Uncompressed pixels only (BI_RGB, BI_BITFIELDS), where the
+// header says where they start and how many bytes a row takes; the last row need not be
+// padded. Other headers and compressions are left to stb_image, which refuses them.
+void check_bmp_pixels(const uint8_t* b, size_t n) {
+  if (n < 26) return;
+  const uint64_t offset = le32(b + 10), hsz = le32(b + 14);
+  uint64_t w, h, bpp, compression;
+  if (hsz == 12) {  // OS/2 BITMAPCOREHEADER: 16-bit sizes
+    w = (uint64_t)le16(b + 18), h = (uint64_t)le16(b + 20), bpp = (uint64_t)le16(b + 24);
+    compression = 0;
+  } else {
+    if (hsz < 40 || n < 34) return;
+    const int32_t sw = (int32_t)le32(b + 18), sh = (int32_t)le32(b + 22);
+    if (sw <= 0 || sh == 0 || sh == INT32_MIN) return;
+    w = (uint64_t)sw, h = (uint64_t)(sh < 0 ? -(int64_t)sh : sh), bpp = (uint64_t)le16(b + 28);
+    compression = le32(b + 30);
+  }
+  if (compression != 0 && compression != 3) return;
+  if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32) return;
+  if (w == 0 || h == 0 || w > (uint64_t)kMaxImageSide || h > (uint64_t)kMaxImageSide) return;
+  if (offset < 14 + hsz) return;
+  const uint64_t row = (w * bpp + 31) / 32 * 4, last = (w * bpp + 7) / 8;
+  const uint64_t need = offset + row * (h - 1) + last;
+  if (need > n)
+    throw Error("corrupt BMP image: its " + std::to_string(w) + "x" + std::to_string(h) + " pixels at " +
+                std::to_string(bpp) + " bits end at byte " + std::to_string(need) + ", the file has " +
+                std::to_string(n) + " bytes (it was cut short)");
+}
+
+// A GIF's first image (the one stb_image decodes) must end in the file: stb_image 2.27 reads
+// bytes past the end as zeros and returns the rows it got, the rest blank (a file cut in half
+// decoded as half a picture). The blocks before it (colour tables, extensions) and its own
+// data sub-blocks are walked to the empty sub-block that ends them; a file that ends first is
+// an error. Blocks stb_image does not know are left to it.
+void check_gif_frame(const uint8_t* b, size_t n) {
+  const auto cut = [] {
+    return Error("corrupt GIF image: the file ends before its first image does (it was cut short)");
+  };
+  const auto table = [](uint8_t flags) -> size_t { return flags & 0x80 ? 3u << ((flags & 7) + 1) : 0; };
+  // sub-blocks from p: each a length byte then that many bytes, until a length of 0
+  const auto sub_blocks = [&](size_t p) {
+    for (;;) {
+      if (p >= n) throw cut();
+      const size_t len = b[p++];
+      if (len == 0) return p;
+      if (len > n - p) throw cut();
+      p += len;
+    }
+  };
+  if (n < 13) throw cut();
+  size_t p = 13 + table(b[10]);
+  for (;;) {
+    if (p >= n) throw cut();
+    if (b[p] == 0x21) {  // an extension: its label, then its sub-blocks
+      if (n - p < 2) throw cut();
+      p = sub_blocks(p + 2);
+    } else if (b[p] == 0x2C) {  // the image: its descriptor, colour table, code size, data
+      if (n - p < 10) throw cut();
+      p += 10 + table(b[p + 9]);
+      if (p >= n) throw cut();
+      sub_blocks(p + 1);
+      return;
+    } else {
+      return;  // the trailer or an unknown block: stb_image's own error
+    }
+  }
 }
 
 #if !defined(STBI_NO_JPEG)  // its only caller is JPEG decoding
@@ -163,6 +251,8 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
 #if !defined(STBI_NO_JPEG)
   if (format[0] == 'J') check_jpeg_huffman(bytes, size);
 #endif
+  if (format[0] == 'B') check_bmp_pixels(bytes, size);
+  if (format[0] == 'G') check_gif_frame(bytes, size);
   std::vector<uint8_t> cleaned;
   if (format[0] == 'P') {
     cleaned = checked_png(bytes, size);
@@ -173,13 +263,13 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
   }
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &comp))
-    throw Error(std::string("corrupt ") + format + " image: " + stbi_failure_reason());
+    throw Error(std::string("corrupt ") + format + " image: " + failure_reason());
   if (w <= 0 || h <= 0) throw Error("the image has no pixels (" + std::to_string(w) + "x" + std::to_string(h) + ")");
   if (w > kMaxImageSide || h > kMaxImageSide || (long)w * h > kMaxImagePixels)
     throw Error("image of " + std::to_string(w) + "x" + std::to_string(h) + " pixels is over the limit (" +
                 std::to_string(kMaxImageSide) + " per side, " + std::to_string(kMaxImagePixels) + " pixels)");
   stbi_uc* px = stbi_load_from_memory(bytes, (int)size, &w, &h, &comp, 4);
-  if (!px) throw Error(std::string("corrupt ") + format + " image: " + stbi_failure_reason());
+  if (!px) throw Error(std::string("corrupt ") + format + " image: " + failure_reason());
   GreyImage g;
   g.width = w;
   g.height = h;
