@@ -185,6 +185,108 @@ std::vector<uint8_t> digit_gif(size_t block = 255) {
 }
 }  // namespace
 
+namespace {
+// The 8x8 digit as a 32 x 32 BMP written here: `bpp` 8 (a grey palette of `colours` entries,
+// each pixel the nearest of them) or 24; a BITMAPINFOHEADER (hsz 40) or OS/2's
+// BITMAPCOREHEADER (hsz 12, 16-bit sizes, 3-byte palette entries); rows bottom-up, or top-down
+// (a negative height). `index` overrides one pixel's palette index (x, y, value) when x >= 0.
+std::vector<uint8_t> digit_bmp(int bpp, int hsz, bool top_down, int colours = 256, int ix = -1, int iy = 0,
+                               int iv = 0) {
+  const int w = 32, h = 32, entry = hsz == 12 ? 3 : 4, pal = bpp == 8 ? colours : 0;
+  const int width = bpp == 8 ? w : 3 * w, row = (width + 3) / 4 * 4;
+  const int offset = 14 + hsz + pal * entry;
+  std::vector<uint8_t> f((size_t)offset + (size_t)row * h, 0);
+  const auto put16 = [&](size_t at, int v) { f[at] = (uint8_t)v, f[at + 1] = (uint8_t)(v >> 8); };
+  const auto put32 = [&](size_t at, int32_t v) { put16(at, v & 0xffff), put16(at + 2, (int)((uint32_t)v >> 16)); };
+  f[0] = 'B', f[1] = 'M';
+  put32(2, (int32_t)f.size());
+  put32(10, offset);
+  put32(14, hsz);
+  if (hsz == 12) {
+    put16(18, w), put16(20, h), put16(22, 1), put16(24, bpp);
+  } else {
+    put32(18, w), put32(22, top_down ? -h : h), put16(26, 1), put16(28, bpp);
+  }
+  for (int i = 0; i < pal; ++i) {  // grey levels, white first
+    const uint8_t g = (uint8_t)(255 - 255 * i / std::max(1, colours - 1));
+    f[14 + hsz + (size_t)i * entry] = f[15 + hsz + (size_t)i * entry] = f[16 + hsz + (size_t)i * entry] = g;
+  }
+  for (int y = 0; y < h; ++y) {
+    const int file_row = top_down ? y : h - 1 - y;
+    uint8_t* r = f.data() + offset + (size_t)file_row * row;
+    for (int x = 0; x < w; ++x) {
+      const float ink = kDigit[(y / 4) * 8 + x / 4] / 16.f;
+      if (bpp == 8) {
+        r[x] = (uint8_t)std::lround(ink * (colours - 1));
+        if (x == ix && y == iy) r[x] = (uint8_t)iv;
+      } else {
+        r[3 * x] = r[3 * x + 1] = r[3 * x + 2] = (uint8_t)std::lround(255.f * (1.f - ink));
+      }
+    }
+  }
+  return f;
+}
+}  // namespace
+
+TEST_CASE("image decoding: BMP headers and palettes as stb_image reads them", "[vit][image][robustness]") {
+  const GreyImage ref = decode_image(digit_png(kDigit, 4).data(), digit_png(kDigit, 4).size());
+  const auto same_digit = [&](const std::vector<uint8_t>& f, float tol) {
+    const GreyImage g = decode_image(f.data(), f.size());
+    REQUIRE((g.width == 32 && g.height == 32));
+    for (size_t i = 0; i < g.pixels.size(); ++i) REQUIRE(std::fabs(g.pixels[i] - ref.pixels[i]) <= tol);
+  };
+  // 24 bits: bottom-up, top-down (a negative height: refused as "no pixels (32x-32)" before),
+  // and under OS/2's 12-byte header (its 16-bit sizes were read as 32-bit ones: "over the
+  // limit"): the PNG's pixels exactly
+  same_digit(digit_bmp(24, 40, false), 0.f);
+  same_digit(digit_bmp(24, 40, true), 0.f);
+  same_digit(digit_bmp(24, 12, false), 0.f);
+  // 8 bits, a palette of 256 greys (a pixel within half a level of the PNG's, 0.5/255 more
+  // for the PNG's own rounding) and of 4 (within half of 1/3)
+  same_digit(digit_bmp(8, 40, false, 256), 0.5f / 255 + 0.5f / 255 + 1e-6f);
+  same_digit(digit_bmp(8, 40, false, 4), 1.f / 6 + 0.5f / 255 + 1e-6f);
+  // a pixel of colour 4 in a palette of 4: stb_image would read a palette entry the file
+  // never filled (uninitialised memory)
+  const auto beyond = digit_bmp(8, 40, false, 4, 5, 7, 4);
+  REQUIRE_THROWS_WITH(decode_image(beyond.data(), beyond.size()),
+                      "corrupt BMP image: a pixel is colour 4 of a palette of 4");
+  // an OS/2 header with a palette: stb_image counts its entries from byte 38 instead of 26 and
+  // reads the last 4 colours (all, below 5) from uninitialised memory
+  const auto os2 = digit_bmp(8, 12, false, 256);
+  REQUIRE_THROWS_WITH(decode_image(os2.data(), os2.size()),
+                      "BMP image with an OS/2 header and a palette (8 bits a pixel): not supported; save it "
+                      "as a Windows BMP or a PNG");
+  // pixels said to start inside the header: a palette of -1 entries to stb_image, which then
+  // read every colour from uninitialised memory
+  auto inside = digit_bmp(8, 40, false, 4);
+  inside[10] = 50;
+  REQUIRE_THROWS_WITH(decode_image(inside.data(), inside.size()),
+                      "corrupt BMP image: its pixels start at byte 50, inside its 54-byte header");
+  // cut inside the header: 29 to 53 bytes of a paletted BMP decoded as a black picture (the
+  // missing compression field read as 0)
+  const auto pal = digit_bmp(8, 40, false, 256);
+  for (size_t n = 29; n < 54; ++n) {
+    INFO("the first " << n << " bytes");
+    REQUIRE_THROWS_WITH(decode_image(pal.data(), n),
+                        "corrupt BMP image: the file ends inside its header (" + std::to_string(n) + " of its 54 bytes)");
+  }
+  // 34 bytes of a 16-bit BMP whose pixels "start" at byte 34, where the file ends: stb_image's
+  // position check passed there, and it decoded 2048 x 4096 black pixels
+  const std::vector<uint8_t> short16 = {0x42, 0x4d, 0, 0, 0, 0, 0, 0, 0, 0, 0x22, 0, 0, 0, 0x28, 0, 0,
+                                        0, 0, 0x08, 0, 0, 0, 0x10, 0, 0, 1, 0, 0x10, 0, 0, 0, 0, 0};
+  REQUIRE_THROWS_WITH(decode_image(short16.data(), short16.size()),
+                      "corrupt BMP image: the file ends inside its header (34 of its 54 bytes)");
+  // and every proper prefix of each kind is refused
+  for (const auto& f : {digit_bmp(24, 40, true), digit_bmp(24, 12, false), digit_bmp(8, 40, false, 16)}) {
+    const GreyImage whole = decode_image(f.data(), f.size());
+    REQUIRE(whole.width == 32);
+    for (size_t n = 1; n < f.size(); ++n) {
+      INFO("the first " << n << " of " << f.size() << " bytes");
+      REQUIRE_THROWS_AS(decode_image(f.data(), n), Error);
+    }
+  }
+}
+
 TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][image][robustness]") {
   // stb_image reads bytes past the end of a BMP or GIF as zeros and returns a picture (a cut
   // BMP mostly black, a cut GIF with its last rows blank); a PNG without IEND failed with an
@@ -222,7 +324,7 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
   REQUIRE_NOTHROW(decode_image(bmp.data(), bmp.size() - 3));
   REQUIRE_THROWS_WITH(decode_image(bmp.data(), bmp.size() - 4),
                       "corrupt BMP image: its 31x32 pixels at 24 bits end at byte 3123, the file has 3122 "
-                      "bytes (it was cut short)");
+                      "bytes (it was cut short, or its header is damaged)");
   cut_short(std::vector<uint8_t>(bmp.begin(), bmp.end() - 3), 1);
   // fuzz_image's: 57 bytes whose header declares 2048 x 4106 pixels of 16 bits (it decoded as
   // a black picture, and took 12 s in the fuzzing build)
@@ -233,7 +335,7 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
       0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x47, 0x00, 0x04, 0xff, 0xff, 0xfd};
   REQUIRE_THROWS_WITH(decode_image(fuzz.data(), fuzz.size()),
                       "corrupt BMP image: its 2048x4106 pixels at 16 bits end at byte 16818230, the file "
-                      "has 57 bytes (it was cut short)");
+                      "has 57 bytes (it was cut short, or its header is damaged)");
 
   // GIF: the picture whole (4 grey levels, each pixel the nearest of them: within half a
   // level, 1/6, of the exact grey, which the PNG holds rounded to a byte: 0.5/255 more);

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '1409621e87cf28c0';
+const VERSION = 'ce919256771b0fc9';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

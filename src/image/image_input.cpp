@@ -1,6 +1,7 @@
 #include "attnlite/image_input.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -60,8 +61,14 @@ const char* declared_size(const uint8_t* b, size_t n, long* w, long* h) {
     return "GIF";
   }
   if (n >= 26 && b[0] == 'B' && b[1] == 'M') {
-    *w = (int32_t)le32(b + 18);
-    *h = std::labs((long)(int32_t)le32(b + 22));
+    if (le32(b + 14) == 12) {  // OS/2's BITMAPCOREHEADER: 16-bit sizes
+      *w = le16(b + 18);
+      *h = le16(b + 20);
+    } else {  // a negative height is a top-down image (long may be 32 bits: INT32_MIN stays huge)
+      const int64_t sh = (int32_t)le32(b + 22);
+      *w = (int32_t)le32(b + 18);
+      *h = (long)std::min<int64_t>(sh < 0 ? -sh : sh, INT32_MAX);
+    }
     return "BMP";
   }
   if (n >= 4 && b[0] == 0xFF && b[1] == 0xD8) {  // JPEG: the first start-of-frame marker
@@ -120,35 +127,78 @@ std::vector<uint8_t> checked_png(const uint8_t* b, size_t n) {
   return out;
 }
 
-// A BMP's rows of pixels must all lie in the file: stb_image 2.27 reads bytes past the end as
-// zeros, so a cut file (found by fuzz_image: 57 bytes declaring 2048 x 4106 pixels) decoded
-// as a picture, mostly black. Uncompressed pixels only (BI_RGB, BI_BITFIELDS), where the
-// header says where they start and how many bytes a row takes; the last row need not be
-// padded. Other headers and compressions are left to stb_image, which refuses them.
-void check_bmp_pixels(const uint8_t* b, size_t n) {
-  if (n < 26) return;
-  const uint64_t offset = le32(b + 10), hsz = le32(b + 14);
-  uint64_t w, h, bpp, compression;
-  if (hsz == 12) {  // OS/2 BITMAPCOREHEADER: 16-bit sizes
-    w = (uint64_t)le16(b + 18), h = (uint64_t)le16(b + 20), bpp = (uint64_t)le16(b + 24);
-    compression = 0;
+// A BMP's header, palette and rows of pixels, read as stb_image 2.27 reads them, must lie in
+// the file and agree: stb_image reads bytes past the end as zeros, so a file cut short (found
+// by fuzz_image: 57 bytes declaring 2048 x 4106 pixels) decoded as a picture, mostly black;
+// and its palette is a stack array that only the file's entries fill, so a pixel of a colour
+// past them, or pixels that start inside the header (a palette of -1 entries), read
+// uninitialised memory. The last row need not be padded. Headers, compressions and depths
+// that stb_image refuses are left to it.
+void check_bmp(const uint8_t* b, size_t n) {
+  if (n < 18) return;
+  const uint32_t hsz = le32(b + 14);
+  if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124) return;
+  uint64_t header = 14 + (uint64_t)hsz;  // the file's header, the info header, bit masks
+  const auto header_cut = [&] {
+    return Error("corrupt BMP image: the file ends inside its header (" + std::to_string(n) + " of its " +
+                 std::to_string(header) + " bytes)");
+  };
+  if (n < header) throw header_cut();
+  const int32_t offset = (int32_t)le32(b + 10);  // where the pixels start
+  if (offset < 0) return;
+  int64_t w, h;
+  int bpp;
+  if (hsz == 12) {
+    if (le16(b + 22) != 1) return;
+    w = le16(b + 18), h = le16(b + 20), bpp = le16(b + 24);
   } else {
-    if (hsz < 40 || n < 34) return;
-    const int32_t sw = (int32_t)le32(b + 18), sh = (int32_t)le32(b + 22);
-    if (sw <= 0 || sh == 0 || sh == INT32_MIN) return;
-    w = (uint64_t)sw, h = (uint64_t)(sh < 0 ? -(int64_t)sh : sh), bpp = (uint64_t)le16(b + 28);
-    compression = le32(b + 30);
+    if (le16(b + 26) != 1) return;
+    w = (int32_t)le32(b + 18), h = (int32_t)le32(b + 22), bpp = le16(b + 28);
+    const int32_t compress = (int32_t)le32(b + 30);
+    if (compress == 1 || compress == 2 || compress >= 4 || (compress == 3 && bpp != 16 && bpp != 32))
+      return;
+    if ((hsz == 40 || hsz == 56) && compress == 3) header += 12;  // the three masks
+    if (n < header) throw header_cut();
   }
-  if (compression != 0 && compression != 3) return;
-  if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32) return;
-  if (w == 0 || h == 0 || w > (uint64_t)kMaxImageSide || h > (uint64_t)kMaxImageSide) return;
-  if (offset < 14 + hsz) return;
-  const uint64_t row = (w * bpp + 31) / 32 * 4, last = (w * bpp + 7) / 8;
-  const uint64_t need = offset + row * (h - 1) + last;
-  if (need > n)
+  if (h < 0) h = -h;  // top-down
+  if (w <= 0 || h <= 0 || w > kMaxImageSide || h > kMaxImageSide) return;
+  const bool paletted = hsz == 12 ? bpp < 24 : bpp < 16;
+  int64_t psize = 0, width;  // the palette's colours; the bytes of a row's pixels
+  if (paletted) {
+    if (bpp != 1 && bpp != 4 && bpp != 8) return;
+    // stb_image counts an OS/2 palette's entries from byte 38 instead of 26: it reads 4 colours
+    // fewer than the file has, and a pixel of one of those (or of any, below 5) gets
+    // uninitialised memory
+    if (hsz == 12)
+      throw Error("BMP image with an OS/2 header and a palette (" + std::to_string(bpp) +
+                  " bits a pixel): not supported; save it as a Windows BMP or a PNG");
+    const int64_t room = (int64_t)offset - 14 - (int64_t)hsz;  // stb_image's count, rounded down
+    psize = room >= 0 ? room / 4 : -((3 - room) / 4);
+    if (psize < 0)
+      throw Error("corrupt BMP image: its pixels start at byte " + std::to_string(offset) + ", inside its " +
+                  std::to_string(header) + "-byte header");
+    if (psize == 0 || psize > 256) return;
+    width = bpp == 1 ? (w + 7) / 8 : bpp == 4 ? (w + 1) / 2 : w;
+  } else {
+    if ((uint64_t)offset != header || (bpp != 16 && bpp != 24 && bpp != 32)) return;
+    width = w * (bpp / 8);
+  }
+  const int64_t row = width + (bpp == 32 ? 0 : (4 - width % 4) % 4);
+  const uint64_t end = (uint64_t)offset + (uint64_t)(row * (h - 1) + width);
+  if (end > n)
     throw Error("corrupt BMP image: its " + std::to_string(w) + "x" + std::to_string(h) + " pixels at " +
-                std::to_string(bpp) + " bits end at byte " + std::to_string(need) + ", the file has " +
-                std::to_string(n) + " bytes (it was cut short)");
+                std::to_string(bpp) + " bits end at byte " + std::to_string(end) + ", the file has " +
+                std::to_string(n) + " bytes (it was cut short, or its header is damaged)");
+  if (!paletted || psize >= (1 << bpp)) return;
+  for (int64_t y = 0; y < h; ++y) {
+    const uint8_t* r = b + offset + y * row;
+    for (int64_t x = 0; x < w; ++x) {
+      const int v = bpp == 8 ? r[x] : bpp == 4 ? (r[x / 2] >> (x % 2 ? 0 : 4)) & 15 : (r[x / 8] >> (7 - x % 8)) & 1;
+      if (v >= psize)
+        throw Error("corrupt BMP image: a pixel is colour " + std::to_string(v) + " of a palette of " +
+                    std::to_string(psize));
+    }
+  }
 }
 
 // A GIF's first image (the one stb_image decodes) must end in the file: stb_image 2.27 reads
@@ -177,7 +227,18 @@ void check_gif_frame(const uint8_t* b, size_t n) {
     if (p >= n) throw cut();
     if (b[p] == 0x21) {  // an extension: its label, then its sub-blocks
       if (n - p < 2) throw cut();
-      p = sub_blocks(p + 2);
+      if (b[p + 1] == 0xF9) {  // graphic control: as stb_image reads it, 4 bytes then the
+        p += 2;                // sub-blocks, or another size skipped with none after it
+        if (p >= n) throw cut();
+        const size_t len = b[p++];
+        if (len != 4) {
+          p += len;
+          continue;
+        }
+        p = sub_blocks(p + 4);
+      } else {
+        p = sub_blocks(p + 2);
+      }
     } else if (b[p] == 0x2C) {  // the image: its descriptor, colour table, code size, data
       if (n - p < 10) throw cut();
       p += 10 + table(b[p + 9]);
@@ -251,7 +312,7 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
 #if !defined(STBI_NO_JPEG)
   if (format[0] == 'J') check_jpeg_huffman(bytes, size);
 #endif
-  if (format[0] == 'B') check_bmp_pixels(bytes, size);
+  if (format[0] == 'B') check_bmp(bytes, size);
   if (format[0] == 'G') check_gif_frame(bytes, size);
   std::vector<uint8_t> cleaned;
   if (format[0] == 'P') {
@@ -264,6 +325,7 @@ GreyImage decode_image(const uint8_t* bytes, size_t size) {
   int w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &comp))
     throw Error(std::string("corrupt ") + format + " image: " + failure_reason());
+  if (format[0] == 'B' && h < 0 && h > INT_MIN) h = -h;  // a top-down BMP
   if (w <= 0 || h <= 0) throw Error("the image has no pixels (" + std::to_string(w) + "x" + std::to_string(h) + ")");
   if (w > kMaxImageSide || h > kMaxImageSide || (long)w * h > kMaxImagePixels)
     throw Error("image of " + std::to_string(w) + "x" + std::to_string(h) + " pixels is over the limit (" +
