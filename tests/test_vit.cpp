@@ -147,6 +147,25 @@ void append_bytes(void* ctx, void* data, int size) {
 }
 
 namespace {
+// The digit drawn 4 pixels a cell: the grey of pixel (x, y), dark on light (digit_png's).
+uint8_t digit_grey(int x, int y) {
+  return (uint8_t)std::lround(255.f * (1.f - kDigit[(y / 4) * 8 + x / 4] / 16.f));
+}
+
+// The digit as digit_png draws it at 32 x 32, decoded: what the other formats should give.
+GreyImage digit_ref() {
+  const auto png = digit_png(kDigit, 4);
+  return decode_image(png.data(), png.size());
+}
+
+// Every proper prefix of f (1 byte up to all but the last) is refused.
+void require_prefixes_refused(const std::vector<uint8_t>& f) {
+  for (size_t n = 1; n < f.size(); ++n) {
+    INFO("the first " << n << " of " << f.size() << " bytes");
+    REQUIRE_THROWS_AS(decode_image(f.data(), n), Error);
+  }
+}
+
 // The 8x8 digit as a 32 x 32 GIF of 4 grey levels (a global colour table of 4 entries), its
 // LZW data "uncompressed": a clear code before every pixel keeps the codes 3 bits wide. The
 // data in sub-blocks of at most `block` bytes, then the empty sub-block and the trailer.
@@ -183,9 +202,7 @@ std::vector<uint8_t> digit_gif(size_t block = 255) {
   f.push_back(0x3B);
   return f;
 }
-}  // namespace
 
-namespace {
 // The 8x8 digit as a 32 x 32 BMP written here: `bpp` 8 (a grey palette of `colours` entries,
 // each pixel the nearest of them) or 24; a BITMAPINFOHEADER (hsz 40) or OS/2's
 // BITMAPCOREHEADER (hsz 12, 16-bit sizes, 3-byte palette entries); rows bottom-up, or top-down
@@ -220,7 +237,7 @@ std::vector<uint8_t> digit_bmp(int bpp, int hsz, bool top_down, int colours = 25
         r[x] = (uint8_t)std::lround(ink * (colours - 1));
         if (x == ix && y == iy) r[x] = (uint8_t)iv;
       } else {
-        r[3 * x] = r[3 * x + 1] = r[3 * x + 2] = (uint8_t)std::lround(255.f * (1.f - ink));
+        r[3 * x] = r[3 * x + 1] = r[3 * x + 2] = digit_grey(x, y);
       }
     }
   }
@@ -229,7 +246,7 @@ std::vector<uint8_t> digit_bmp(int bpp, int hsz, bool top_down, int colours = 25
 }  // namespace
 
 TEST_CASE("image decoding: BMP headers and palettes as stb_image reads them", "[vit][image][robustness]") {
-  const GreyImage ref = decode_image(digit_png(kDigit, 4).data(), digit_png(kDigit, 4).size());
+  const GreyImage ref = digit_ref();
   const auto same_digit = [&](const std::vector<uint8_t>& f, float tol) {
     const GreyImage g = decode_image(f.data(), f.size());
     REQUIRE((g.width == 32 && g.height == 32));
@@ -280,10 +297,7 @@ TEST_CASE("image decoding: BMP headers and palettes as stb_image reads them", "[
   for (const auto& f : {digit_bmp(24, 40, true), digit_bmp(24, 12, false), digit_bmp(8, 40, false, 16)}) {
     const GreyImage whole = decode_image(f.data(), f.size());
     REQUIRE(whole.width == 32);
-    for (size_t n = 1; n < f.size(); ++n) {
-      INFO("the first " << n << " of " << f.size() << " bytes");
-      REQUIRE_THROWS_AS(decode_image(f.data(), n), Error);
-    }
+    require_prefixes_refused(f);
   }
 }
 
@@ -291,17 +305,11 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
   // stb_image reads bytes past the end of a BMP or GIF as zeros and returns a picture (a cut
   // BMP mostly black, a cut GIF with its last rows blank); a PNG without IEND failed with an
   // empty reason. Every proper prefix of each file is refused now, naming what is missing.
-  const auto cut_short = [](const std::vector<uint8_t>& f, size_t from) {
-    for (size_t n = from; n < f.size(); ++n) {
-      INFO("the first " << n << " of " << f.size() << " bytes");
-      REQUIRE_THROWS_AS(decode_image(f.data(), n), Error);
-    }
-  };
-  const GreyImage ref = decode_image(digit_png(kDigit, 4).data(), digit_png(kDigit, 4).size());
+  const GreyImage ref = digit_ref();
 
   // PNG: every prefix, from the one that is all but IEND down
   const auto png = digit_png(kDigit, 4);
-  cut_short(png, 1);
+  require_prefixes_refused(png);
   REQUIRE_THROWS_WITH(decode_image(png.data(), png.size() - 12),
                       "corrupt PNG image: the file ends before its IEND chunk (it was cut short)");
   REQUIRE_THROWS_WITH(decode_image(png.data(), png.size() - 5),
@@ -313,7 +321,7 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
   for (int y = 0; y < 32; ++y)
     for (int x = 0; x < 31; ++x)
       for (int c = 0; c < 3; ++c)
-        rgb[((size_t)y * 31 + x) * 3 + c] = (uint8_t)std::lround(255.f * (1.f - kDigit[(y / 4) * 8 + x / 4] / 16.f));
+        rgb[((size_t)y * 31 + x) * 3 + c] = digit_grey(x, y);
   std::vector<uint8_t> bmp;
   stbi_write_bmp_to_func(append_bytes, &bmp, 31, 32, 3, rgb.data());
   REQUIRE(bmp.size() == 54 + 96 * 32);
@@ -325,7 +333,7 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
   REQUIRE_THROWS_WITH(decode_image(bmp.data(), bmp.size() - 4),
                       "corrupt BMP image: its 31x32 pixels at 24 bits end at byte 3123, the file has 3122 "
                       "bytes (it was cut short, or its header is damaged)");
-  cut_short(std::vector<uint8_t>(bmp.begin(), bmp.end() - 3), 1);
+  require_prefixes_refused(std::vector<uint8_t>(bmp.begin(), bmp.end() - 3));
   // fuzz_image's: 57 bytes whose header declares 2048 x 4106 pixels of 16 bits (it decoded as
   // a black picture, and took 12 s in the fuzzing build)
   const std::vector<uint8_t> fuzz = {
@@ -339,9 +347,8 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
 
   // GIF: the picture whole (4 grey levels, each pixel the nearest of them: within half a
   // level, 1/6, of the exact grey, which the PNG holds rounded to a byte: 0.5/255 more);
-  // without its trailer too
-  // (the image is all there); without the empty sub-block that ends the image, or any byte
-  // before it, refused. Sub-blocks of 255 bytes and of 7.
+  // without its trailer too (the image is all there); without the empty sub-block that ends
+  // the image, or any byte before it, refused. Sub-blocks of 255 bytes and of 7.
   for (size_t block : {(size_t)255, (size_t)7}) {
     INFO("sub-blocks of up to " << block << " bytes");
     const auto gif = digit_gif(block);
@@ -349,7 +356,7 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
     REQUIRE((q.width == 32 && q.height == 32));
     for (size_t i = 0; i < q.pixels.size(); ++i) REQUIRE(std::fabs(q.pixels[i] - ref.pixels[i]) <= 1.f / 6 + 0.5f / 255 + 1e-6f);
     REQUIRE_NOTHROW(decode_image(gif.data(), gif.size() - 1));
-    cut_short(std::vector<uint8_t>(gif.begin(), gif.end() - 1), 1);
+    require_prefixes_refused(std::vector<uint8_t>(gif.begin(), gif.end() - 1));
     REQUIRE_THROWS_WITH(decode_image(gif.data(), gif.size() / 2),
                         "corrupt GIF image: the file ends before its first image does (it was cut short)");
   }
@@ -361,22 +368,18 @@ TEST_CASE("JPEG: a digit decodes; a Huffman table of more than 256 codes is refu
   for (int y = 0; y < 32; ++y)
     for (int x = 0; x < 32; ++x) {
       uint8_t* p = im.px(x, y);
-      p[0] = p[1] = p[2] = (uint8_t)std::lround(255.f * (1.f - kDigit[(y / 4) * 8 + x / 4] / 16.f));
+      p[0] = p[1] = p[2] = digit_grey(x, y);
     }
   std::vector<uint8_t> jpg;
   stbi_write_jpg_to_func(append_bytes, &jpg, 32, 32, 4, im.rgba.data(), 95);
   REQUIRE(jpg.size() > 100);
   const GreyImage g = decode_image(jpg.data(), jpg.size());
   REQUIRE((g.width == 32 && g.height == 32));
-  const GreyImage ref = decode_image(digit_png(kDigit, 4).data(), digit_png(kDigit, 4).size());
+  const GreyImage ref = digit_ref();
   double err = 0.0;
   for (size_t i = 0; i < g.pixels.size(); ++i) err = std::max(err, std::fabs((double)g.pixels[i] - ref.pixels[i]));
   REQUIRE(err < 0.2);  // lossy, but the same picture
-  // every proper prefix is refused (stb_image's own "expected marker" and the like)
-  for (size_t n = 1; n < jpg.size(); ++n) {
-    INFO("the first " << n << " of " << jpg.size() << " bytes");
-    REQUIRE_THROWS_AS(decode_image(jpg.data(), n), Error);
-  }
+  require_prefixes_refused(jpg);  // stb_image's own "expected marker" and the like
 
   // fuzz_image's input: a DHT segment whose 16 counts add up to far more than 256 (stb_image
   // would write past its table); refused before stb_image reads it, whichever table it is.
