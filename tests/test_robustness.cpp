@@ -12,7 +12,9 @@
 
 using namespace attnlite;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -131,6 +133,21 @@ TEST_CASE("robustness: Limits out of range are rejected when the session is made
     REQUIRE_THROWS_WITH(Translator(m, huge), Contains("exceeds the cap of 17179869184 bytes"));
   else  // a 32-bit machine: the element count alone is more than its size_t holds
     REQUIRE_THROWS_WITH(Translator(m, huge), Contains("overflows the size limit (the session limits are too large)"));
+  // 600 sentences of beams of 8 over 64 steps: every buffer fits a quarter of a 32-bit address
+  // space, all of them together (1.1-1.2 GB) do not. A 32-bit host (WASM, armv7) refuses them
+  // when the session is measured; before, it allocated the block and failed carving it.
+  Limits wide = with(600, 4096, 64);
+  wide.max_beam = 8;
+  if (sizeof(size_t) >= 8) {
+    const size_t need = Translator::required_bytes(*m, wide);
+    REQUIRE(need > (size_t(1) << 30));
+    REQUIRE(need < (size_t(3) << 29));
+  } else {
+    REQUIRE_THROWS_WITH(Translator(m, wide), StartsWith("the workspace these limits need (") &&
+                                                 EndsWith(" bytes) is more than one block can hold here "
+                                                          "(1073741823 bytes); lower the session's limits"));
+    REQUIRE_THROWS_WITH(Translator::required_bytes(*m, wide), Contains("is more than one block can hold here"));
+  }
   SECTION("decode options") {
     Translator tr(m);
     DecodeOptions o;

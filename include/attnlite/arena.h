@@ -47,6 +47,9 @@ class Arena {
   void reset(size_t m) { off_ = m; }
 
   static size_t round_up(size_t b) { return (b + kAlign - 1) / kAlign * kAlign; }
+  // Throws unless one block of `bytes` can be carved (bytes <= kMaxBytes): a session's buffers
+  // measured on several counting arenas, before the block that holds them all is allocated.
+  static void check_block(size_t bytes);
 
  private:
   uint8_t* base_ = nullptr;

@@ -1,12 +1,20 @@
 #include "attnlite/arena.h"
 
 #include <new>
+#include <string>
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
 #include <sys/mman.h>
 #endif
 
 namespace attnlite {
+
+void Arena::check_block(size_t bytes) {
+  if (bytes > kMaxBytes)
+    throw Error("the workspace these limits need (" + std::to_string(bytes) +
+                " bytes) is more than one block can hold here (" + std::to_string(kMaxBytes) +
+                " bytes); lower the session's limits");
+}
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : n_(bytes) {
   p_ = ::operator new(bytes ? bytes : 1, std::align_val_t(Arena::kAlign));

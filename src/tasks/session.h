@@ -81,6 +81,11 @@ struct SessionMemory {
     carve(host, mem);
     need = op.host_memory() ? host.peak() + mem.peak() : host.peak();
     mem_need = op.host_memory() ? 0 : mem.peak();
+    // Each arena stays under Arena::kMaxBytes, but on the CPU both are carved from one block,
+    // whose offsets would pass it (on 32-bit hosts, WASM: a quarter of the address space)
+    // only after the block was allocated. Refused here, before anything is.
+    Arena::check_block(need);
+    Arena::check_block(mem_need);
   }
 
   // The host block is the caller's (checked: size, alignment) or one of its own (its

@@ -32,7 +32,8 @@ size_t join_tokens(char* p, const Vocab& v, const int* toks, int n) {
   return len;
 }
 
-// 16 GiB on 64-bit hosts, half the address space on 32-bit ones (WASM).
+// 16 GiB on 64-bit hosts, half the address space on 32-bit ones (WASM), where a quarter of it,
+// the most one block can hold (Arena::check_block, when the session is measured), comes first.
 constexpr size_t kMaxWorkspaceBytes =
     (size_t)std::min<uint64_t>(uint64_t(16) << 30, (uint64_t)(SIZE_MAX / 2));
 
