@@ -17,6 +17,9 @@
 //   const b = m.translate("i'm home .", { beam: 4, alpha: 0.75 });   // beam search
 //   b.nbest: [{ text, score, logp, length, eos, tokenIds, tokens }, ...] best first
 //   (b.text, b.tokens, b.probs and b.attention are those of b.nbest[0])
+//   const list = al.loadModel(bytes, { maxBatch: 8 }).translateBatch(['go .', "i'm home ."]);
+//   (translate()'s results, decoded maxBatch sentences at a time; Classifier.classifyBatch
+//   for images)
 //   const img = al.renderHeatmap(r.attention.cross[0][0], { queries: r.steps, keys: r.S });
 //   m.free();
 //

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'd9ed5299ea28d779';
+const VERSION = '58faedcad3eae60e';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

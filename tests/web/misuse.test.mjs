@@ -220,6 +220,22 @@ describe('arguments of the wrong type', () => {
       assert.throws(() => g.perplexity(v), { name: 'TypeError', message: `perplexity: sentences must be an array of strings, got ${v === undefined ? 'undefined' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`}` });
   });
 
+  test('lists for translateBatch and classifyBatch: not an array, or an entry of the wrong type', () => {
+    assertNoGrowth(() => {
+      for (const v of ['go .', 42, null, undefined, { 0: 'go .' }])
+        assert.throws(() => m.translateBatch(v), { name: 'TypeError', message: `translateBatch: sentences must be an array of strings, got ${v === undefined ? 'undefined' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`}` });
+      for (const v of bad.filter((x) => typeof x !== 'string'))
+        assert.throws(() => m.translateBatch(['go .', v]), (e) => e instanceof TypeError && /^translateBatch: sentences\[1\] must be a string, got /.test(e.message), label(v));
+      assert.throws(() => m.translateBatch(['go .'], 'beam'), { name: 'TypeError', message: 'translateBatch: options must be an object, got a string' });
+      assert.throws(() => c.classifyBatch(digit), { name: 'TypeError', message: 'classifyBatch: images must be an array of images, got an object' });
+      for (const v of [null, 42, {}, 'abcd'])
+        assert.throws(() => c.classifyBatch([digit, v]), (e) => e instanceof api.AttnliteError && /^classifyBatch: images\[1\]: needs 64 pixel values/.test(e.message));
+      assert.throws(() => g.translateBatch(['je']), TypeError);  // a Generator has no batches
+      assert.throws(() => vit.translateBatch(['go .']), /Vision Transformer: it classifies images/);
+      assert.throws(() => lm.translateBatch(['go .']), /language model: it continues French text/);
+    }, 'lists');
+  });
+
   test('options that are not an object: a TypeError', () => {
     for (const v of [null, 5, 'beam', [4]]) {
       assert.throws(() => m.translate('go .', v), (e) => e instanceof TypeError && /^translate: options must be an object, got /.test(e.message));
@@ -277,6 +293,32 @@ describe('inputs over the limits', () => {
     assert.throws(() => g.generate('é€'.repeat(1366)), { message: 'prompt is too long: 6830 bytes (limit 4096)' });
     assert.throws(() => m.translate('ééé'.repeat(683)), { message: 'sentence is too long: 4098 bytes (limit 4096)' });
     assert.ok(m.translate('a '.repeat(2048)).truncated, '4096 bytes: accepted, truncated to num_steps');
+  });
+
+  test('a 10 MiB string in a list: "too long" by its index, and the WASM memory does not grow', () => {
+    const size = al.heapSize, used = al.heapUsed(), n = huge.length;
+    assert.throws(() => m.translateBatch(['go .', huge]), { name: 'AttnliteError', message: `translateBatch: sentences[1]: sentence is too long: ${n} bytes (limit 4096)` });
+    assert.throws(() => m.translateBatch(['go .', 'é€'.repeat(1366)]), { message: 'translateBatch: sentences[1]: sentence is too long: 6830 bytes (limit 4096)' });
+    assert.equal(al.heapSize, size, 'WASM memory size');
+    assert.equal(al.heapUsed(), used, 'bytes in use');
+  });
+
+  // 600 sentences of beams of 8 over 64 steps: each buffer of the book's Transformer fits a
+  // quarter of the 32-bit address space, all of them together (1.2 GB) do not; refused when the
+  // translator is measured, before its block is allocated (the WASM memory, which never
+  // shrinks, used to grow to 1.2 GB first). A size that fits loads; the model's bytes come back.
+  test('limits too large for one block: refused before the memory grows', () => {
+    const size = al.heapSize, used = al.heapUsed();
+    assert.throws(() => al.loadModel(tBytes, { maxBatch: 600 }),
+      (e) => e instanceof api.AttnliteError && /^the workspace these limits need \(\d+ bytes\) is more than one block can hold here \(1073741823 bytes\); lower the session's limits$/.test(e.message), 'maxBatch 600');
+    assert.throws(() => al.loadModel(tBytes, { maxBatch: 4096 }), /the session limits are too large|more than one block can hold/);
+    assert.equal(al.heapSize, size, 'WASM memory size');
+    assert.equal(al.heapUsed(), used, 'bytes in use');
+    const ok = al.loadModel(tBytes, { maxBatch: 4, maxBeam: 1 });
+    assert.deepEqual(ok.translateBatch(['go .', "i'm home ."]).map((r) => r.text), ['va !', 'je suis chez moi .']);
+    assert.throws(() => ok.translate('go .', { beam: 2 }), { message: 'beam size must be in [1, 1], got 2' });
+    ok.free();
+    assert.equal(al.heapUsed(), used, 'bytes in use after free');
   });
 
   test('a batch over max_batch (the C API; the page translates one sentence at a time)', () => {

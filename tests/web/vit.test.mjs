@@ -113,6 +113,132 @@ describe('the test split against PyTorch', () => {
   });
 });
 
+describe('lists of images: classifyBatch (al_classify_batch)', () => {
+  const images = () => fixture.images.map(flat);
+
+  // The whole split in chunks of 1, 7, 64 and 512 (one chunk): PyTorch's labels and
+  // probabilities (1e-5, as one at a time), and one image's classification alone to float
+  // rounding: a product of many rows may sum in another order than one of a single row, a
+  // few float32 units in the last place of a probability at most 1 (1.2e-7 each).
+  test(`the ${fixture.count} images, maxBatch 1, 7, 64 and 512: PyTorch's labels, classify()'s probabilities`, () => {
+    const list = images();
+    const single = list.map((x) => cls.classify(x, { attention: false }));
+    for (const maxBatch of [1, 7, 64, 512]) {
+      const c = new Classifier(vit, { maxBatch });
+      try {
+        assert.equal(c.maxBatch, maxBatch);
+        const rs = c.classifyBatch(list);
+        assert.equal(rs.length, fixture.count);
+        let maxTorch = 0, maxSingle = 0;
+        rs.forEach((r, i) => {
+          assert.equal(r.label, fixture.predicted[i], `maxBatch ${maxBatch}: image ${i}`);
+          assert.equal(r.name, fixture.labels[r.label]);
+          assert.equal(r.probs.length, 10);
+          assert.equal(r.attention, undefined);  // not asked for
+          for (let k = 0; k < 10; ++k) {
+            maxTorch = Math.max(maxTorch, Math.abs(r.probs[k] - fixture.probs[i][k]));
+            maxSingle = Math.max(maxSingle, Math.abs(r.probs[k] - single[i].probs[k]));
+          }
+          assert.equal(r.prob, r.probs[r.label]);
+        });
+        assert.ok(maxTorch <= 1e-5, `maxBatch ${maxBatch}: max |p - p_torch| = ${maxTorch}`);
+        assert.ok(maxSingle <= 1e-6, `maxBatch ${maxBatch}: max |p - p_alone| = ${maxSingle}`);
+      } finally {
+        c.free();
+      }
+    }
+  });
+
+  test("attention: true: each image's weights and rollout, as classify() records them alone", () => {
+    const which = [0, 21, 97, 358], c = vit.newClassifier({ maxBatch: 3 });  // chunks of 3 and 1
+    try {
+      const rs = c.classifyBatch(which.map((i) => flat(fixture.images[i])), { attention: true });
+      const T = cls.tokens;
+      which.forEach((i, j) => {
+        const r = rs[j], alone = cls.classify(flat(fixture.images[i]));
+        assert.equal(r.label, alone.label);
+        assert.equal(r.attention.length, 3);
+        for (let l = 0; l < 3; ++l) {
+          const a = cls.attention(l);
+          assert.equal(r.attention[l].length, 4 * T * T);
+          for (let k = 0; k < a.length; ++k) assert.ok(Math.abs(r.attention[l][k] - a[k]) <= 1e-6, `image ${i} layer ${l} [${k}]`);
+        }
+        const ro = cls.rollout();
+        assert.equal(r.rollout.length, T * T);
+        for (let k = 0; k < ro.length; ++k) assert.ok(Math.abs(r.rollout[k] - ro[k]) <= 1e-6, `image ${i} rollout [${k}]`);
+      });
+    } finally {
+      c.free();
+    }
+  });
+
+  test("maxBatch: the Classifier's option, else al.loadModel's; out of range is an error", () => {
+    const m = al.loadModel(readFileSync(vitPath), { maxBatch: 9 });
+    try {
+      assert.equal(m.maxBatch, 9);
+      const c = m.newClassifier(), d = new Classifier(m, { maxBatch: 2 });
+      assert.equal(c.maxBatch, 9);
+      assert.equal(d.maxBatch, 2);
+      c.free();
+      d.free();
+      for (const v of [0, 4097, 1.5, -1, NaN])
+        assert.throws(() => new Classifier(m, { maxBatch: v }), { name: 'AttnliteError', message: `Classifier: maxBatch must be an integer in [1, 4096], got ${Number.isNaN(v) ? 'nan' : v}` });
+      assert.throws(() => new Classifier(m, { maxBatch: '2' }), { message: 'Classifier: maxBatch must be an integer in [1, 4096], got a string' });
+      assert.throws(() => al.loadModel(readFileSync(vitPath), { maxBatch: 0 }), { message: 'loadModel: maxBatch must be an integer in [1, 4096], got 0' });
+      assert.throws(() => al.loadModel(readFileSync(vitPath), { maxBeam: 2 }), { message: "loadModel: maxBeam is a translator's limit; this is a Vision Transformer" });
+    } finally {
+      m.free();
+    }
+    assert.equal(vit.maxBatch, 1);
+    assert.equal(cls.maxBatch, 1);
+  });
+
+  test('an empty list is an empty result; bad images are named by their index', () => {
+    const c = vit.newClassifier({ maxBatch: 64 });
+    try {
+      assert.deepEqual(c.classifyBatch([]), []);
+      const list = images().slice(0, 80);
+      list[70] = list[70].slice();
+      list[70][5] = NaN;  // in the second chunk: the library's "image 6" is the list's 70
+      assert.throws(() => c.classifyBatch(list), { name: 'AttnliteError', message: 'classifyBatch: images[70]: pixel 5 is not a finite number' });
+      list[70][5] = Infinity;
+      list[3] = new Float32Array(63);
+      assert.throws(() => c.classifyBatch(list), { message: 'classifyBatch: images[3]: 63 pixel values, the model reads 1 x 8 x 8 = 64' });
+      list[3] = null;
+      assert.throws(() => c.classifyBatch(list), { message: 'classifyBatch: images[3]: needs 64 pixel values (an array or Float32Array)' });
+      for (const v of [null, undefined, 42, 'abc', new Float32Array(64)])
+        assert.throws(() => c.classifyBatch(v), (e) => e instanceof TypeError && /^classifyBatch: images must be an array of images, got /.test(e.message));
+      assert.throws(() => c.classifyBatch([], 3), { name: 'TypeError', message: 'classifyBatch: options must be an object, got a number' });
+      // The classifier keeps working; one image's calls refuse after a batch, work after classify().
+      const ok = c.classifyBatch(images().slice(0, 65));
+      assert.deepEqual(ok.map((r) => r.label), fixture.predicted.slice(0, 65));
+      for (const [call, fn] of [['result', () => c.result()], ['attention', () => c.attention(0)], ['rollout', () => c.rollout()]])
+        assert.throws(fn, { message: `${call}: the last call was classifyBatch; its results hold each image's label, probabilities and (attention: true) weights` });
+      assert.equal(c.classify(flat(fixture.images[2])).label, fixture.predicted[2]);
+      assert.equal(c.result().label, fixture.predicted[2]);
+      assert.equal(c.rollout().length, 17 * 17);
+    } finally {
+      c.free();
+    }
+  });
+
+  test('the heap does not grow over repeated batches', () => {
+    const c = vit.newClassifier({ maxBatch: 16 }), list = images().slice(0, 40);
+    try {
+      c.classifyBatch(list, { attention: true });
+      const used = al.heapUsed(), size = al.heapSize;
+      for (let i = 0; i < 10; ++i) {
+        c.classifyBatch(list, { attention: i % 2 === 0 });
+        assert.throws(() => c.classifyBatch([list[0], new Float32Array(3)]), AttnliteError);
+      }
+      assert.equal(al.heapUsed(), used);
+      assert.equal(al.heapSize, size);
+    } finally {
+      c.free();
+    }
+  });
+});
+
 describe('digits preprocessing', () => {
   test('al_digit_from_file_bytes on the fixture PNGs: the 8x8 values (0.05) and the label', () => {
     assert.equal(pngs.length, 20);

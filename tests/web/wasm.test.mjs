@@ -115,6 +115,45 @@ for (const { name, path } of models) {
       });
     }
 
+    // translateBatch on a translator for 8 sentences and beams of up to 4: the 54 sentences in
+    // chunks of like source lengths, put back in order, each what the CLI gives for it alone
+    // (every weight, as above); beam search's n-best lists as translate() gives them.
+    test('translateBatch: 54 sentences 8 at a time match the native CLI and translate()', () => {
+      TOL = name === 'transformer-fra' ? 1e-4 : 1e-5;
+      const kernels = name === 'transformer-fra' ? [] : ['--kernels', 'scalar'];
+      const native = nativeTranslate(path, sentences, kernels);
+      const b = al.loadModel(readFileSync(path), { maxBatch: 8, maxBeam: 4 });
+      try {
+        assert.equal(b.maxBatch, 8);
+        assert.equal(b.maxBeam, 4);
+        assert.equal(m.maxBatch, 1);
+        const rs = b.translateBatch(sentences);
+        assert.equal(rs.length, sentences.length);
+        let weights = 0;
+        rs.forEach((r, i) => { weights += compareWithNative(r, native[i], `batch: ${sentences[i]} [${i}]`); });
+        assert.ok(weights > 1000, `compared ${weights} attention weights`);
+        const beams = b.translateBatch(sentences, { beam: 4, alpha: 0.75, attention: false });
+        sentences.forEach((s, i) => {
+          const one = m.translate(s, { beam: 4, alpha: 0.75, attention: false }), r = beams[i];
+          assert.equal(r.attention, null);
+          assert.equal(r.text, one.text, `beam 4: ${s}`);
+          assert.deepEqual(r.nbest.map((x) => x.tokens), one.nbest.map((x) => x.tokens), `beam 4: ${s}`);
+          r.nbest.forEach((x, k) => assert.ok(Math.abs(x.score - one.nbest[k].score) <= 1e-5, `beam 4: ${s}: score ${k}`));
+        });
+        // A sentence the library refuses fails the call by its index, from any chunk; the
+        // translator keeps working.
+        const list = [...sentences.slice(0, 20), '   ', ...sentences.slice(20, 30)];
+        assert.throws(() => b.translateBatch(list), { name: 'AttnliteError', message: 'translateBatch: sentences[20]: empty sentence' });
+        assert.throws(() => m.translateBatch(list), { message: 'translateBatch: sentences[20]: empty sentence' });
+        assert.throws(() => b.translateBatch(['go .'], { beam: 5 }), { message: 'beam size must be in [1, 4], got 5' });
+        assert.deepEqual(b.translateBatch([]), []);
+        assert.deepEqual(b.translateBatch(sentences.slice(0, 3)).map((r) => r.text), native.slice(0, 3).map((n) => n.translation));
+        assert.deepEqual(m.translateBatch(sentences.slice(0, 3)).map((r) => r.text), native.slice(0, 3).map((n) => n.translation));
+      } finally {
+        b.free();
+      }
+    });
+
     if (name === 'transformer-d2l') {
       test("the book's sentences translate as the book's table", () => {
         assert.equal(m.translate('go .').text, 'va !');

@@ -30,6 +30,31 @@ export function text(al, v, call, what = 'sentence') {
   if (n > MAX_INPUT_BYTES) throw new AttnliteError(`${what} is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
   return v;
 }
+// A list of texts (translateBatch's sentences): an array (a TypeError otherwise) of strings
+// that each pass text(), the failing one named by its index.
+export function texts(al, list, call, what = 'sentences') {
+  if (!Array.isArray(list)) throw new TypeError(`${call}: ${what} must be an array of strings, got ${typeName(list)}`);
+  list.forEach((v, i) => {
+    if (typeof v !== 'string') throw new TypeError(`${call}: ${what}[${i}] must be a string, got ${typeName(v)}`);
+    try {
+      text(al, v, call);
+    } catch (e) {
+      throw listError(call, what, i, e.message);
+    }
+  });
+  return list;
+}
+// The error of entry i of a list: `translateBatch: sentences[3]: empty sentence`.
+export const listError = (call, what, i, message) => new AttnliteError(`${call}: ${what}[${i}]: ${message}`);
+// options.maxBatch of a session that decodes or classifies lists (al.loadModel, new
+// Classifier): an integer in [1, MAX_BATCH] (the library's limit), 1 when absent.
+export const MAX_BATCH = 4096;
+export function batchSize(o, call) {
+  const v = o.maxBatch ?? 1;
+  if (!(Number.isInteger(v) && v >= 1 && v <= MAX_BATCH))
+    throw new AttnliteError(`${call}: maxBatch must be an integer in [1, ${MAX_BATCH}], got ${typeof v === 'number' ? g(v) : typeName(v)}`);
+  return v;
+}
 export function optionsOf(o, call) {
   if (o === undefined) return {};
   if (o === null || typeof o !== 'object' || Array.isArray(o))

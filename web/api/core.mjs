@@ -1,7 +1,7 @@
 // attnlite JS API: Attnlite, the loaded WASM modules (the runtime: tokenizer, digits, models;
 // the figure renderer of figures.mjs) and, from figures.mjs, HeatmapLayout, where a rendered
 // heatmap's cells are.
-import { AttnliteError, checked, words, text } from './checks.mjs';
+import { AttnliteError, batchSize, checked, optionsOf, words, text } from './checks.mjs';
 import { FIGURES, Figures, HeatmapLayout, instantiate } from './figures.mjs';
 import { Model } from './model.mjs';
 
@@ -126,7 +126,11 @@ export class Attnlite {
   }
 
   // ---- models ----
-  loadModel(bytes) {
+  // A model from a .safetensors file's bytes, with the translator of a translation model
+  // (Model: options.maxBatch, options.maxBeam size its buffers).
+  loadModel(bytes, options) {
+    options = optionsOf(options, 'loadModel');
+    batchSize(options, 'loadModel');  // checked before the bytes are copied
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
     if (!(bytes instanceof Uint8Array)) throw new AttnliteError('loadModel needs a Uint8Array or ArrayBuffer');
     const p = this.mod._malloc(Math.max(1, bytes.length));
@@ -137,7 +141,7 @@ export class Attnlite {
     const h = this._check((e) => this.mod._al_model_adopt_bytes(p, bytes.length, e), (v) => !v,
       'cannot load the model');
     try {
-      return new Model(this, h);
+      return new Model(this, h, options);
     } catch (e) {
       this.mod._al_model_free(h);
       throw e;

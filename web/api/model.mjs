@@ -1,11 +1,15 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
-import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, optionsOf, g, words } from './checks.mjs';
+import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
+  batchSize, listError } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
 // A model (al_model) and the page's translator on it (al_translator; its limits: checks.mjs).
+// options (al.loadModel's): maxBatch, the sentences translateBatch decodes together (1 to
+// 4096, default 1: the translator's buffers grow with it); maxBeam, the widest beam (1 to
+// the default, model.maxBeam: fewer hypotheses, smaller buffers).
 export class Model {
-  constructor(al, handle) {
+  constructor(al, handle, options = {}) {
     this.al = al;
     this.h = handle;
     const m = al.mod;
@@ -34,18 +38,30 @@ export class Model {
     this.subword = !!m._al_model_is_subword(handle);
     this.tr = this.opts = 0;
     if (this.task !== 'translate') {  // model.newGenerator(), model.newClassifier()
+      const what = this.task === 'classify' ? 'a Vision Transformer' : 'a language model';
+      if (options.maxBeam !== undefined)
+        throw new AttnliteError(`loadModel: maxBeam is a translator's limit; this is ${what}`);
+      if (this.task === 'generate' && options.maxBatch !== undefined)
+        throw new AttnliteError(`loadModel: maxBatch is a translator's or a classifier's limit; this is ${what}`);
       this.maxSteps = 0;
       this.maxBeam = 0;
+      // A Vision Transformer: the images a Classifier on it takes at a time unless told otherwise.
+      this.maxBatch = this.task === 'classify' ? batchSize(options, 'loadModel') : 0;
       this.workspaceBytes = 0;
       return;
     }
     // The translator's limits: up to 64 steps, beams up to 8 (fewer for target vocabularies
-    // under 16 tokens: the Translator needs two target tokens per hypothesis).
+    // under 16 tokens: the Translator needs two target tokens per hypothesis) or options.maxBeam,
+    // options.maxBatch sentences at a time (translateBatch).
     this.maxSteps = Math.min(this.maxTargetSteps, Math.max(this.numSteps, MAX_STEPS));
-    this.maxBeam = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1));
+    const widest = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1)), beam = options.maxBeam ?? widest;
+    if (!(Number.isInteger(beam) && beam >= 1 && beam <= widest))
+      throw new AttnliteError(`loadModel: maxBeam must be an integer in [1, ${widest}], got ${String(beam)}`);
+    this.maxBeam = beam;
+    this.maxBatch = batchSize(options, 'loadModel');
     const lim = m._malloc(24);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device, precision
     try {
-      m.HEAP32.set([1, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0, 0], lim >> 2);
+      m.HEAP32.set([this.maxBatch, this.maxBeam, this.maxSteps, MAX_INPUT_BYTES, 0, 0], lim >> 2);
       this.tr = al._check((e) => m._al_translator_new(handle, lim, e), (v) => !v, 'cannot make a translator');
     } finally {
       m._free(lim);
@@ -117,15 +133,76 @@ export class Model {
   // greedy); the rest of the result (text, tokens, probs, steps, eos, attention) is the
   // best one. result.scores is the same array as result.probs (its name before the C API).
   translate(sentence, options) {
-    const h = this._live();
+    this._live();
     const m = this.al.mod;
     text(this.al, sentence, 'translate');
-    options = optionsOf(options, 'translate');
+    const o = this._options(options, 'translate');
+    const tr = this.tr;
+    const status = this.al._withStrings([sentence], (p) => m._al_translate(tr, p, this.opts));
+    if (status !== 0) throw new AttnliteError(m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed');
+    return this._result(m._al_translator_result(tr, 0), sentence, o);
+  }
+
+  // Many sentences (an array of strings), decoded model.maxBatch at a time (al.loadModel's
+  // options.maxBatch; al_translate_batch) with translate()'s options; returns an array of
+  // translate()'s results in the array's order, each what translate() gives for its sentence
+  // alone (the same tokens; probabilities and weights to float rounding: a product of many
+  // rows may sum in another order than one of a single row). An array longer than maxBatch
+  // goes in chunks of like source lengths (a chunk decodes until its longest translation
+  // ends). A sentence the library refuses fails the call with its index:
+  // `translateBatch: sentences[3]: empty sentence`.
+  translateBatch(sentences, options) {
+    this._live();
+    const al = this.al, m = al.mod;
+    texts(al, sentences, 'translateBatch');
+    const o = this._options(options, 'translateBatch');
+    const n = sentences.length, B = this.maxBatch, tr = this.tr;
+    const order = Array.from({ length: n }, (_, i) => i);
+    if (B > 1 && n > B) {
+      const length = sentences.map((s) => {
+        try {
+          return this.tokenize(s).length;
+        } catch {
+          return 0;  // refused below, with its index
+        }
+      });
+      order.sort((a, b) => length[a] - length[b] || a - b);
+    }
+    const out = new Array(n);
+    for (let start = 0; start < n; start += B) {
+      const idx = order.slice(start, start + B);
+      const status = al._withStrings(idx.map((i) => sentences[i]), (...ptrs) => {
+        const list = m._malloc(4 * ptrs.length);
+        try {
+          m.HEAP32.set(ptrs, list >> 2);
+          return m._al_translate_batch(tr, list, ptrs.length, this.opts);
+        } finally {
+          m._free(list);
+        }
+      });
+      if (status !== 0) {
+        const message = m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed';
+        // The library does not say which sentence it refused: the first of the chunk that
+        // fails alone (each goes through the same checks before anything is decoded).
+        for (const i of idx)
+          if (al._withStrings([sentences[i]], (p) => m._al_translate(tr, p, this.opts)) !== 0)
+            throw listError('translateBatch', 'sentences', i, m.UTF8ToString(m._al_translator_error(tr)) || message);
+        throw new AttnliteError(`translateBatch: ${message}`);
+      }
+      idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o); });
+    }
+    return out;
+  }
+
+  // translate()'s options, checked and written into this.opts (al_decode_options).
+  _options(options, call) {
+    const m = this.al.mod;
+    options = optionsOf(options, call);
     if (!this.tr)
       throw new AttnliteError(this.task === 'classify'
         ? 'this is a Vision Transformer: it classifies images (model.newClassifier()), it does not translate'
         : 'this is a language model: it continues French text (model.newGenerator()), it does not translate');
-    const withAttention = options.attention !== false;
+    const attention = options.attention !== false;
     const beam = options.beam ?? 1, alpha = options.alpha ?? 0, maxSteps = options.maxSteps ?? 0;
     if (!Number.isInteger(beam))
       throw new AttnliteError(`beam size must be an integer in [1, ${this.maxBeam}], got ${beam}`);
@@ -139,13 +216,15 @@ export class Model {
       throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${g(alpha)}`);
     // al_decode_options: d2l_compat, max_steps (0 would be the translator's 64), attention,
     // beam_size, length_penalty.
-    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, withAttention ? 1 : 0, beam],
+    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, attention ? 1 : 0, beam],
       this.opts >> 2);
     m.HEAPF32[(this.opts >> 2) + 4] = alpha;
-    const tr = this.tr;
-    const status = this.al._withStrings([sentence], (p) => m._al_translate(tr, p, this.opts));
-    if (status !== 0) throw new AttnliteError(m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed');
-    const res = m._al_translator_result(tr, 0);
+    return { attention, beam, alpha, d2lCompat: !!options.d2lCompat };
+  }
+
+  // A copy of result res (al_result) of sentence, translated with options o (_options).
+  _result(res, sentence, o) {
+    const h = this.h, m = this.al.mod;
     const n = m._al_result_num_tokens(res), steps = m._al_result_steps(res);
     const S = m._al_result_src_size(res), ld = m._al_result_ld(res);
     const L = m._al_result_layers(res), NH = m._al_result_heads(res);
@@ -159,7 +238,7 @@ export class Model {
       steps, eos: !!m._al_result_eos(res), srcLen: m._al_result_src_len(res),
       srcValid: m._al_result_src_valid(res), truncated: !!m._al_result_truncated(res),
       numUnknown: m._al_result_num_unknown(res), layers: L, heads: NH, S,
-      model: this.kind, positions: options.d2lCompat ? 'd2l' : 'step', beam, alpha,
+      model: this.kind, positions: o.d2lCompat ? 'd2l' : 'step', beam: o.beam, alpha: o.alpha,
     };
     r.scores = r.probs;
     const token = (id) => m.UTF8ToString(m._al_model_tgt_token(h, id));
@@ -187,7 +266,7 @@ export class Model {
         tokenIds, tokens: Array.from(tokenIds, token), probs: m.HEAPF32.slice(pp, pp + nt),
       });
     }
-    if (!withAttention) {
+    if (!o.attention) {
       r.attention = null;
       return r;
     }
@@ -228,9 +307,9 @@ export class Model {
     return new Generator(this);
   }
 
-  // A Vision Transformer's classifier (al_classifier_new); see Classifier.
-  newClassifier() {
-    return new Classifier(this);
+  // A Vision Transformer's classifier (al_classifier_new_with); see Classifier.
+  newClassifier(options) {
+    return new Classifier(this, options);
   }
 
   // The target vocabulary as an array of strings (id -> token; al_model_tgt_token), read once.
