@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '58faedcad3eae60e';
+const VERSION = 'cf30f6a717d44629';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -79,13 +79,15 @@ struct SessionMemory {
   void measure(const ops::Ops& op, Carve&& carve) {
     Arena host, mem;
     carve(host, mem);
+    // Each block must be one that an arena can carve (Arena::kMaxBytes: on 32-bit hosts, WASM,
+    // a quarter of the address space). Each arena checks its own requests, but on the CPU both
+    // are carved from one block, whose offsets would pass the limit only once it was
+    // allocated: refused here, before anything is (each peak first: their sum cannot wrap).
+    Arena::check_block(host.peak());
+    Arena::check_block(mem.peak());
     need = op.host_memory() ? host.peak() + mem.peak() : host.peak();
     mem_need = op.host_memory() ? 0 : mem.peak();
-    // Each arena stays under Arena::kMaxBytes, but on the CPU both are carved from one block,
-    // whose offsets would pass it (on 32-bit hosts, WASM: a quarter of the address space)
-    // only after the block was allocated. Refused here, before anything is.
     Arena::check_block(need);
-    Arena::check_block(mem_need);
   }
 
   // The host block is the caller's (checked: size, alignment) or one of its own (its

@@ -226,6 +226,11 @@ describe('arguments of the wrong type', () => {
         assert.throws(() => m.translateBatch(v), { name: 'TypeError', message: `translateBatch: sentences must be an array of strings, got ${v === undefined ? 'undefined' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`}` });
       for (const v of bad.filter((x) => typeof x !== 'string'))
         assert.throws(() => m.translateBatch(['go .', v]), (e) => e instanceof TypeError && /^translateBatch: sentences\[1\] must be a string, got /.test(e.message), label(v));
+      // eslint-disable-next-line no-sparse-arrays
+      assert.throws(() => m.translateBatch(['go .', , 'hi .']), { name: 'TypeError', message: 'translateBatch: sentences[1] must be a string, got undefined' });
+      // eslint-disable-next-line no-sparse-arrays
+      assert.throws(() => c.classifyBatch([digit, , digit]), { name: 'AttnliteError', message: 'classifyBatch: images[1]: needs 64 pixel values (an array or Float32Array)' });
+      assert.throws(() => c.classifyBatch([digit], { attention: 1 }), { name: 'TypeError', message: 'classifyBatch: attention must be true or false, got a number' });
       assert.throws(() => m.translateBatch(['go .'], 'beam'), { name: 'TypeError', message: 'translateBatch: options must be an object, got a string' });
       assert.throws(() => c.classifyBatch(digit), { name: 'TypeError', message: 'classifyBatch: images must be an array of images, got an object' });
       for (const v of [null, 42, {}, 'abcd'])
@@ -309,6 +314,14 @@ describe('inputs over the limits', () => {
   // shrinks, used to grow to 1.2 GB first). A size that fits loads; the model's bytes come back.
   test('limits too large for one block: refused before the memory grows', () => {
     const size = al.heapSize, used = al.heapUsed();
+    // Out of range: refused before the model's bytes are copied.
+    for (const [o, message] of [[{ maxBeam: 99 }, 'loadModel: maxBeam must be an integer in [1, 8], got 99'],
+      [{ maxBeam: '4' }, 'loadModel: maxBeam must be an integer in [1, 8], got a string'],
+      [{ maxBeam: NaN }, 'loadModel: maxBeam must be an integer in [1, 8], got nan'],
+      [{ maxBatch: 0 }, 'loadModel: maxBatch must be an integer in [1, 4096], got 0'],
+      [{ maxBatch: 1e9 }, 'loadModel: maxBatch must be an integer in [1, 4096], got 1000000000']])
+      assert.throws(() => al.loadModel(tBytes, o), { name: 'AttnliteError', message }, JSON.stringify(o));
+    assert.equal(al.heapSize, size, 'WASM memory size after options out of range');
     assert.throws(() => al.loadModel(tBytes, { maxBatch: 600 }),
       (e) => e instanceof api.AttnliteError && /^the workspace these limits need \(\d+ bytes\) is more than one block can hold here \(1073741823 bytes\); lower the session's limits$/.test(e.message), 'maxBatch 600');
     assert.throws(() => al.loadModel(tBytes, { maxBatch: 4096 }), /the session limits are too large|more than one block can hold/);

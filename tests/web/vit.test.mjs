@@ -173,6 +173,9 @@ describe('lists of images: classifyBatch (al_classify_batch)', () => {
   });
 
   test("maxBatch: the Classifier's option, else al.loadModel's; out of range is an error", () => {
+    const n = al.loadModel(readFileSync(vitPath), { maxBatch: null, maxBeam: null });  // null: the defaults
+    assert.equal(n.maxBatch, 1);
+    n.free();
     const m = al.loadModel(readFileSync(vitPath), { maxBatch: 9 });
     try {
       assert.equal(m.maxBatch, 9);
@@ -196,7 +199,11 @@ describe('lists of images: classifyBatch (al_classify_batch)', () => {
   test('an empty list is an empty result; bad images are named by their index', () => {
     const c = vit.newClassifier({ maxBatch: 64 });
     try {
-      assert.deepEqual(c.classifyBatch([]), []);
+      assert.equal(c.classify(flat(fixture.images[4])).label, fixture.predicted[4]);
+      assert.deepEqual(c.classifyBatch([]), []);  // nothing classified: classify()'s result stays
+      assert.equal(c.result().label, fixture.predicted[4]);
+      for (const v of [1, 'yes', {}])
+        assert.throws(() => c.classifyBatch([], { attention: v }), (e) => e instanceof TypeError && /^classifyBatch: attention must be true or false, got /.test(e.message));
       const list = images().slice(0, 80);
       list[70] = list[70].slice();
       list[70][5] = NaN;  // in the second chunk: the library's "image 6" is the list's 70

@@ -8,6 +8,9 @@ export class AttnliteError extends Error {
   }
 }
 
+// al_status (include/attnlite/c_api.h): refused by the library (bad input, limits, options).
+export const AL_ERR_INPUT = 2;
+
 export const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
 
 // The page's session limits (al_limits): decoding can go past the model's num_steps when
@@ -31,28 +34,35 @@ export function text(al, v, call, what = 'sentence') {
   return v;
 }
 // A list of texts (translateBatch's sentences): an array (a TypeError otherwise) of strings
-// that each pass text(), the failing one named by its index.
+// that each pass text(), the failing one named by its index (a hole in the array is
+// undefined). Each string's UTF-8 bytes are counted here whenever they could pass the limit,
+// so that a list is refused before any of it is copied into WASM memory.
 export function texts(al, list, call, what = 'sentences') {
   if (!Array.isArray(list)) throw new TypeError(`${call}: ${what} must be an array of strings, got ${typeName(list)}`);
-  list.forEach((v, i) => {
+  for (let i = 0; i < list.length; ++i) {
+    const v = list[i];
     if (typeof v !== 'string') throw new TypeError(`${call}: ${what}[${i}] must be a string, got ${typeName(v)}`);
-    try {
-      text(al, v, call);
-    } catch (e) {
-      throw listError(call, what, i, e.message);
-    }
-  });
+    const n = 3 * v.length > MAX_INPUT_BYTES ? al.mod.lengthBytesUTF8(v) : 0;  // 3 bytes a unit at most
+    if (n > MAX_INPUT_BYTES) throw listError(call, what, i, `sentence is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
+  }
   return list;
 }
 // The error of entry i of a list: `translateBatch: sentences[3]: empty sentence`.
 export const listError = (call, what, i, message) => new AttnliteError(`${call}: ${what}[${i}]: ${message}`);
-// options.maxBatch of a session that decodes or classifies lists (al.loadModel, new
-// Classifier): an integer in [1, MAX_BATCH] (the library's limit), 1 when absent.
+// A session's size option (al.loadModel's maxBatch and maxBeam, the Classifier's maxBatch):
+// absent (undefined or null: the default) or an integer in [1, max].
 export const MAX_BATCH = 4096;
-export function batchSize(o, call) {
-  const v = o.maxBatch ?? 1;
-  if (!(Number.isInteger(v) && v >= 1 && v <= MAX_BATCH))
-    throw new AttnliteError(`${call}: maxBatch must be an integer in [1, ${MAX_BATCH}], got ${typeof v === 'number' ? g(v) : typeName(v)}`);
+export function sizeOption(o, key, max, fallback, call) {
+  const v = o[key] ?? fallback;
+  if (!(Number.isInteger(v) && v >= 1 && v <= max))
+    throw new AttnliteError(`${call}: ${key} must be an integer in [1, ${max}], got ${typeof v === 'number' ? g(v) : typeName(v)}`);
+  return v;
+}
+export const batchSize = (o, call, fallback = 1) => sizeOption(o, 'maxBatch', MAX_BATCH, fallback, call);
+// A boolean option (undefined: the fallback), e.g. classifyBatch's attention.
+export function flag(o, key, fallback, call) {
+  const v = o[key] ?? fallback;
+  if (typeof v !== 'boolean') throw new TypeError(`${call}: ${key} must be true or false, got ${typeName(v)}`);
   return v;
 }
 export function optionsOf(o, call) {

@@ -1,5 +1,5 @@
 // attnlite JS API: Classifier, a Vision Transformer's session (al_classifier_*).
-import { AttnliteError, batchSize, listError, optionsOf, typeName } from './checks.mjs';
+import { AttnliteError, batchSize, flag, listError, optionsOf, typeName } from './checks.mjs';
 
 // A Classifier labels images with a model of kind 'vit' (al_classifier_*, al_classification_*;
 // include/attnlite/classify.h): one image at a time, or a list maxBatch at a time.
@@ -23,7 +23,7 @@ export class Classifier {
     const al = model.al, m = al.mod;
     const mh = model._live();
     options = optionsOf(options, 'Classifier');
-    this.maxBatch = batchSize({ maxBatch: options.maxBatch ?? (model.maxBatch || 1) }, 'Classifier');
+    this.maxBatch = batchSize(options, 'Classifier', model.maxBatch || 1);
     this.al = al;
     this.model = model;
     const lim = m._malloc(12);  // al_classifier_limits: max_batch, device, precision
@@ -84,16 +84,16 @@ export class Classifier {
     options = optionsOf(options, 'classifyBatch');
     if (!Array.isArray(images))
       throw new TypeError(`classifyBatch: images must be an array of images, got ${typeName(images)}`);
-    images.forEach((image, i) => {
+    for (let i = 0; i < images.length; ++i) {  // a hole in the array is undefined
       try {
-        this._pixels(image, 'classifyBatch');
+        this._pixels(images[i], 'classifyBatch');
       } catch (e) {
         throw listError('classifyBatch', 'images', i, e.message.replace(/^classifyBatch:? /, ''));
       }
-    });
-    const attention = options.attention === true, n = images.length, B = this.maxBatch;
+    }
+    const attention = flag(options, 'attention', false, 'classifyBatch'), n = images.length, B = this.maxBatch;
     const T = this.tokens, out = [];
-    this.batched = true;
+    if (n > 0) this.batched = true;
     for (let start = 0; start < n; start += B) {
       const count = Math.min(B, n - start);
       for (let k = 0; k < count; ++k) m.HEAPF32.set(images[start + k], (this.image >> 2) + k * this.inputSize);

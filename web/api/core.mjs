@@ -1,7 +1,7 @@
 // attnlite JS API: Attnlite, the loaded WASM modules (the runtime: tokenizer, digits, models;
 // the figure renderer of figures.mjs) and, from figures.mjs, HeatmapLayout, where a rendered
 // heatmap's cells are.
-import { AttnliteError, batchSize, checked, optionsOf, words, text } from './checks.mjs';
+import { AttnliteError, MAX_BEAM, batchSize, checked, optionsOf, sizeOption, words, text } from './checks.mjs';
 import { FIGURES, Figures, HeatmapLayout, instantiate } from './figures.mjs';
 import { Model } from './model.mjs';
 
@@ -64,8 +64,9 @@ export class Attnlite {
   }
 
   _withStrings(strings, fn) {
-    const ptrs = strings.map((s) => this._str(s));
+    const ptrs = [];
     try {
+      for (const s of strings) ptrs.push(this._str(s));
       return fn(...ptrs);
     } finally {
       ptrs.forEach((p) => this.mod._free(p));
@@ -130,7 +131,8 @@ export class Attnlite {
   // (Model: options.maxBatch, options.maxBeam size its buffers).
   loadModel(bytes, options) {
     options = optionsOf(options, 'loadModel');
-    batchSize(options, 'loadModel');  // checked before the bytes are copied
+    batchSize(options, 'loadModel');  // checked before the bytes are copied (Model: per kind)
+    sizeOption(options, 'maxBeam', MAX_BEAM, 1, 'loadModel');
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
     if (!(bytes instanceof Uint8Array)) throw new AttnliteError('loadModel needs a Uint8Array or ArrayBuffer');
     const p = this.mod._malloc(Math.max(1, bytes.length));

@@ -1,6 +1,6 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
-import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
-  batchSize, listError } from './checks.mjs';
+import { AttnliteError, AL_ERR_INPUT, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
+  batchSize, sizeOption, listError } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
@@ -39,9 +39,9 @@ export class Model {
     this.tr = this.opts = 0;
     if (this.task !== 'translate') {  // model.newGenerator(), model.newClassifier()
       const what = this.task === 'classify' ? 'a Vision Transformer' : 'a language model';
-      if (options.maxBeam !== undefined)
+      if (options.maxBeam != null)
         throw new AttnliteError(`loadModel: maxBeam is a translator's limit; this is ${what}`);
-      if (this.task === 'generate' && options.maxBatch !== undefined)
+      if (this.task === 'generate' && options.maxBatch != null)
         throw new AttnliteError(`loadModel: maxBatch is a translator's or a classifier's limit; this is ${what}`);
       this.maxSteps = 0;
       this.maxBeam = 0;
@@ -54,10 +54,8 @@ export class Model {
     // under 16 tokens: the Translator needs two target tokens per hypothesis) or options.maxBeam,
     // options.maxBatch sentences at a time (translateBatch).
     this.maxSteps = Math.min(this.maxTargetSteps, Math.max(this.numSteps, MAX_STEPS));
-    const widest = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1)), beam = options.maxBeam ?? widest;
-    if (!(Number.isInteger(beam) && beam >= 1 && beam <= widest))
-      throw new AttnliteError(`loadModel: maxBeam must be an integer in [1, ${widest}], got ${String(beam)}`);
-    this.maxBeam = beam;
+    const widest = Math.max(1, Math.min(MAX_BEAM, this.tgtVocabSize >> 1));
+    this.maxBeam = sizeOption(options, 'maxBeam', widest, widest, 'loadModel');
     this.maxBatch = batchSize(options, 'loadModel');
     const lim = m._malloc(24);  // al_limits: max_batch, max_beam, max_tgt_steps, max_input_bytes, device, precision
     try {
@@ -182,16 +180,31 @@ export class Model {
       });
       if (status !== 0) {
         const message = m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed';
-        // The library does not say which sentence it refused: the first of the chunk that
-        // fails alone (each goes through the same checks before anything is decoded).
-        for (const i of idx)
-          if (al._withStrings([sentences[i]], (p) => m._al_translate(tr, p, this.opts)) !== 0)
-            throw listError('translateBatch', 'sentences', i, m.UTF8ToString(m._al_translator_error(tr)) || message);
+        if (status === AL_ERR_INPUT) {
+          // A sentence the library refused, which it does not name: the first of the chunk
+          // refused alone, tried greedily for one step without attention (every sentence is
+          // checked before anything is decoded, so this is all its checks).
+          const i = this._refused(idx.map((k) => sentences[k]));
+          if (i >= 0) throw listError('translateBatch', 'sentences', idx[i], m.UTF8ToString(m._al_translator_error(tr)) || message);
+        }
         throw new AttnliteError(`translateBatch: ${message}`);
       }
       idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o); });
     }
     return out;
+  }
+
+  // The index of the first of these sentences that al_translate refuses (-1: none), each
+  // decoded for one greedy step without attention.
+  _refused(list) {
+    const al = this.al, m = al.mod, tr = this.tr, o = m._malloc(20);
+    try {
+      m.HEAP32.set([0, 1, 0, 1], o >> 2);  // al_decode_options: d2l_compat, max_steps, attention, beam_size
+      m.HEAPF32[(o >> 2) + 4] = 0;
+      return list.findIndex((s) => al._withStrings([s], (p) => m._al_translate(tr, p, o)) !== 0);
+    } finally {
+      m._free(o);
+    }
   }
 
   // translate()'s options, checked and written into this.opts (al_decode_options).
