@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'cf30f6a717d44629';
+const VERSION = 'f591f658b5e0e3f0';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

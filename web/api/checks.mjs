@@ -26,12 +26,20 @@ export const words = (s) => (s ? s.split(' ') : []);
 // memory, which never shrinks), and an options object (undefined: the defaults).
 export const typeName = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object'
   : v === undefined ? 'undefined' : `a ${typeof v}`);
-export function text(al, v, call, what = 'sentence') {
+// units: the bytes of a string longer than this many UTF-16 units are counted here; shorter
+// ones go to the library, which counts them with the same message (default: up to 4096
+// units, at most 12 KB of UTF-8).
+export function text(al, v, call, what = 'sentence', units = MAX_INPUT_BYTES) {
   if (typeof v !== 'string') throw new TypeError(`${call}: the ${what} must be a string, got ${typeName(v)}`);
-  // Up to 4096 UTF-16 units (at most 12 KB of UTF-8) go to the library, which checks the bytes.
-  const n = v.length > MAX_INPUT_BYTES ? al.mod.lengthBytesUTF8(v) : 0;
+  const n = v.length > units ? al.mod.lengthBytesUTF8(v) : 0;
   if (n > MAX_INPUT_BYTES) throw new AttnliteError(`${what} is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
   return v;
+}
+// Writes an al_decode_options (20 bytes: d2l_compat, max_steps, attention, beam_size as
+// int32, length_penalty as float32) at p in module m's memory.
+export function writeDecodeOptions(m, p, { d2lCompat, maxSteps, attention, beam, alpha }) {
+  m.HEAP32.set([d2lCompat ? 1 : 0, maxSteps, attention ? 1 : 0, beam], p >> 2);
+  m.HEAPF32[(p >> 2) + 4] = alpha;
 }
 // A list of texts (translateBatch's sentences): an array (a TypeError otherwise) of strings
 // that each pass text(), the failing one named by its index (a hole in the array is
@@ -42,8 +50,11 @@ export function texts(al, list, call, what = 'sentences') {
   for (let i = 0; i < list.length; ++i) {
     const v = list[i];
     if (typeof v !== 'string') throw new TypeError(`${call}: ${what}[${i}] must be a string, got ${typeName(v)}`);
-    const n = 3 * v.length > MAX_INPUT_BYTES ? al.mod.lengthBytesUTF8(v) : 0;  // 3 bytes a unit at most
-    if (n > MAX_INPUT_BYTES) throw listError(call, what, i, `sentence is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
+    try {
+      text(al, v, call, 'sentence', MAX_INPUT_BYTES / 3);  // a UTF-16 unit is 3 bytes at most
+    } catch (e) {
+      throw listError(call, what, i, e.message);
+    }
   }
   return list;
 }

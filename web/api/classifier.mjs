@@ -103,17 +103,12 @@ export class Classifier {
         if (named) throw listError('classifyBatch', 'images', start + Number(named[1]), named[2]);
         throw new AttnliteError(`classifyBatch: ${message}`);
       }
-      const layers = m._al_classification_layers(h), heads = m._al_classification_heads(h);
       for (let k = 0; k < count; ++k) {
-        const label = m._al_classification_label_at(h, k), p = m._al_classification_probs_at(h, k) >> 2;
-        const r = {
-          label, name: this.labels[label] ?? String(label), prob: m._al_classification_prob_at(h, k),
-          probs: m.HEAPF32.slice(p, p + this.numClasses), layers, heads, tokens: T,
-        };
+        const r = this._resultAt(h, k);
         if (attention) {
-          r.attention = Array.from({ length: layers }, (_, l) => {
+          r.attention = Array.from({ length: r.layers }, (_, l) => {
             const a = m._al_classification_attention_at(h, k, l) >> 2;
-            return m.HEAPF32.slice(a, a + heads * T * T);
+            return m.HEAPF32.slice(a, a + r.heads * T * T);
           });
           r.rollout = this._rollout((o) => m._al_classification_rollout_at(h, k, o));
         }
@@ -140,12 +135,15 @@ export class Classifier {
 
   // The last classification (null before any or after a failure).
   result() {
-    const h = this._single('result'), m = this.al.mod;
-    const label = m._al_classification_label(h);
-    if (label < 0) return null;
-    const p = m._al_classification_probs(h) >> 2;
+    const h = this._single('result');
+    return this.al.mod._al_classification_label(h) < 0 ? null : this._resultAt(h, 0);
+  }
+
+  // Image k of the last call: { label, name, prob, probs (a copy), layers, heads, tokens }.
+  _resultAt(h, k) {
+    const m = this.al.mod, label = m._al_classification_label_at(h, k), p = m._al_classification_probs_at(h, k) >> 2;
     return {
-      label, name: this.labels[label] ?? String(label), prob: m._al_classification_prob(h),
+      label, name: this.labels[label] ?? String(label), prob: m._al_classification_prob_at(h, k),
       probs: m.HEAPF32.slice(p, p + this.numClasses),
       layers: m._al_classification_layers(h), heads: m._al_classification_heads(h), tokens: this.tokens,
     };

@@ -1,6 +1,6 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
 import { AttnliteError, AL_ERR_INPUT, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
-  batchSize, sizeOption, listError } from './checks.mjs';
+  batchSize, sizeOption, listError, writeDecodeOptions } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
@@ -156,15 +156,19 @@ export class Model {
     const o = this._options(options, 'translateBatch');
     const n = sentences.length, B = this.maxBatch, tr = this.tr;
     const order = Array.from({ length: n }, (_, i) => i);
+    // Each sentence's tokens, for the order and then its result (null: refused below, with its
+    // index).
+    let tokens = [];
     if (B > 1 && n > B) {
-      const length = sentences.map((s) => {
+      tokens = sentences.map((s) => {
         try {
-          return this.tokenize(s).length;
+          return this.tokenize(s);
         } catch {
-          return 0;  // refused below, with its index
+          return null;
         }
       });
-      order.sort((a, b) => length[a] - length[b] || a - b);
+      const length = (i) => tokens[i]?.length ?? 0;
+      order.sort((a, b) => length(a) - length(b) || a - b);
     }
     const out = new Array(n);
     for (let start = 0; start < n; start += B) {
@@ -189,7 +193,7 @@ export class Model {
         }
         throw new AttnliteError(`translateBatch: ${message}`);
       }
-      idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o); });
+      idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o, tokens[i]); });
     }
     return out;
   }
@@ -199,8 +203,7 @@ export class Model {
   _refused(list) {
     const al = this.al, m = al.mod, tr = this.tr, o = m._malloc(20);
     try {
-      m.HEAP32.set([0, 1, 0, 1], o >> 2);  // al_decode_options: d2l_compat, max_steps, attention, beam_size
-      m.HEAPF32[(o >> 2) + 4] = 0;
+      writeDecodeOptions(m, o, { d2lCompat: false, maxSteps: 1, attention: false, beam: 1, alpha: 0 });
       return list.findIndex((s) => al._withStrings([s], (p) => m._al_translate(tr, p, o)) !== 0);
     } finally {
       m._free(o);
@@ -227,16 +230,15 @@ export class Model {
       throw new AttnliteError(`beam size must be in [1, ${this.maxBeam}], got ${beam}`);
     if (!(alpha >= 0 && alpha <= MAX_ALPHA))  // NaN fails too
       throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${g(alpha)}`);
-    // al_decode_options: d2l_compat, max_steps (0 would be the translator's 64), attention,
-    // beam_size, length_penalty.
-    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, attention ? 1 : 0, beam],
-      this.opts >> 2);
-    m.HEAPF32[(this.opts >> 2) + 4] = alpha;
-    return { attention, beam, alpha, d2lCompat: !!options.d2lCompat };
+    // max_steps 0 would be the translator's 64: the model's num_steps instead.
+    const o = { attention, beam, alpha, d2lCompat: !!options.d2lCompat };
+    writeDecodeOptions(m, this.opts, { ...o, maxSteps: maxSteps || this.numSteps });
+    return o;
   }
 
-  // A copy of result res (al_result) of sentence, translated with options o (_options).
-  _result(res, sentence, o) {
+  // A copy of result res (al_result) of sentence, translated with options o (_options);
+  // srcWords: tokenize(sentence) when the caller has it.
+  _result(res, sentence, o, srcWords) {
     const h = this.h, m = this.al.mod;
     const n = m._al_result_num_tokens(res), steps = m._al_result_steps(res);
     const S = m._al_result_src_size(res), ld = m._al_result_ld(res);
@@ -263,7 +265,7 @@ export class Model {
     // lacks (a word model; <unk> = 0), the characters never seen in training (a sub-word model:
     // unknownChars; its unknown list is empty, as the CLI's JSON).
     r.subword = this.subword;
-    r.srcWords = this.tokenize(sentence);
+    r.srcWords = srcWords ?? this.tokenize(sentence);
     r.unknown = this.subword ? []
       : r.srcWords.filter((w) => this.al._withStrings([w], (p) => m._al_model_src_id(h, p)) === 0);
     r.unknownChars = this._unknownChars(sentence, r.srcWords);
