@@ -18,9 +18,10 @@
 #            -DATTNLITE_CUDA_EMULATOR=ON, build/cuda-emu; no GPU or nvcc needed): the Catch2
 #            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
 #            op set's tests with the CUDA set among them), the kernel and op-set tests again
-#            with each block's threads in reverse order, then the CLI's --device cuda
-#            against --device cpu on samples of the test splits, greedy, --batch 16 and beam 4,
-#            and the C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1);
+#            with each block's threads in reverse order, the CLI's --device cuda against
+#            --device cpu on samples of the test splits, greedy, --batch 16 and beam 4, and the
+#            C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1), as tasks
+#            $jobs at a time, longest first (the Catch2 cases in two runs that add up to them);
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
 #            for the CLI's whole-split CPU evaluations, which the native stage runs), and
@@ -276,6 +277,48 @@ emulated_cli_parity() {  # emulated_cli_parity MODEL BEAM STEP [CLI OPTION...]
   echo "cuda: $model, beam $beam${4:+ ${*:4}}: $(wc -l < "$tag.src") sentences identical on the emulated device"
 }
 
+# The emulated device's Catch2 cases: every CUDA test, the emulator's own checks, every op
+# set's tests with the CUDA set among them.
+cuda_emu_cases="[cuda],[ops],[translate]"
+cuda_emu_graphs="CUDA graphs: replayed decoder steps give the CPU's results"
+# cuda_emu_task TASK: one of the emulated device's tests (stage_cuda lists them)
+cuda_emu_task() {
+  local task=$1 t0=$SECONDS st=0 b=build/cuda-emu py=${PYTHON:-/usr/bin/python3}
+  [ -n "$task" ] || return 0
+  {
+    case $task in
+      catch-graphs) $b/tests/attnlite_tests "$cuda_emu_graphs" || st=1 ;;
+      catch-rest) $b/tests/attnlite_tests "${cuda_emu_cases/\[cuda\]/[cuda]~$cuda_emu_graphs}" || st=1 ;;
+      # the kernels again with each block's threads taking their turns from the last to the
+      # first: a thread's read of what another writes between the same two barriers sees the
+      # write in one order and not in the other, so a missing barrier fails one of the two runs
+      reverse)
+        ATTNLITE_CUDA_EMU_ORDER=reverse $b/tests/attnlite_tests \
+          "[ops],[emulator],CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
+      parity-bpe) emulated_cli_parity transformer-fra-bpe 1 20 || st=1 ;;
+      parity-bpe-batch16) emulated_cli_parity transformer-fra-bpe 1 40 --batch 16 || st=1 ;;
+      parity-bpe-beam4) emulated_cli_parity transformer-fra-bpe 4 100 || st=1 ;;
+      parity-fra) emulated_cli_parity transformer-fra 1 20 || st=1 ;;
+      # The C API's and the Python package's CUDA sessions (translators, generators and
+      # classifiers, bf16, batches of images), told that CUDA must work here: a refusal fails them.
+      capi) ATTNLITE_TEST_CUDA=1 $b/tests/attnlite_c_api_test || st=1 ;;
+      python)
+        ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY="$root/$b/libattnlite_c.so" ATTNLITE_CLI="$root/$b/attnlite" \
+          "$py" -m pytest python/tests -q -p no:cacheprovider -k "cuda or precision" || st=1 ;;
+    esac
+  } >"$b/logs/$task.log" 2>&1
+  # what each says it checked: Catch2's and pytest's summaries, the CLI's sentence counts
+  local said
+  said=$(grep -E '^(All tests passed|test cases:|cuda: |[0-9]+ passed|[0-9]+ passed, [0-9]+ failed)' "$b/logs/$task.log" | tail -n 2 | tr '\n' ' ' || true)
+  if [ $st = 0 ]; then
+    echo "--- cuda-emu $task: passed in $((SECONDS - t0))s: $said"
+  else
+    echo "--- cuda-emu $task: FAILED after $((SECONDS - t0))s (log: $b/logs/$task.log)"
+    grep -vE '^\.+$' "$b/logs/$task.log" | tail -n 80
+  fi
+  return $st
+}
+
 stage_cuda() {
   # 1. The backend's own sources on the emulated device (tests/cuda_emu): every CUDA test case
   # and op-set test, the emulator's own checks, and the CLI on cuda against the CPU. Needs no
@@ -285,28 +328,33 @@ stage_cuda() {
   local t0=$SECONDS
   cmake --build build/cuda-emu --target attnlite_tests attnlite_cli attnlite_c_api_test attnlite_c -j"$jobs"
   echo "cuda: emulated device's build in $((SECONDS - t0))s"
+  # Its tests are tasks, $jobs at a time, longest first (each is one thread); each task's log
+  # is build/cuda-emu/logs/TASK.log. The CUDA graph case, the slowest by far, runs alone.
   t0=$SECONDS
-  build/cuda-emu/tests/attnlite_tests "[cuda],[ops],[translate]"
-  # the kernels again with each block's threads taking their turns from the last to the first:
-  # a thread's read of what another writes between the same two barriers sees the write in
-  # one order and not in the other, so a missing barrier fails one of the two runs
-  ATTNLITE_CUDA_EMU_ORDER=reverse build/cuda-emu/tests/attnlite_tests \
-    "[ops],[emulator],CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU"
-  emulated_cli_parity transformer-fra-bpe 1 20
-  emulated_cli_parity transformer-fra-bpe 1 40 --batch 16
-  emulated_cli_parity transformer-fra-bpe 4 100
-  emulated_cli_parity transformer-fra 1 20
-  # The C API's and the Python package's CUDA sessions (translators, generators and classifiers,
-  # bf16, batches of images), told that CUDA must work here: a refusal fails them.
-  ATTNLITE_TEST_CUDA=1 build/cuda-emu/tests/attnlite_c_api_test
-  local py=${PYTHON:-/usr/bin/python3}
-  if "$py" -c "import numpy, pytest" 2>/dev/null; then
-    ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY="$PWD/build/cuda-emu/libattnlite_c.so" ATTNLITE_CLI="$PWD/build/cuda-emu/attnlite" \
-      "$py" -m pytest python/tests -q -p no:cacheprovider -k "cuda or precision"
-  else
+  mkdir -p build/cuda-emu/logs
+  local py=${PYTHON:-/usr/bin/python3} st=0
+  local tasks=(catch-graphs catch-rest python reverse parity-bpe-beam4 parity-bpe-batch16 parity-bpe parity-fra capi)
+  if ! "$py" -c "import numpy, pytest" 2>/dev/null; then
     echo "cuda: no Python with numpy and pytest; the package's CUDA tests did not run"
+    tasks=("${tasks[@]/python/}")
+  fi
+  each_parallel cuda_emu_task "${tasks[@]}" || st=1
+  # every listed case ran once: the two runs' summaries add up to the filter's cases
+  local listed ran=0 n k
+  # (Catch2 2's exit status after a listing is the number of cases listed: not an error)
+  listed=$({ build/cuda-emu/tests/attnlite_tests "$cuda_emu_cases" --list-test-names-only || true; } |
+    sed '/^$/d' | wc -l)
+  for k in graphs rest; do
+    n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' \
+      "build/cuda-emu/logs/catch-$k.log")
+    ran=$((ran + ${n:-0}))
+  done
+  if [ "$ran" != "$listed" ]; then
+    echo "cuda: FAIL: the emulated device's runs passed $ran Catch2 cases of $listed" >&2
+    st=1
   fi
   echo "cuda: emulated device's tests in $((SECONDS - t0))s"
+  [ $st = 0 ] || return 1
 
   # 2. The real CUDA build (nvcc): it must build with warnings as errors, and its GPU cases
   # skip cleanly where there is no device.
