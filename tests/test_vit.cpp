@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -359,6 +361,142 @@ TEST_CASE("image decoding: a file cut short is an error, not a picture", "[vit][
     require_prefixes_refused(std::vector<uint8_t>(gif.begin(), gif.end() - 1));
     REQUIRE_THROWS_WITH(decode_image(gif.data(), gif.size() / 2),
                         "corrupt GIF image: the file ends before its first image does (it was cut short)");
+  }
+}
+
+// A GIF's LZW data written by a compressing encoder (the dictionary's codes, up to 12 bits,
+// a clear code each time it fills): the codes of `px` (indices below 2^min_size), or only the
+// first `stop` of them, then the end code or (end_code false) just the end of the data. What
+// it wrote is counted: the pixels the first k codes stand for (covered[k]), the clear codes
+// after the first, and the codes that name the entry the decoder has yet to finish (a run:
+// "KwKwK").
+struct LzwData {
+  std::vector<uint8_t> bytes;
+  std::vector<long> covered{0};
+  int clears = 0, kwkwk = 0;
+  long tail = 0;  // the pixels the padding bits of the last byte stand for
+};
+LzwData lzw_encode(const std::vector<uint8_t>& px, int min_size, size_t stop = SIZE_MAX, bool end_code = true) {
+  LzwData out;
+  const int clear = 1 << min_size;
+  std::map<std::pair<int, int>, int> dict;  // (a string's code, the pixel after it) -> code
+  int size = min_size + 1, next = clear + 2, last_added = -1;
+  uint32_t bits = 0;
+  int nbits = 0;
+  const auto put = [&](int code) {
+    bits |= (uint32_t)code << nbits;
+    nbits += size;
+    while (nbits >= 8) {
+      out.bytes.push_back((uint8_t)bits);
+      bits >>= 8;
+      nbits -= 8;
+    }
+  };
+  const auto emit = [&](int code, long run) {  // false once `stop` codes are out
+    if (code == last_added) ++out.kwkwk;
+    put(code);
+    out.covered.push_back(out.covered.back() + run);
+    return out.covered.size() - 1 < stop;
+  };
+  put(clear);
+  int cur = px[0];
+  long run = 1;
+  bool more = true;
+  for (size_t i = 1; i < px.size() && more; ++i) {
+    const auto key = std::make_pair(cur, (int)px[i]);
+    const auto it = dict.find(key);
+    if (it != dict.end()) {
+      cur = it->second;
+      ++run;
+      continue;
+    }
+    more = emit(cur, run);
+    if (next < 4096) {
+      last_added = dict[key] = next++;
+      if (next > (1 << size) && size < 12) ++size;
+    } else {  // the dictionary is full: start again
+      put(clear);
+      ++out.clears;
+      dict.clear();
+      size = min_size + 1;
+      next = clear + 2;
+      last_added = -1;
+    }
+    cur = px[i];
+    run = 1;
+  }
+  if (more) {
+    emit(cur, run);
+    // the decoder adds an entry after this code too, and widens the codes after it as it would
+    if (next < 4096 && next >= (1 << size) && size < 12) ++size;
+  }
+  if (end_code) put(clear + 1);
+  // without an end code, the last byte's zero bits are read as one more code (a pixel of
+  // colour 0) where they are as many as a code's
+  if (!end_code && nbits && 8 - nbits >= size) out.tail = 1;
+  if (nbits) out.bytes.push_back((uint8_t)bits);
+  return out;
+}
+
+// A w x h GIF of grey levels (a global colour table of 2^min_size entries, level i = 17 i)
+// whose image data is `data`, in sub-blocks of 255 bytes, then the trailer.
+std::vector<uint8_t> grey_gif(int w, int h, int min_size, const std::vector<uint8_t>& data) {
+  std::vector<uint8_t> f = {'G', 'I', 'F', '8', '9', 'a', (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h,
+                            (uint8_t)(h >> 8), (uint8_t)(0x80 | (min_size - 1)), 0, 0};
+  for (int i = 0; i < (1 << min_size); ++i) f.insert(f.end(), 3, (uint8_t)(17 * i));
+  const uint8_t descriptor[] = {0x2C, 0, 0, 0, 0, (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h, (uint8_t)(h >> 8), 0};
+  f.insert(f.end(), descriptor, descriptor + sizeof descriptor);
+  f.push_back((uint8_t)min_size);
+  for (size_t at = 0; at < data.size(); at += 255) {
+    const size_t len = std::min<size_t>(255, data.size() - at);
+    f.push_back((uint8_t)len);
+    f.insert(f.end(), data.begin() + (long)at, data.begin() + (long)(at + len));
+  }
+  f.push_back(0);
+  f.push_back(0x3B);
+  return f;
+}
+
+TEST_CASE("GIF: compressed data decodes; data that ends before the last pixel is refused", "[vit][image][robustness]") {
+  // 200 x 150 pixels of 16 grey levels: diagonal bands with runs (a run of one level makes the
+  // KwKwK codes) and scattered other levels (the dictionary fills and is cleared).
+  const int w = 200, h = 150, min_size = 4;
+  std::vector<uint8_t> px((size_t)w * h), rgb((size_t)w * h * 3);
+  uint32_t seed = 12345;
+  for (size_t i = 0; i < px.size(); ++i) {
+    seed = seed * 1103515245u + 12345u;
+    const int x = (int)(i % w), y = (int)(i / w);
+    px[i] = (uint8_t)((seed >> 16) % 5 == 0 ? (seed >> 20) % 16 : ((x + y) / 12) % 16);
+    rgb[i * 3] = rgb[i * 3 + 1] = rgb[i * 3 + 2] = (uint8_t)(17 * px[i]);
+  }
+  std::vector<uint8_t> png;
+  stbi_write_png_to_func(append_bytes, &png, w, h, 3, rgb.data(), w * 3);
+  const GreyImage ref = decode_image(png.data(), png.size());
+
+  const LzwData all = lzw_encode(px, min_size);
+  const size_t codes = all.covered.size() - 1;
+  INFO(codes << " codes, " << all.clears << " clears, " << all.kwkwk << " KwKwK codes");
+  REQUIRE(all.covered.back() == (long)px.size());
+  REQUIRE(all.clears >= 1);
+  REQUIRE(all.kwkwk >= 1);
+  // whole, with or without its end code: the PNG's picture, pixel for pixel
+  for (const bool end_code : {true, false}) {
+    const auto gif = grey_gif(w, h, min_size, lzw_encode(px, min_size, SIZE_MAX, end_code).bytes);
+    const GreyImage g = decode_image(gif.data(), gif.size());
+    REQUIRE((g.width == w && g.height == h));
+    REQUIRE(g.pixels == ref.pixels);
+  }
+  // the first k codes only (stb_image returned the picture with the rest blank): refused,
+  // naming the pixels they give, whether an end code follows them or the data just ends
+  for (const size_t k : {(size_t)1, (size_t)2, (size_t)100, codes / 2, codes - 1}) {
+    for (const bool end_code : {true, false}) {
+      INFO("the first " << k << " codes" << (end_code ? ", then the end code" : ""));
+      const LzwData cut = lzw_encode(px, min_size, k, end_code);
+      const auto gif = grey_gif(w, h, min_size, cut.bytes);
+      REQUIRE_THROWS_WITH(decode_image(gif.data(), gif.size()),
+                          "corrupt GIF image: its data ends after " + std::to_string(all.covered[k] + cut.tail) +
+                              " of its 200x150 pixels");
+    }
   }
 }
 

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'f591f658b5e0e3f0';
+const VERSION = '5aa8796b364a27cd';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

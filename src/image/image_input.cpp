@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "attnlite/error.h"
 #include "attnlite/safetensors.h"  // read_file
@@ -201,6 +202,67 @@ void check_bmp(const uint8_t* b, size_t n) {
   }
 }
 
+// The image's LZW codes (from its code size byte at b[p], its sub-blocks known to end in the
+// file) must give all its w x h pixels before the end code or the end of the data: stb_image
+// 2.27 returns the picture either way, the pixels it was not given blank (a stream cut short
+// inside a whole file). The codes are read as stb_image reads them, counting the pixels each
+// one stands for (a dictionary entry's length: its prefix's plus one) without decoding them;
+// a stream stb_image refuses on its own (no clear code first, a code past the dictionary, a
+// code size over 12) is left to its error.
+void check_gif_codes(const uint8_t* b, size_t p, long w, long h) {
+  const int min_size = b[p++];
+  if (min_size > 12) return;
+  const long need = w * h;
+  const int clear = 1 << min_size;
+  std::vector<uint16_t> len(8192, 1);  // the pixels each code stands for (literals: 1)
+  int size = min_size + 1, avail = clear + 2, old = -1;
+  bool first = true;
+  long got = 0;
+  uint32_t bits = 0;
+  int have = 0;
+  size_t left = 0;  // bytes left in the current sub-block
+  for (;;) {
+    if (got >= need) return;
+    if (have < size) {
+      if (left == 0) {
+        left = b[p++];
+        if (left == 0) break;  // the empty sub-block: the data ended without an end code
+      }
+      --left;
+      bits |= (uint32_t)b[p++] << have;
+      have += 8;
+      continue;
+    }
+    const int code = (int)(bits & ((1u << size) - 1));
+    bits >>= size;
+    have -= size;
+    if (code == clear) {
+      size = min_size + 1;
+      avail = clear + 2;
+      old = -1;
+      first = false;
+    } else if (code == clear + 1) {
+      break;
+    } else if (code <= avail) {
+      if (first) return;
+      if (old >= 0) {
+        if (avail >= 8192) return;
+        len[(size_t)avail] = (uint16_t)std::min<int>(len[(size_t)old] + 1, 8192);
+        ++avail;
+      } else if (code == avail) {
+        return;
+      }
+      got += len[(size_t)code];
+      if ((avail & ((1 << size) - 1)) == 0 && avail <= 0x0FFF) ++size;
+      old = code;
+    } else {
+      return;
+    }
+  }
+  throw Error("corrupt GIF image: its data ends after " + std::to_string(got) + " of its " + std::to_string(w) +
+              "x" + std::to_string(h) + " pixels");
+}
+
 // A GIF's first image (the one stb_image decodes) must end in the file: stb_image 2.27 reads
 // bytes past the end as zeros and returns the rows it got, the rest blank (a file cut in half
 // decoded as half a picture). The blocks before it (colour tables, extensions) and its own
@@ -241,9 +303,11 @@ void check_gif_frame(const uint8_t* b, size_t n) {
       }
     } else if (b[p] == 0x2C) {  // the image: its descriptor, colour table, code size, data
       if (n - p < 10) throw cut();
+      const long w = le16(b + p + 5), h = le16(b + p + 7);
       p += 10 + table(b[p + 9]);
       if (p >= n) throw cut();
       sub_blocks(p + 1);
+      check_gif_codes(b, p, w, h);
       return;
     } else {
       return;  // the trailer or an unknown block: stb_image's own error
