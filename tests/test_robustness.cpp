@@ -103,7 +103,14 @@ TEST_CASE("robustness: a batch over max_batch is an error naming max_batch", "[r
   for (int i = 0; i < 4; ++i) REQUIRE(tr.result(i).text == "va !");
   SECTION("one bad sentence fails the batch by name") {
     std::string_view mixed[3] = {"go .", "", "i'm home ."};
-    REQUIRE_THROWS_WITH(tr.translate_batch(mixed, 3, {}), Equals("empty sentence"));
+    REQUIRE_THROWS_WITH(tr.translate_batch(mixed, 3, {}), Equals("sentence 1 of 3: empty sentence"));
+    still_works(tr);
+    const std::string long_one(5000, 'a');
+    std::string_view late[4] = {"go .", "i'm home .", "go .", long_one};
+    REQUIRE_THROWS_WITH(tr.translate_batch(late, 4, {}),
+                        Equals("sentence 3 of 4: sentence is too long: 5000 bytes (limit 4096)"));
+    // alone, as translate() gives it
+    REQUIRE_THROWS_WITH(tr.translate_batch(mixed + 1, 1, {}), Equals("empty sentence"));
     still_works(tr);
   }
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import List, NamedTuple, Optional, Sequence, Union, overload
 
 from . import _capi
@@ -116,6 +117,22 @@ def _numbers(idx: List[int]) -> str:
         return f"{n[0]}..{n[-1]}"
     more = f" and {len(n) - 8} more" if len(n) > 8 else ""
     return ", ".join(str(x) for x in n[:8]) + more
+
+
+def _chunk_message(msg: str, idx: List[int], total: int) -> str:
+    """The library's message for a chunk of a list of ``total`` sentences (``idx``: their
+    places in the list), naming the sentence it refused by its 1-based number in the list
+    (the library names it by its place in the chunk, ``sentence 1 of 2: empty sentence``),
+    or the chunk's sentences for what is not one sentence's fault (a beam too wide)."""
+    msg = msg or "translation failed"
+    if total == 1:
+        return msg
+    m = re.fullmatch(r"sentence (\d+) of (\d+): (.*)", msg, re.S)
+    if m and int(m.group(2)) == len(idx) and int(m.group(1)) < len(idx):
+        return f"sentence {idx[int(m.group(1))] + 1}: {m.group(3)}"
+    if len(idx) == 1:
+        return f"sentence {idx[0] + 1}: {msg}"
+    return f"sentences {_numbers(idx)}: {msg}"
 
 
 class Translator(_capi.Handle):
@@ -237,8 +254,9 @@ class Translator(_capi.Handle):
         Raises:
             Error: a sentence the library refuses (empty, too long, invalid UTF-8), a beam
                 wider than ``max_beam``, ``max_steps`` above ``max_tgt_steps``, a closed
-                translator. When a chunk fails, the whole call fails; the message names the
-                chunk's sentences (1-based: ``sentences 2..2: empty sentence``).
+                translator. When a sentence of a list is refused, the whole call fails; the
+                message names it (1-based: ``sentence 2: empty sentence``), or the sentences
+                of the chunk that failed when no one sentence is at fault.
             TypeError: sentences that are not a str or a list of str.
 
         The C library's result is only valid until its next translation; everything is
@@ -278,10 +296,7 @@ class Translator(_capi.Handle):
                 arr = (ctypes.c_char_p * len(idx))(*(encoded[i] for i in idx))
                 st = L.al_translate_batch(h, arr, len(idx), ctypes.byref(opts))
                 if st != _capi.AL_OK:
-                    msg = decode(L.al_translator_error(h)) or "translation failed"
-                    if len(batch) > 1:
-                        msg = f"sentences {_numbers(idx)}: {msg}"
-                    raise Error(msg, st)
+                    raise Error(_chunk_message(decode(L.al_translator_error(h)), idx, len(batch)), st)
                 for k, i in enumerate(idx):
                     out[i] = self._result(L, L.al_translator_result(h, k), batch[i])
         return out[0] if single else out  # type: ignore[return-value]

@@ -105,18 +105,36 @@ def test_translation_errors_from_the_library(d2l):
             tr.translate(**kwargs)
         assert e.value.message, kwargs
         assert e.value.status in (1, 2)
-    # a failing sentence in a list names its chunk; the translator still works afterwards
-    with pytest.raises(attnlite.Error, match="sentences 2..2"):
+    # a failing sentence in a list is named; the translator still works afterwards
+    with pytest.raises(attnlite.Error, match=r"^sentence 2: empty sentence$"):
         tr.translate(["go .", ""])
     assert tr.translate("go .").text == "va !"
     with pytest.raises(attnlite.Error):
         d2l.tokenize("\udcff")
-    # chunks go by source length: "" (sentence 1) and "go ." (3) make the first chunk of two
+    # chunks go by source length: "" (sentence 4) and "go ." (3) make the first chunk of two;
+    # the library names the refused one by its place in the chunk, the message by the list's
     two = attnlite.Translator(d2l, max_batch=2)
-    with pytest.raises(attnlite.Error, match=r"^sentences 1, 3: empty sentence$"):
+    with pytest.raises(attnlite.Error, match=r"^sentence 4: empty sentence$"):
+        two.translate(["i lost my keys yesterday .", "i lost .", "go .", ""])
+    with pytest.raises(attnlite.Error, match=r"^sentence 1: empty sentence$"):
         two.translate(["", "i lost my keys yesterday .", "go ."])
+    # what is no one sentence's fault names the chunk
+    with pytest.raises(attnlite.Error, match=r"^sentences 1..2: beam_size 5 is outside"):
+        two.translate(["go .", "i lost ."], beam=5)
     three = ["i lost my keys yesterday .", "go .", "i lost ."]
     assert [t.text for t in two.translate(three)] == [tr.translate(s).text for s in three]
+
+
+def test_chunk_messages():
+    from attnlite.translator import _chunk_message
+    assert _chunk_message("sentence 1 of 2: empty sentence", [6, 3], 9) == "sentence 4: empty sentence"
+    assert _chunk_message("empty sentence", [6], 9) == "sentence 7: empty sentence"
+    assert _chunk_message("empty sentence", [6], 1) == "empty sentence"
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [0, 1], 2) == \
+        "sentences 1..2: beam_size 5 is outside [1, max_beam = 1]"
+    # a count that is not the chunk's: not taken for an index
+    assert _chunk_message("sentence 1 of 3: x", [0, 1], 2) == "sentences 1..2: sentence 1 of 3: x"
+    assert _chunk_message("", [0, 1], 2) == "sentences 1..2: translation failed"
 
 
 def test_chunk_numbers():

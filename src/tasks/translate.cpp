@@ -262,7 +262,14 @@ void Translator::translate_batch(const std::string_view* sentences, int n, const
   if (n < 1 || n > limits_.max_batch)
     throw Error("batch of " + std::to_string(n) + " sentences is outside [1, max_batch = " +
                 std::to_string(limits_.max_batch) + "]");
-  for (int i = 0; i < n; ++i) impl_->prepare(i, sentences[i], limits_.max_input_bytes);
+  for (int i = 0; i < n; ++i) {
+    try {
+      impl_->prepare(i, sentences[i], limits_.max_input_bytes);
+    } catch (const Error& e) {  // in a batch, the refused sentence by its index (from 0)
+      if (n == 1) throw;
+      throw Error("sentence " + std::to_string(i) + " of " + std::to_string(n) + ": " + e.what());
+    }
+  }
   impl_->run(n, opts);
 }
 

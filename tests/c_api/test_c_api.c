@@ -227,6 +227,11 @@ static void test_beam(const al_model* m) {
   CHECK(al_translate_batch(tr, two, 2, &o) == AL_OK);
   CHECK_STR(al_result_text(al_translator_result(tr, 0)), "va !");
   CHECK_STR(al_result_text(al_translator_result(tr, 1)), "il est calme .");
+  /* A refused sentence in a batch is named by its index; no result is left behind. */
+  const char* with_empty[] = {"go .", "  "};
+  CHECK(al_translate_batch(tr, with_empty, 2, &o) == AL_ERR_INPUT);
+  CHECK_STR(al_translator_error(tr), "sentence 1 of 2: empty sentence");
+  CHECK(al_translator_result(tr, 0) == NULL);
 
   /* Beam over max_beam, batch over max_batch: errors, and no result left behind. */
   o.beam_size = 5;

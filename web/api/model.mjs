@@ -185,29 +185,19 @@ export class Model {
       if (status !== 0) {
         const message = m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed';
         if (status === AL_ERR_INPUT) {
-          // A sentence the library refused, which it does not name: the first of the chunk
-          // refused alone, tried greedily for one step without attention (every sentence is
-          // checked before anything is decoded, so this is all its checks).
-          const i = this._refused(idx.map((k) => sentences[k]));
-          if (i >= 0) throw listError('translateBatch', 'sentences', idx[i], m.UTF8ToString(m._al_translator_error(tr)) || message);
+          // A sentence the library refused: named by its place in a batch of several
+          // (`sentence 1 of 8: empty sentence`); a batch of one is that sentence (the options
+          // were checked above).
+          const named = /^sentence (\d+) of (\d+): ([\s\S]*)$/.exec(message);
+          if (named && +named[2] === idx.length && +named[1] < idx.length)
+            throw listError('translateBatch', 'sentences', idx[+named[1]], named[3]);
+          if (idx.length === 1) throw listError('translateBatch', 'sentences', idx[0], message);
         }
         throw new AttnliteError(`translateBatch: ${message}`);
       }
       idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o, tokens[i]); });
     }
     return out;
-  }
-
-  // The index of the first of these sentences that al_translate refuses (-1: none), each
-  // decoded for one greedy step without attention.
-  _refused(list) {
-    const al = this.al, m = al.mod, tr = this.tr, o = m._malloc(20);
-    try {
-      writeDecodeOptions(m, o, { d2lCompat: false, maxSteps: 1, attention: false, beam: 1, alpha: 0 });
-      return list.findIndex((s) => al._withStrings([s], (p) => m._al_translate(tr, p, o)) !== 0);
-    } finally {
-      m._free(o);
-    }
   }
 
   // translate()'s options, checked and written into this.opts (al_decode_options).
