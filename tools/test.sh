@@ -266,9 +266,14 @@ emulated_cli_parity() {  # emulated_cli_parity MODEL BEAM STEP [CLI OPTION...]
   local model=$1 beam=$2 step=$3 cli=build/cuda-emu/attnlite dir=build/cuda-emu/cli-parity
   mkdir -p $dir
   local tag=$dir/$model.beam$beam.every$step${4:+.${4#--}$5}
-  cut -f1 "models/$model.test.tsv" | awk '!seen[$0]++' | awk -v k="$step" 'NR % k == 1' > "$tag.src"
-  $cli translate --model "$model" --beam "$beam" --device cpu "${@:4}" < "$tag.src" > "$tag.cpu"
-  $cli translate --model "$model" --beam "$beam" --device cuda "${@:4}" < "$tag.src" > "$tag.cuda" 2> "$tag.err"
+  # (run as a task, `cuda_emu_task ... || st=1`, where set -e does not apply: each command's
+  # failure is checked here)
+  cut -f1 "models/$model.test.tsv" | awk '!seen[$0]++' | awk -v k="$step" 'NR % k == 1' > "$tag.src" &&
+    [ -s "$tag.src" ] || { echo "cuda: FAIL: no sentences of $model's test split" >&2; return 1; }
+  $cli translate --model "$model" --beam "$beam" --device cpu "${@:4}" < "$tag.src" > "$tag.cpu" ||
+    { echo "cuda: FAIL: $model on the CPU" >&2; return 1; }
+  $cli translate --model "$model" --beam "$beam" --device cuda "${@:4}" < "$tag.src" > "$tag.cuda" 2> "$tag.err" ||
+    { cat "$tag.err" >&2; echo "cuda: FAIL: $model on the emulated device" >&2; return 1; }
   if ! cmp -s "$tag.cpu" "$tag.cuda"; then
     echo "cuda: FAIL: $model at beam $beam ${*:4}: the emulated device's lines differ from the CPU's" >&2
     diff "$tag.cpu" "$tag.cuda" | head -20 >&2
@@ -287,8 +292,9 @@ cuda_emu_task() {
   [ -n "$task" ] || return 0
   {
     case $task in
-      catch-graphs) $b/tests/attnlite_tests "$cuda_emu_graphs" || st=1 ;;
-      catch-rest) $b/tests/attnlite_tests "${cuda_emu_cases/\[cuda\]/[cuda]~$cuda_emu_graphs}" || st=1 ;;
+      # (--warn NoTests: a filter that matches nothing fails)
+      catch-graphs) $b/tests/attnlite_tests "$cuda_emu_graphs" --warn NoTests || st=1 ;;
+      catch-rest) $b/tests/attnlite_tests "${cuda_emu_cases/\[cuda\]/[cuda]~$cuda_emu_graphs}" --warn NoTests || st=1 ;;
       # the kernels again with each block's threads taking their turns from the last to the
       # first: a thread's read of what another writes between the same two barriers sees the
       # write in one order and not in the other, so a missing barrier fails one of the two runs
@@ -306,7 +312,7 @@ cuda_emu_task() {
         ATTNLITE_TEST_CUDA=1 ATTNLITE_LIBRARY="$root/$b/libattnlite_c.so" ATTNLITE_CLI="$root/$b/attnlite" \
           "$py" -m pytest python/tests -q -p no:cacheprovider -k "cuda or precision" || st=1 ;;
     esac
-  } >"$b/logs/$task.log" 2>&1
+  } >"$b/logs/$task.log" 2>&1 || st=1
   # what each says it checked: Catch2's and pytest's summaries, the CLI's sentence counts
   local said
   said=$(grep -E '^(All tests passed|test cases:|cuda: |[0-9]+ passed|[0-9]+ passed, [0-9]+ failed)' "$b/logs/$task.log" | tail -n 2 | tr '\n' ' ' || true)
@@ -398,7 +404,7 @@ arm_task() {
         bash tests/examples/translate.sh "$q $b-minimal/examples/translate" build/native/attnlite . $kernels || st=1 ;;
       e2e) bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || st=1 ;;
     esac
-  } >"$b/$task.log" 2>&1
+  } >"$b/$task.log" 2>&1 || st=1
   if [ $st = 0 ]; then
     echo "--- $name $task: passed in $((SECONDS - t0))s"
   else
