@@ -439,12 +439,14 @@ LzwData lzw_encode(const std::vector<uint8_t>& px, int min_size, size_t stop = S
 }
 
 // A w x h GIF of grey levels (a global colour table of 2^min_size entries, level i = 17 i)
-// whose image data is `data`, in sub-blocks of 255 bytes, then the trailer.
-std::vector<uint8_t> grey_gif(int w, int h, int min_size, const std::vector<uint8_t>& data) {
+// whose image data is `data` (rows in the interlaced order when `interlaced`), in sub-blocks
+// of 255 bytes, then the trailer.
+std::vector<uint8_t> grey_gif(int w, int h, int min_size, const std::vector<uint8_t>& data, bool interlaced = false) {
   std::vector<uint8_t> f = {'G', 'I', 'F', '8', '9', 'a', (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h,
                             (uint8_t)(h >> 8), (uint8_t)(0x80 | (min_size - 1)), 0, 0};
   for (int i = 0; i < (1 << min_size); ++i) f.insert(f.end(), 3, (uint8_t)(17 * i));
-  const uint8_t descriptor[] = {0x2C, 0, 0, 0, 0, (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h, (uint8_t)(h >> 8), 0};
+  const uint8_t descriptor[] = {0x2C, 0, 0, 0, 0, (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h, (uint8_t)(h >> 8),
+                                (uint8_t)(interlaced ? 0x40 : 0)};
   f.insert(f.end(), descriptor, descriptor + sizeof descriptor);
   f.push_back((uint8_t)min_size);
   for (size_t at = 0; at < data.size(); at += 255) {
@@ -498,6 +500,22 @@ TEST_CASE("GIF: compressed data decodes; data that ends before the last pixel is
                               " of its 200x150 pixels");
     }
   }
+  // interlaced: the rows in the four passes' order (every 8th from row 0, every 8th from 4,
+  // every 4th from 2, every 2nd from 1) give the same picture; cut, refused by the same count
+  std::vector<uint8_t> rows;
+  for (const auto& [from, step] : std::vector<std::pair<int, int>>{{0, 8}, {4, 8}, {2, 4}, {1, 2}})
+    for (int y = from; y < h; y += step) rows.insert(rows.end(), px.begin() + (long)y * w, px.begin() + (long)(y + 1) * w);
+  REQUIRE(rows.size() == px.size());
+  const LzwData inter = lzw_encode(rows, min_size);
+  const auto igif = grey_gif(w, h, min_size, inter.bytes, true);
+  const GreyImage ig = decode_image(igif.data(), igif.size());
+  REQUIRE((ig.width == w && ig.height == h));
+  REQUIRE(ig.pixels == ref.pixels);
+  const size_t half = (inter.covered.size() - 1) / 2;
+  const auto icut = grey_gif(w, h, min_size, lzw_encode(rows, min_size, half).bytes, true);
+  REQUIRE_THROWS_WITH(decode_image(icut.data(), icut.size()),
+                      "corrupt GIF image: its data ends after " + std::to_string(inter.covered[half]) +
+                          " of its 200x150 pixels");
 }
 
 TEST_CASE("JPEG: a digit decodes; a Huffman table of more than 256 codes is refused", "[vit][image]") {

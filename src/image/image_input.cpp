@@ -212,12 +212,12 @@ void check_bmp(const uint8_t* b, size_t n) {
 void check_gif_codes(const uint8_t* b, size_t p, long w, long h) {
   const int min_size = b[p++];
   if (min_size > 12) return;
-  const long need = w * h;
+  const int64_t need = (int64_t)w * h;  // up to 65535^2: past a 32-bit long
   const int clear = 1 << min_size;
   std::vector<uint16_t> len(8192, 1);  // the pixels each code stands for (literals: 1)
   int size = min_size + 1, avail = clear + 2, old = -1;
   bool first = true;
-  long got = 0;
+  int64_t got = 0;
   uint32_t bits = 0;
   int have = 0;
   size_t left = 0;  // bytes left in the current sub-block
