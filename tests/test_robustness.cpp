@@ -109,8 +109,13 @@ TEST_CASE("robustness: a batch over max_batch is an error naming max_batch", "[r
     std::string_view late[4] = {"go .", "i'm home .", "go .", long_one};
     REQUIRE_THROWS_WITH(tr.translate_batch(late, 4, {}),
                         Equals("sentence 3 of 4: sentence is too long: 5000 bytes (limit 4096)"));
-    // alone, as translate() gives it
-    REQUIRE_THROWS_WITH(tr.translate_batch(mixed + 1, 1, {}), Equals("empty sentence"));
+    // a batch of one names it too; translate() does not
+    REQUIRE_THROWS_WITH(tr.translate_batch(mixed + 1, 1, {}), Equals("sentence 0 of 1: empty sentence"));
+    REQUIRE_THROWS_WITH(tr.translate(mixed[1]), Equals("empty sentence"));
+    // what is not one sentence's fault names none
+    DecodeOptions wide;
+    wide.beam_size = 2;
+    REQUIRE_THROWS_WITH(tr.translate_batch(mixed, 1, wide), Equals("beam_size 2 is outside [1, max_beam = 1]"));
     still_works(tr);
   }
 }

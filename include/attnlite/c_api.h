@@ -186,8 +186,8 @@ size_t al_translator_workspace_bytes(const al_translator* tr); /* its buffers */
  * apostrophes and quotes, dashes, Unicode spaces), so "I\u2019m home." reads as "I'm home.";
  * al_model_tokenize shows the tokens read after it. */
 al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options);
-/* n <= max_batch sentences decoded together. A sentence refused in a batch of several is
- * named by its index, from 0: "sentence 1 of 3: empty sentence". */
+/* n <= max_batch sentences decoded together. A sentence it refuses is named by its index,
+ * from 0: "sentence 1 of 3: empty sentence" (al_translate: "empty sentence"). */
 al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,
                              const al_decode_options* options);
 /* Result i of the last successful call; NULL after a failure or for i out of range. */

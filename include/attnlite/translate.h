@@ -113,8 +113,9 @@ class Translator {
   // Unicode spaces...). Throws attnlite::Error on empty (also once normalized), over-long
   // or invalid UTF-8 input.
   const Translation& translate(std::string_view sentence, const DecodeOptions& opts = {});
-  // n <= max_batch sentences decoded together; result(i) for each. A sentence refused in a
-  // batch of several is named by its index, from 0: "sentence 1 of 3: empty sentence".
+  // n <= max_batch sentences decoded together; result(i) for each. A sentence it refuses is
+  // named by its index, from 0: "sentence 1 of 3: empty sentence" (translate(): "empty
+  // sentence").
   void translate_batch(const std::string_view* sentences, int n, const DecodeOptions& opts = {});
   const Translation& result(int i) const;
   // The n-best list of sentence i of the last call.

@@ -121,18 +121,15 @@ def _numbers(idx: List[int]) -> str:
 
 def _chunk_message(msg: str, idx: List[int], total: int) -> str:
     """The library's message for a chunk of a list of ``total`` sentences (``idx``: their
-    places in the list), naming the sentence it refused by its 1-based number in the list
-    (the library names it by its place in the chunk, ``sentence 1 of 2: empty sentence``),
-    or the chunk's sentences for what is not one sentence's fault (a beam too wide)."""
+    places in the list). The library names a sentence it refuses by its place in the chunk
+    (``sentence 1 of 2: empty sentence``): here by its 1-based number in the list, or not at
+    all for a single str; what is no one sentence's fault (a beam too wide) names the chunk's
+    sentences."""
     msg = msg or "translation failed"
-    if total == 1:
-        return msg
     m = re.fullmatch(r"sentence (\d+) of (\d+): (.*)", msg, re.S)
     if m and int(m.group(2)) == len(idx) and int(m.group(1)) < len(idx):
-        return f"sentence {idx[int(m.group(1))] + 1}: {m.group(3)}"
-    if len(idx) == 1:
-        return f"sentence {idx[0] + 1}: {msg}"
-    return f"sentences {_numbers(idx)}: {msg}"
+        return m.group(3) if total == 1 else f"sentence {idx[int(m.group(1))] + 1}: {m.group(3)}"
+    return msg if total == 1 else f"sentences {_numbers(idx)}: {msg}"
 
 
 class Translator(_capi.Handle):

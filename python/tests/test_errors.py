@@ -118,9 +118,13 @@ def test_translation_errors_from_the_library(d2l):
         two.translate(["i lost my keys yesterday .", "i lost .", "go .", ""])
     with pytest.raises(attnlite.Error, match=r"^sentence 1: empty sentence$"):
         two.translate(["", "i lost my keys yesterday .", "go ."])
-    # what is no one sentence's fault names the chunk
+    # what is no one sentence's fault names the chunk, also in chunks of one
     with pytest.raises(attnlite.Error, match=r"^sentences 1..2: beam_size 5 is outside"):
         two.translate(["go .", "i lost ."], beam=5)
+    with pytest.raises(attnlite.Error, match=r"^sentences 1..1: beam_size 5 is outside"):
+        tr.translate(["go .", "i lost ."], beam=5)
+    with pytest.raises(attnlite.Error, match=r"^sentence 3: empty sentence$"):
+        tr.translate(["go .", "i lost .", " "])
     three = ["i lost my keys yesterday .", "go .", "i lost ."]
     assert [t.text for t in two.translate(three)] == [tr.translate(s).text for s in three]
 
@@ -128,10 +132,14 @@ def test_translation_errors_from_the_library(d2l):
 def test_chunk_messages():
     from attnlite.translator import _chunk_message
     assert _chunk_message("sentence 1 of 2: empty sentence", [6, 3], 9) == "sentence 4: empty sentence"
-    assert _chunk_message("empty sentence", [6], 9) == "sentence 7: empty sentence"
-    assert _chunk_message("empty sentence", [6], 1) == "empty sentence"
+    assert _chunk_message("sentence 0 of 1: empty sentence", [6], 9) == "sentence 7: empty sentence"
+    assert _chunk_message("sentence 0 of 1: empty sentence", [0], 1) == "empty sentence"
     assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [0, 1], 2) == \
         "sentences 1..2: beam_size 5 is outside [1, max_beam = 1]"
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [4], 9) == \
+        "sentences 5..5: beam_size 5 is outside [1, max_beam = 1]"
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [0], 1) == \
+        "beam_size 5 is outside [1, max_beam = 1]"
     # a count that is not the chunk's: not taken for an index
     assert _chunk_message("sentence 1 of 3: x", [0, 1], 2) == "sentences 1..2: sentence 1 of 3: x"
     assert _chunk_message("", [0, 1], 2) == "sentences 1..2: translation failed"

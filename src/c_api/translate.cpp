@@ -90,8 +90,11 @@ al_status al_translator_limits(const al_translator* tr, al_limits* out) {
 
 size_t al_translator_workspace_bytes(const al_translator* tr) { return tr ? tr->tr->workspace_bytes() : 0; }
 
-al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,
-                             const al_decode_options* options) {
+namespace {
+// al_translate_batch, or al_translate for `one` (n == 1): Translator::translate, whose
+// message does not name the sentence by its index as a batch's does.
+al_status translate_n(al_translator* tr, const char* const* sentences, int n,
+                      const al_decode_options* options, bool one) {
   if (!tr) return AL_ERR_ARGUMENT;
   tr->num_results = 0;
   if (!sentences || n < 1 || n > tr->limits.max_batch) {
@@ -122,7 +125,10 @@ al_status al_translate_batch(al_translator* tr, const char* const* sentences, in
       v = many.data();
     }
     for (int i = 0; i < n; ++i) v[i] = sentences[i];
-    tr->tr->translate_batch(v, n, o);
+    if (one)
+      tr->tr->translate(v[0], o);
+    else
+      tr->tr->translate_batch(v, n, o);
     for (int i = 0; i < n; ++i) {
       al_result& r = tr->results[(size_t)i];
       r.t = &tr->tr->result(i);
@@ -133,6 +139,12 @@ al_status al_translate_batch(al_translator* tr, const char* const* sentences, in
     tr->num_results = n;
   });
 }
+}  // namespace
+
+al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,
+                             const al_decode_options* options) {
+  return translate_n(tr, sentences, n, options, false);
+}
 
 al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options) {
   if (tr && !sentence) {
@@ -140,7 +152,7 @@ al_status al_translate(al_translator* tr, const char* sentence, const al_decode_
     tr->error = "al_translate: sentence is NULL";
     return AL_ERR_ARGUMENT;
   }
-  return al_translate_batch(tr, &sentence, 1, options);
+  return translate_n(tr, &sentence, 1, options, true);
 }
 
 const al_result* al_translator_result(const al_translator* tr, int i) {

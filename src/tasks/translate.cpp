@@ -254,7 +254,8 @@ Translator::Translator(std::shared_ptr<const Model> model, const Limits& limits,
 Translator::~Translator() = default;
 
 const Translation& Translator::translate(std::string_view sentence, const DecodeOptions& opts) {
-  translate_batch(&sentence, 1, opts);
+  impl_->prepare(0, sentence, limits_.max_input_bytes);
+  impl_->run(1, opts);
   return impl_->results[0];
 }
 
@@ -265,8 +266,7 @@ void Translator::translate_batch(const std::string_view* sentences, int n, const
   for (int i = 0; i < n; ++i) {
     try {
       impl_->prepare(i, sentences[i], limits_.max_input_bytes);
-    } catch (const Error& e) {  // in a batch, the refused sentence by its index (from 0)
-      if (n == 1) throw;
+    } catch (const Error& e) {  // the refused sentence by its index (from 0)
       throw Error("sentence " + std::to_string(i) + " of " + std::to_string(n) + ": " + e.what());
     }
   }

@@ -232,6 +232,8 @@ static void test_beam(const al_model* m) {
   CHECK(al_translate_batch(tr, with_empty, 2, &o) == AL_ERR_INPUT);
   CHECK_STR(al_translator_error(tr), "sentence 1 of 2: empty sentence");
   CHECK(al_translator_result(tr, 0) == NULL);
+  CHECK(al_translate_batch(tr, with_empty + 1, 1, &o) == AL_ERR_INPUT);
+  CHECK_STR(al_translator_error(tr), "sentence 0 of 1: empty sentence");
 
   /* Beam over max_beam, batch over max_batch: errors, and no result left behind. */
   o.beam_size = 5;

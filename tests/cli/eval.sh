@@ -66,4 +66,18 @@ $bin eval --model transformer-d2l "$tmp/missing.tsv" 2>"$tmp/err" >/dev/null; st
 check "a missing file: message" "1" "$(grep -c "cannot open" "$tmp/err")"
 $bin eval --model transformer-d2l 2>/dev/null >/dev/null; st=$?
 check "no file is a usage error" "2" "$st"
+# An English sentence the translator refuses is named by its line, alone or in a batch (where
+# the library names it by its place in the batch of like lengths), and in the style typed
+{ printf "go .\tva !\ni lost .\tj'ai perdu .\n"; printf 'a%.0s' $(seq 5000); printf "\tx\n"; } > "$tmp/long.tsv"
+for b in 1 4; do
+  $bin eval --model transformer-d2l --batch $b "$tmp/long.tsv" 2>"$tmp/err" >/dev/null; st=$?
+  check "too long, --batch $b: exit status" "1" "$st"
+  check "too long, --batch $b: its line" \
+    "attnlite eval: error: $tmp/long.tsv:3: the English: sentence is too long: 5000 bytes (limit 4096)" "$(cat "$tmp/err")"
+done
+printf "go .\tva !\n.\t.\ni lost .\tj'ai perdu .\n" > "$tmp/dot.tsv"
+$bin eval --model transformer-d2l --batch 4 --style no-final-punct "$tmp/dot.tsv" 2>"$tmp/err" >/dev/null; st=$?
+check "empty once typed: exit status" "1" "$st"
+check "empty once typed: its line and style" \
+  "attnlite eval: error: $tmp/dot.tsv:2: the English typed no-final-punct: empty sentence" "$(cat "$tmp/err")"
 exit $fail

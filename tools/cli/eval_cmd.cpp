@@ -177,6 +177,7 @@ int cmd_eval(int argc, char** argv) {
   struct Sentence {
     std::string english;
     std::vector<std::string> refs, refs_book;
+    long line;  // the first line it is on
   };
   std::vector<Sentence> order;
   std::map<std::string, size_t> index;
@@ -195,7 +196,7 @@ int cmd_eval(int argc, char** argv) {
     if (en.empty() || fr.empty())
       throw Error(files[0] + ":" + std::to_string(lineno) + ": an empty side");
     auto [it, fresh] = index.try_emplace(en, order.size());
-    if (fresh) order.push_back({en_raw, {}, {}});
+    if (fresh) order.push_back({en_raw, {}, {}, lineno});
     order[it->second].refs.push_back(fr_raw);
     order[it->second].refs_book.push_back(fr);
     ++pairs;
@@ -236,7 +237,18 @@ int cmd_eval(int argc, char** argv) {
     for (size_t at = 0; at < order.size(); at += (size_t)batch) {
       const int n = (int)std::min(order.size() - at, (size_t)batch);
       for (int k = 0; k < n; ++k) views[(size_t)k] = english[by_length[at + (size_t)k]];
-      tr.translate_batch(views.data(), n, opts);
+      try {
+        tr.translate_batch(views.data(), n, opts);
+      } catch (const Error& e) {  // a sentence refused (in this style): named by its line
+        const std::string what = e.what(), lead = "sentence ";
+        const size_t colon = what.find(": ");
+        int k = -1, of = -1;
+        if (what.compare(0, lead.size(), lead) == 0 && colon != std::string::npos &&
+            std::sscanf(what.c_str() + lead.size(), "%d of %d:", &k, &of) == 2 && of == n && k >= 0 && k < n)
+          throw Error(files[0] + ":" + std::to_string(order[by_length[at + (size_t)k]].line) + ": the English" +
+                      (st == "written" ? std::string() : " typed " + st) + ": " + what.substr(colon + 2));
+        throw;
+      }
       for (int k = 0; k < n; ++k) hyps[by_length[at + (size_t)k]] = tr.result(k).text;
     }
   };

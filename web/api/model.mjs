@@ -185,13 +185,11 @@ export class Model {
       if (status !== 0) {
         const message = m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed';
         if (status === AL_ERR_INPUT) {
-          // A sentence the library refused: named by its place in a batch of several
-          // (`sentence 1 of 8: empty sentence`); a batch of one is that sentence (the options
-          // were checked above).
+          // A sentence the library refused, named by its place in the chunk
+          // (`sentence 1 of 8: empty sentence`): by its index in the list here.
           const named = /^sentence (\d+) of (\d+): ([\s\S]*)$/.exec(message);
           if (named && +named[2] === idx.length && +named[1] < idx.length)
             throw listError('translateBatch', 'sentences', idx[+named[1]], named[3]);
-          if (idx.length === 1) throw listError('translateBatch', 'sentences', idx[0], message);
         }
         throw new AttnliteError(`translateBatch: ${message}`);
       }
