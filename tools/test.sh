@@ -87,6 +87,26 @@ each_parallel() {
   return $fail
 }
 
+# task_report NAME LOG STATUS T0 [WHAT]: a task's line (WHAT: what it says it checked), and
+# when it failed, its log's tail (the Catch2 dots and passing lines are long; failures and
+# summaries are what matters). Returns STATUS.
+task_report() {
+  if [ "$3" = 0 ]; then
+    echo "--- $1: passed in $((SECONDS - $4))s${5:+: $5}"
+  else
+    echo "--- $1: FAILED after $((SECONDS - $4))s (log: $2)"
+    grep -vE '^\.+$|^ok   ' "$2" | tail -n 80
+  fi
+  return "$3"
+}
+
+# catch_passed LOG: the test cases a Catch2 run's summary in LOG says passed (0: none said)
+catch_passed() {
+  local n
+  n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' "$1")
+  echo "${n:-0}"
+}
+
 # This commit's x86-64 CLI in build/native (more cmake -D options may follow): what the
 # sanitized, Arm and WASM outputs are compared with.
 native_cli() {
@@ -316,13 +336,7 @@ cuda_emu_task() {
   # what each says it checked: Catch2's and pytest's summaries, the CLI's sentence counts
   local said
   said=$(grep -E '^(All tests passed|test cases:|cuda: |[0-9]+ passed|[0-9]+ passed, [0-9]+ failed)' "$b/logs/$task.log" | tail -n 2 | tr '\n' ' ' || true)
-  if [ $st = 0 ]; then
-    echo "--- cuda-emu $task: passed in $((SECONDS - t0))s: $said"
-  else
-    echo "--- cuda-emu $task: FAILED after $((SECONDS - t0))s (log: $b/logs/$task.log)"
-    grep -vE '^\.+$' "$b/logs/$task.log" | tail -n 80
-  fi
-  return $st
+  task_report "cuda-emu $task" "$b/logs/$task.log" $st $t0 "$said"
 }
 
 stage_cuda() {
@@ -346,15 +360,11 @@ stage_cuda() {
   fi
   each_parallel cuda_emu_task "${tasks[@]}" || st=1
   # every listed case ran once: the two runs' summaries add up to the filter's cases
-  local listed ran=0 n k
+  local listed ran=0 k
   # (Catch2 2's exit status after a listing is the number of cases listed: not an error)
   listed=$({ build/cuda-emu/tests/attnlite_tests "$cuda_emu_cases" --list-test-names-only || true; } |
     sed '/^$/d' | wc -l)
-  for k in graphs rest; do
-    n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' \
-      "build/cuda-emu/logs/catch-$k.log")
-    ran=$((ran + ${n:-0}))
-  done
+  for k in graphs rest; do ran=$((ran + $(catch_passed "build/cuda-emu/logs/catch-$k.log"))); done
   if [ "$ran" != "$listed" ]; then
     echo "cuda: FAIL: the emulated device's runs passed $ran Catch2 cases of $listed" >&2
     st=1
@@ -405,14 +415,7 @@ arm_task() {
       e2e) bash tests/arm/e2e.sh build/native/attnlite "$q $b/attnlite" . "${ARM_STRIDE:-150}" || st=1 ;;
     esac
   } >"$b/$task.log" 2>&1 || st=1
-  if [ $st = 0 ]; then
-    echo "--- $name $task: passed in $((SECONDS - t0))s"
-  else
-    echo "--- $name $task: FAILED after $((SECONDS - t0))s (log: $b/$task.log)"
-    # the Catch2 dots and passing lines are long; failures and summaries are what matters
-    grep -vE '^\.+$|^ok   ' "$b/$task.log" | tail -n 80
-  fi
-  return $st
+  task_report "$name $task" "$b/$task.log" $st $t0
 }
 
 stage_arm() {
@@ -480,13 +483,9 @@ stage_arm() {
   each_parallel arm_task "${tasks[@]}" || st=1
   # every Catch2 case ran once: the shards' summaries add up to the listed cases
   for name in aarch64 armv7; do
-    local ran=0 n listed
+    local ran=0 listed
     listed=$(wc -l <"build/$name/cases.txt")
-    for ((k = 0; k < arm_shards; k++)); do
-      n=$(sed -nE 's/^All tests passed \([0-9]+ assertions? in ([0-9]+) test cases?\)$/\1/p' \
-        "build/$name/catch$k.log")
-      ran=$((ran + ${n:-0}))
-    done
+    for ((k = 0; k < arm_shards; k++)); do ran=$((ran + $(catch_passed "build/$name/catch$k.log"))); done
     if [ "$ran" != "$listed" ]; then
       echo "arm: FAIL: $name's shards ran $ran Catch2 cases of $listed" >&2
       st=1
