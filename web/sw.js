@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '22802102e1295e72';
+const VERSION = '3ecaefee661cc0ac';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

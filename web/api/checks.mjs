@@ -35,12 +35,6 @@ export function text(al, v, call, what = 'sentence', units = MAX_INPUT_BYTES) {
   if (n > MAX_INPUT_BYTES) throw new AttnliteError(`${what} is too long: ${n} bytes (limit ${MAX_INPUT_BYTES})`);
   return v;
 }
-// Writes an al_decode_options (20 bytes: d2l_compat, max_steps, attention, beam_size as
-// int32, length_penalty as float32) at p in module m's memory.
-export function writeDecodeOptions(m, p, { d2lCompat, maxSteps, attention, beam, alpha }) {
-  m.HEAP32.set([d2lCompat ? 1 : 0, maxSteps, attention ? 1 : 0, beam], p >> 2);
-  m.HEAPF32[(p >> 2) + 4] = alpha;
-}
 // A list of texts (translateBatch's sentences): an array (a TypeError otherwise) of strings
 // that each pass text(), the failing one named by its index (a hole in the array is
 // undefined). Each string's UTF-8 bytes are counted here whenever they could pass the limit,

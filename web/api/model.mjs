@@ -1,6 +1,6 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
 import { AttnliteError, AL_ERR_INPUT, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
-  batchSize, sizeOption, listError, writeDecodeOptions } from './checks.mjs';
+  batchSize, sizeOption, listError } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
@@ -218,10 +218,12 @@ export class Model {
       throw new AttnliteError(`beam size must be in [1, ${this.maxBeam}], got ${beam}`);
     if (!(alpha >= 0 && alpha <= MAX_ALPHA))  // NaN fails too
       throw new AttnliteError(`length penalty alpha must be a number in [0, 2], got ${g(alpha)}`);
-    // max_steps 0 would be the translator's 64: the model's num_steps instead.
-    const o = { attention, beam, alpha, d2lCompat: !!options.d2lCompat };
-    writeDecodeOptions(m, this.opts, { ...o, maxSteps: maxSteps || this.numSteps });
-    return o;
+    // al_decode_options: d2l_compat, max_steps (0 would be the translator's 64), attention,
+    // beam_size, length_penalty.
+    m.HEAP32.set([options.d2lCompat ? 1 : 0, maxSteps || this.numSteps, attention ? 1 : 0, beam],
+      this.opts >> 2);
+    m.HEAPF32[(this.opts >> 2) + 4] = alpha;
+    return { attention, beam, alpha, d2lCompat: !!options.d2lCompat };
   }
 
   // A copy of result res (al_result) of sentence, translated with options o (_options);
