@@ -240,11 +240,21 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
       INFO("n " << n);
       const int R = 5;
       auto x = rnd((size_t)R * n), y = rnd((size_t)R * n), g = rnd((size_t)n), b = rnd((size_t)n);
+      auto yb = rnd((size_t)n);
       std::vector<float> sum((size_t)R * n), ref(sum.size()), got(sum.size());
       K.add(sum.data(), y.data(), x.data(), R * n);
       K.layer_norm(ref.data(), sum.data(), g.data(), b.data(), R, n, 1e-5f);
-      cuda::check::add_layer_norm(got.data(), x.data(), y.data(), g.data(), b.data(), R, n);
+      cuda::check::add_layer_norm(got.data(), x.data(), y.data(), nullptr, g.data(), b.data(), R, n);
       REQUIRE_CLOSE(got, ref, n == 1 ? 1e-3 : 1e-5);  // n == 1: (0 / sqrt(eps)) rounding
+      // y's bias added in the same pass: the sum of y + yb (the product's bias, as bias_act
+      // adds it), then + x
+      std::vector<float> yy((size_t)R * n);
+      for (int r = 0; r < R; ++r)
+        for (int i = 0; i < n; ++i) yy[(size_t)r * n + i] = y[(size_t)r * n + i] + yb[i];
+      K.add(sum.data(), yy.data(), x.data(), R * n);
+      K.layer_norm(ref.data(), sum.data(), g.data(), b.data(), R, n, 1e-5f);
+      cuda::check::add_layer_norm(got.data(), x.data(), y.data(), yb.data(), g.data(), b.data(), R, n);
+      REQUIRE_CLOSE(got, ref, n == 1 ? 1e-3 : 1e-5);
     }
   }
   SECTION("embedding · sqrt(H) + positional encoding") {

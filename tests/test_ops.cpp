@@ -171,6 +171,41 @@ TEST_CASE("ops: add_layer_norm, embed, add_positions on every op set", "[ops]") 
   });
 }
 
+TEST_CASE("ops: linear_add_layer_norm on every op set and as linear then add_layer_norm", "[ops]") {
+  // rows for CUDA's GEMV (bias fused), SGEMM + the bias in the norm's pass (9 to 64), and
+  // cuBLASLt's epilogue (65 and more); with and without a bias; out apart from res or on it
+  for (int M : {1, 8, 9, 32, 64, 65, 70})
+    for (int N : {7, 33, 512})
+      for (int K : {5, 64})
+        for (bool bias : {false, true})
+          for (bool on_res : {false, true}) {
+            INFO("M " << M << " N " << N << " K " << K << " bias " << bias << " out on res " << on_res);
+            const Floats x = rnd((size_t)M * K, 70), w = rnd((size_t)N * K, 71), b = rnd(N, 72),
+                         res = rnd((size_t)M * N, 73), g = rnd(N, 74), be = rnd(N, 75);
+            each_set([&](const ops::Ops& op, Mem& mem, bool) {
+              AlignedBuffer buf(1 << 16);
+              Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+              const Linear l{mem.put(w), bias ? mem.put(b) : nullptr, N, K};
+              float* r = mem.put(res);
+              float* out = on_res ? r : mem.put(Floats((size_t)M * N));
+              float* y = mem.put(Floats((size_t)M * N));
+              op.linear_add_layer_norm(out, y, mem.put(x), l, r, mem.put(g), mem.put(be), M, 1e-5f, scratch);
+              return std::vector<Floats>{mem.get(out, (size_t)M * N)};
+            });
+            // on the CPU, exactly the two ops it stands for (the models' outputs stay as they were)
+            AlignedBuffer buf(1 << 20);
+            Arena scratch(buf.data(), buf.size());
+            const Linear l{w.data(), bias ? b.data() : nullptr, N, K};
+            Floats y((size_t)M * N), ref((size_t)M * N), got = res, room((size_t)M * N);
+            ops::cpu().linear(y.data(), x.data(), l, M);
+            ops::cpu().add_layer_norm(ref.data(), res.data(), y.data(), g.data(), be.data(), M, N, 1e-5f, scratch);
+            ops::cpu().linear_add_layer_norm(got.data(), room.data(), x.data(), l, got.data(), g.data(), be.data(),
+                                             M, 1e-5f, scratch);
+            REQUIRE(got == ref);
+            REQUIRE(scratch.used() == 0);
+          }
+}
+
 TEST_CASE("ops: GELU linear, plain LayerNorm and add on every op set", "[ops][lm]") {
   const int M = 3, N = 17, K = 9;
   const Floats x = rnd((size_t)M * K, 31), w = rnd((size_t)N * K, 32), b = rnd(N, 33);

@@ -66,6 +66,8 @@ def main():
                                             else f"**failed** ({s['rc']})")
         if s.get("side"):
             status += ", side by side"
+        elif s.get("beside"):
+            status += ", beside the " + s["beside"]
         if s["rc"] > 0:
             bad.append(f"step {name}")
         say(f"| {name} | {status} | {s['seconds']} |")
@@ -90,6 +92,10 @@ def main():
     if any(s.get("side") for s in steps.values()):
         say("The steps marked \"side by side\" ran at the same time, after every measurement (they "
             "time nothing): each row is its own wall time, `side_by_side` the phase's.")
+        say("")
+    if any(s.get("beside") for s in steps.values()):
+        say("The steps marked \"beside the build\" (PyTorch's exports for step 6, which time "
+            "nothing) ran while the build ran.")
         say("")
 
     say("## Tests")

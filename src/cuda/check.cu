@@ -138,11 +138,11 @@ void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, in
   linear_stored<uint16_t>("linear_bf16", y, x, h, nullptr, b, M, N, K, relu, gemv_n);
 }
 
-void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
-                    const float* beta, int R, int n) {
+void add_layer_norm(float* out, const float* x, const float* y, const float* yb,
+                    const float* gamma, const float* beta, int R, int n) {
   Dev<float> dout((size_t)R * n), dx((size_t)R * n, x), dy((size_t)R * n, y);
-  Dev<float> dg((size_t)n, gamma), db((size_t)n, beta);
-  cuda::add_layer_norm(dout.p, dx.p, dy.p, dg.p, db.p, R, n, 1e-5f, nullptr);
+  Dev<float> dyb(yb ? (size_t)n : 0, yb), dg((size_t)n, gamma), db((size_t)n, beta);
+  cuda::add_layer_norm(dout.p, dx.p, dy.p, yb ? dyb.p : nullptr, dg.p, db.p, R, n, 1e-5f, nullptr);
   dout.to_host(out);
 }
 

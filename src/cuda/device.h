@@ -49,9 +49,10 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
 // widened into fp32 first.                          CPU: linear on the widened values (bf16_value)
 void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
                  bool relu, int gemv_n = 1);
-// out (R, n) = LayerNorm(x + y) · gamma + beta, eps 1e-5.                  CPU: add_norm
-void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
-                    const float* beta, int R, int n);
+// out (R, n) = LayerNorm(x + (y + yb)) · gamma + beta, eps 1e-5; yb (n) or nullptr.
+//                                                                          CPU: add_norm
+void add_layer_norm(float* out, const float* x, const float* y, const float* yb,
+                    const float* gamma, const float* beta, int R, int n);
 // x (R, H) = table[ids] · scale + P[pos or r % T].                        CPU: embedding +
 // add_positional_encoding
 void embed_positions(float* x, const float* table, int rows_in_table, const float* P,

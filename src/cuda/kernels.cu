@@ -239,7 +239,8 @@ __global__ void expand_bf16_kernel(float* w, const uint16_t* H, long n) {
 }
 
 __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y,
-                                      const float* gamma, const float* beta, int n, float eps) {
+                                      const float* yb, const float* gamma, const float* beta,
+                                      int n, float eps) {
   extern __shared__ float sum[];  // (n) this row of x + y, then 32 for the reductions
   float* red = sum + n;
   const long row = blockIdx.x;
@@ -247,7 +248,8 @@ __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y
   const float* yr = y ? y + row * n : nullptr;
   float part = 0.f;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    sum[i] = y ? yr[i] + xr[i] : xr[i];  // dropout(Y) + X, or X alone
+    // dropout(Y) + X (Y's bias first, as its product's own launch would), or X alone
+    sum[i] = y ? (yb ? yr[i] + yb[i] : yr[i]) + xr[i] : xr[i];
     part += sum[i];
   }
   const float mean = block_reduce(part, Sum{}, 0.f, red) / (float)n;
@@ -267,8 +269,8 @@ __global__ void add_layer_norm_kernel(float* out, const float* x, const float* y
 // warp that waited on each load in turn took ~15 µs for 512 values.
 template <int PerLane, bool HasY>
 __global__ void add_layer_norm_warp_kernel(float* out, const float* x, const float* y,
-                                           const float* gamma, const float* beta, int R, int n,
-                                           float eps) {
+                                           const float* yb, const float* gamma,
+                                           const float* beta, int R, int n, float eps) {
   const int lane = threadIdx.x & 31;
   const long row = (long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= R) return;  // whole warps leave together
@@ -278,7 +280,8 @@ __global__ void add_layer_norm_warp_kernel(float* out, const float* x, const flo
 #pragma unroll
   for (int t = 0; t < PerLane; ++t) {
     const int i = min(lane + 32 * t, n - 1);
-    v[t] = HasY ? __ldg(yr + i) + __ldg(xr + i) : __ldg(xr + i);  // dropout(Y) + X, or X
+    // dropout(Y) + X (Y's bias first, as its product's own launch would), or X
+    v[t] = HasY ? (yb ? __ldg(yr + i) + __ldg(yb + i) : __ldg(yr + i)) + __ldg(xr + i) : __ldg(xr + i);
     g[t] = __ldg(gamma + i);
     bt[t] = __ldg(beta + i);
   }
@@ -1034,28 +1037,31 @@ cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ld
 
 // A warp per row (n <= 1,024), 4 rows a block, with the fewest values a lane that hold a row.
 template <bool HasY>
-void add_layer_norm_warp(float* out, const float* x, const float* y, const float* gamma,
-                         const float* beta, int R, int n, float eps, cudaStream_t stream) {
+void add_layer_norm_warp(float* out, const float* x, const float* y, const float* yb,
+                         const float* gamma, const float* beta, int R, int n, float eps,
+                         cudaStream_t stream) {
   constexpr int kRows = 4;
   const dim3 grid((unsigned)((R + kRows - 1) / kRows)), block(kRows * 32);
   if (n <= 32 * 4)
-    add_layer_norm_warp_kernel<4, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+    add_layer_norm_warp_kernel<4, HasY><<<grid, block, 0, stream>>>(out, x, y, yb, gamma, beta, R, n, eps);
   else if (n <= 32 * 8)
-    add_layer_norm_warp_kernel<8, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+    add_layer_norm_warp_kernel<8, HasY><<<grid, block, 0, stream>>>(out, x, y, yb, gamma, beta, R, n, eps);
   else if (n <= 32 * 16)
-    add_layer_norm_warp_kernel<16, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+    add_layer_norm_warp_kernel<16, HasY><<<grid, block, 0, stream>>>(out, x, y, yb, gamma, beta, R, n, eps);
   else
-    add_layer_norm_warp_kernel<32, HasY><<<grid, block, 0, stream>>>(out, x, y, gamma, beta, R, n, eps);
+    add_layer_norm_warp_kernel<32, HasY><<<grid, block, 0, stream>>>(out, x, y, yb, gamma, beta, R, n, eps);
 }
 
-void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
-                    const float* beta, int R, int n, float eps, cudaStream_t stream) {
+void add_layer_norm(float* out, const float* x, const float* y, const float* yb,
+                    const float* gamma, const float* beta, int R, int n, float eps,
+                    cudaStream_t stream) {
   if (R <= 0 || n <= 0) return;
+  if (!y) yb = nullptr;
   if (n <= 32 * 32)
-    return y ? add_layer_norm_warp<true>(out, x, y, gamma, beta, R, n, eps, stream)
-             : add_layer_norm_warp<false>(out, x, y, gamma, beta, R, n, eps, stream);
+    return y ? add_layer_norm_warp<true>(out, x, y, yb, gamma, beta, R, n, eps, stream)
+             : add_layer_norm_warp<false>(out, x, y, yb, gamma, beta, R, n, eps, stream);
   const size_t smem = sizeof(float) * ((size_t)n + 32);
-  add_layer_norm_kernel<<<R, kRowThreads, smem, stream>>>(out, x, y, gamma, beta, n, eps);
+  add_layer_norm_kernel<<<R, kRowThreads, smem, stream>>>(out, x, y, yb, gamma, beta, n, eps);
 }
 
 size_t attend_shared_limit() {

@@ -133,11 +133,13 @@ cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ld
 // y[r * ldy + n] += b[n] (b may be nullptr), then the activation act (kAct*).
 void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);
 
-// out (R, n) = LayerNorm(x + y) · gamma + beta (biased variance); y == nullptr: LayerNorm(x).
-// out may alias x or y. A warp per row up to 1,024 values, a block per row past that.
-// CPU: add_norm() (src/models/layers.cpp), the book's AddNorm at inference.
-void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
-                    const float* beta, int R, int n, float eps, cudaStream_t stream);
+// out (R, n) = LayerNorm(x + (y + yb)) · gamma + beta (biased variance; yb (n): a bias of y's
+// product added here rather than in a launch of its own, or nullptr); y == nullptr:
+// LayerNorm(x). out may alias x or y. A warp per row up to 1,024 values, a block per row past
+// that. CPU: add_norm() (src/models/layers.cpp), the book's AddNorm at inference.
+void add_layer_norm(float* out, const float* x, const float* y, const float* yb,
+                    const float* gamma, const float* beta, int R, int n, float eps,
+                    cudaStream_t stream);
 
 // Where attention weights go: element (b, h, q, k) at data[b*b_stride + h*h_stride +
 // q*ld + k], or nowhere when data == nullptr (the CPU's AttnOut).

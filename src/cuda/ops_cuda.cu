@@ -254,7 +254,20 @@ class CudaOps final : public ops::Ops {
   }
   void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                       const float* beta, int R, int n, float eps, Arena&) const override {
-    cuda::add_layer_norm(out, x, y, gamma, beta, R, n, eps, kStream);
+    cuda::add_layer_norm(out, x, y, nullptr, gamma, beta, R, n, eps, kStream);
+  }
+  // Past the GEMV's rows (its bias is fused) and short of cuBLASLt's epilogue (kLtMinRows; in
+  // BlasMode::Sgemm any number of rows), a product's bias is a launch of its own (bias_act):
+  // the norm's kernel adds it instead, in the same order (product + bias, then + res).
+  void linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
+                             const float* res, const float* gamma, const float* beta, int R,
+                             float eps, Arena&) const override {
+    const bool apart = w.b && !cuda::gemv_fits(R, w.bf16()) &&
+                       (blas().mode == cuda::BlasMode::Sgemm || R < cuda::kLtMinRows);
+    Linear product = w;
+    if (apart) product.b = nullptr;
+    linear(y, x, product, R, ops::Act::None);
+    cuda::add_layer_norm(out, res, y, apart ? w.b : nullptr, gamma, beta, R, w.out, eps, kStream);
   }
   void patches(float* out, const float* img, int B, int C, int H, int W, int p,
                float scale) const override {
@@ -519,6 +532,11 @@ namespace attnlite {
 
 bool cuda_available() { return cuda::available(); }
 std::string cuda_device_name() { return cuda::device_name(); }
+void cuda_start_up() {
+  if (!cuda::available()) return;
+  cuda::prefetch_cublas();
+  if (cudaFree(nullptr) != cudaSuccess) (void)cudaGetLastError();  // the primary context
+}
 
 namespace ops {
 const Ops& cuda(bool bf16_weights) {

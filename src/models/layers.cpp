@@ -31,4 +31,13 @@ void ffn(float* out, const FFNWeights& w, const float* x, int rows, const ops::C
   cx.op.linear(out, h, w.dense2, rows);
 }
 
+void ffn_add_norm(float* out, float* f, const FFNWeights& w, const AddNormWeights& norm,
+                  const float* x, int rows, const ops::Ctx& cx) {
+  ArenaScope scope(cx.scratch);
+  float* h = cx.scratch.floats((size_t)rows * w.dense1.out);
+  cx.op.linear(h, x, w.dense1, rows, ops::Act::Relu);  // dense2(relu(dense1(x)))
+  cx.op.linear_add_layer_norm(out, f, h, w.dense2, x, norm.gamma, norm.beta, rows, 1e-5f,
+                              cx.scratch);
+}
+
 }  // namespace attnlite::models

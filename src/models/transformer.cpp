@@ -36,8 +36,7 @@ void encoder_block(float* Y, const AttnOut& attn, const EncoderBlockWeights& w, 
   float* f = cx.scratch.floats((size_t)R * H);
   multi_head_attention(a, attn, w.attention, X, X, X, B, S, S, vl, cx);  // self-attention
   add_norm(a, w.addnorm1, X, a, R, cx);                                  // Y = AddNorm(X, attn)
-  ffn(f, w.ffn, a, R, cx);
-  add_norm(Y, w.addnorm2, a, f, R, cx);                                  // AddNorm(Y, ffn(Y))
+  ffn_add_norm(Y, f, w.ffn, w.addnorm2, a, R, cx);                       // AddNorm(Y, ffn(Y))
 }
 
 void project_cross_kv(float* k, float* v, const DecoderBlockWeights& w, const float* enc_out, int B,
@@ -84,8 +83,7 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeigh
   add_norm(z, w.addnorm2, y, z, R, cx);  // Z = AddNorm(Y, Y2)
 
   // 3. position-wise FFN
-  ffn(q, w.ffn, z, R, cx);
-  add_norm(Y, w.addnorm3, z, q, R, cx);
+  ffn_add_norm(Y, q, w.ffn, w.addnorm3, z, R, cx);
 }
 
 TransformerWeights bind_transformer(WeightStore& ws, const TransformerConfig& c) {

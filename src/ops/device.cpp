@@ -22,6 +22,7 @@ bool parse_precision(const char* name, Precision* out) {
 #if !ATTNLITE_HAVE_CUDA
 bool cuda_available() { return false; }
 std::string cuda_device_name() { return "none (attnlite was built without CUDA)"; }
+void cuda_start_up() {}
 
 namespace ops {
 const Ops& cuda(bool) { throw Error("attnlite was built without CUDA (configure with -DATTNLITE_CUDA=ON)"); }

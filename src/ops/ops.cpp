@@ -13,6 +13,14 @@ void Ops::linear_n(float* const* ys, const Linear* const* ws, int n, const float
   for (int i = 0; i < n; ++i) linear(ys[i], x, *ws[i], M);
 }
 
+void Ops::linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
+                                const float* res, const float* gamma, const float* beta, int R,
+                                float eps, Arena& scratch) const {
+  linear(y, x, w, R);
+  add(y, y, res, (long)R * w.out);  // dropout(Y) + X, as add_layer_norm adds them
+  add_layer_norm(out, y, nullptr, gamma, beta, R, w.out, eps, scratch);
+}
+
 int Ops::drop_floor() const { return host_memory() ? 0 : std::numeric_limits<int>::max(); }
 
 void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,

@@ -33,7 +33,11 @@ def whole_run(d):
              "classify"]
     # the checks that time nothing, side by side at the end, in the order they finished
     side = ["c_api_cuda", "memcheck", "ctest", "racecheck"]
-    write(d, "steps.jsonl", lines([{"step": s, "rc": 0, "seconds": 10.5} for s in steps]
+    # PyTorch's exports, beside the build
+    beside = ["export_lm", "export_vit"]
+    write(d, "steps.jsonl", lines([{"step": s, "rc": 0, "seconds": 12.5, "beside": "build"}
+                                   for s in beside]
+                                  + [{"step": s, "rc": 0, "seconds": 10.5} for s in steps]
                                   + [{"step": s, "rc": 0, "seconds": 10.5, "side": True}
                                      for s in side]
                                   + [{"step": "side_by_side", "rc": 0, "seconds": 61.2}]))
@@ -103,6 +107,8 @@ class GpuReport(unittest.TestCase):
         self.assertIn("| racecheck | ok, side by side | 10.5 |", text)
         self.assertIn("| side_by_side | ok | 61.2 |", text)
         self.assertIn("The steps marked \"side by side\" ran at the same time", text)
+        self.assertIn("| export_vit | ok, beside the build | 12.5 |", text)
+        self.assertIn("The steps marked \"beside the build\"", text)
         self.assertIn("- ctest (CPU suite and GPU cases): 230 of 230 passed", text)
         self.assertIn("all 9 passed (12706 assertions)", text)
         # batch 1: 3,790 against PyTorch's CUDA graphs' 2,029 = 1.87x, the 1.5x goal met
@@ -176,6 +182,15 @@ class GpuReport(unittest.TestCase):
         self.assertEqual(rc, 1, text)
         self.assertIn("| memcheck | **failed** (9), side by side | 80.0 |", text)
         self.assertEqual(verdict(text), "Failed: step memcheck; memcheck.")
+
+    def test_a_failed_export_beside_the_build(self):
+        write(self.d, "steps.jsonl", lines([{"step": "export_lm", "rc": 1, "seconds": 3.0,
+                                             "beside": "build"},
+                                            {"step": "build", "rc": 0, "seconds": 30.0}]))
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("| export_lm | **failed** (1), beside the build | 3.0 |", text)
+        self.assertTrue(verdict(text).startswith("Failed: step export_lm"), text)
 
 
 if __name__ == "__main__":

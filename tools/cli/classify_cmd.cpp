@@ -115,6 +115,7 @@ int cmd_classify(int argc, char** argv) {
                 vo.dpi != 100 || format_given))
     throw UsageError{"--layer, --head, --maps, --cmap, --dpi and --format go with --heatmap"};
 
+  CudaStartUp start_up(device_arg == "cuda");  // while the model is read
   auto model = Model::load(resolve_model(model_arg));
   times.loaded();
   ClassifyLimits lim;

@@ -1,5 +1,6 @@
 // attnlite command line — shared helpers.
 #pragma once
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -81,6 +82,19 @@ class Times {
  private:
   bool print_;
   double t0_ = 0, load_ = 0, made_ = 0, first_ = 0;
+};
+
+// With --device cuda, CUDA's start-up (attnlite::cuda_start_up: the driver, the context,
+// cuBLAS's libraries) on a thread of its own from here, while the command reads its model;
+// the object's end waits for it, so that no thread outlives the command.
+class CudaStartUp {
+ public:
+  explicit CudaStartUp(bool cuda) {
+    if (cuda) f_ = std::async(std::launch::async, attnlite::cuda_start_up);
+  }
+
+ private:
+  std::future<void> f_;
 };
 
 // --alpha A (beam search length penalty): a number in [0, 10]; 0 when absent.

@@ -107,6 +107,7 @@ int cmd_generate(int argc, char** argv) {
   const auto pos = args.positionals();
   if (pos.size() != 1) throw UsageError{"give one prompt"};
 
+  CudaStartUp start_up(device_arg == "cuda");  // while the model is read
   auto model = Model::load(resolve_model(model_arg));
   times.loaded();
   GenerateLimits lim;

@@ -173,6 +173,7 @@ int cmd_translate(int argc, char** argv) {
     throw UsageError{"give one --ref per sentence argument (" + std::to_string(sentences.size()) +
                      " sentences, " + std::to_string(refs.size()) + " references)"};
 
+  CudaStartUp start_up(device_arg == "cuda");  // while the model is read
   auto model = Model::load(resolve_model(model_arg));
   times.loaded();
   Limits lim;

@@ -31,5 +31,9 @@ struct FFNWeights {
 FFNWeights bind_ffn(WeightStore& ws, const std::string& prefix, int in, int hidden, int out);
 // out (R, out) from x (R, in).
 void ffn(float* out, const FFNWeights& w, const float* x, int rows, const ops::Ctx& cx);
+// out (R, in) = AddNorm(x, ffn(x)) = LN(x + dense2(relu(dense1(x)))), the block's last
+// sub-layer (out == in); f (R, in): room for ffn(x), left unspecified. out may alias x.
+void ffn_add_norm(float* out, float* f, const FFNWeights& w, const AddNormWeights& norm,
+                  const float* x, int rows, const ops::Ctx& cx);
 
 }  // namespace attnlite::models

@@ -88,6 +88,14 @@ class Ops {
   // y == nullptr: LayerNorm(x) (nn.LayerNorm). out may alias x or y.
   virtual void add_layer_norm(float* out, const float* x, const float* y, const float* gamma,
                               const float* beta, int R, int n, float eps, Arena& scratch) const = 0;
+  // out (R, w.out) = LayerNorm(res + x · Wᵀ + b) · gamma + beta: a linear layer, then the
+  // book's AddNorm of the residual res (R, w.out) and its product; y (R, w.out) is room for
+  // the product, left holding an unspecified value. out may alias res. The default: linear
+  // into y, res added to it, then add_layer_norm of the sum (no scratch). The CUDA set adds
+  // b in the norm's pass where the product would add it in a launch of its own.
+  virtual void linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
+                                     const float* res, const float* gamma, const float* beta,
+                                     int R, float eps, Arena& scratch) const;
   // y (n) = a + b elementwise (a residual connection); y may alias a or b.
   virtual void add(float* y, const float* a, const float* b, long n) const = 0;
   // Non-overlapping p x p patches of images (B, C, H, W): out (B, N, C·p·p), N = (H/p)·(W/p)
