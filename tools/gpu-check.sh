@@ -328,11 +328,12 @@ for p in "$PY" /usr/bin/python3 python3; do
   if [ -n "$p" ] && "$p" -c "import numpy, pytest" 2>/dev/null; then PYT="$p"; break; fi
 done
 # the GPU cases compute-sanitizer goes over (the kernels, the models, the searches' device ops)
-san_memcheck="CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+san_memcheck="CUDA products match the scalar CPU reference,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
 san_racecheck="CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
-# racecheck looks at the project's own kernels (namespace attnlite::cuda) and lets cuBLAS's run
-# unchecked: instrumented, the cases' large products (32 x 4,096 x 1,024, each timed in the
-# three BLAS modes) outran the step's 300 s on an H200 (2026-11-30)
+# racecheck looks for races on shared memory: the project's kernels that use it, not the
+# products (the GEMV uses none; instrumented, cuBLAS's large products in the three BLAS modes
+# outran the step's 300 s on an H200, 2026-11-30), and where compute-sanitizer can filter
+# kernels by name, only the project's own (namespace attnlite::cuda)
 race_only=()
 if command -v compute-sanitizer >/dev/null; then
   if compute-sanitizer --help 2>&1 | grep -q -- '--kernel-name '; then race_only=(--kernel-name kns=attnlite)

@@ -320,7 +320,7 @@ cuda_emu_task() {
       # write in one order and not in the other, so a missing barrier fails one of the two runs
       reverse)
         ATTNLITE_CUDA_EMU_ORDER=reverse $b/tests/attnlite_tests \
-          "[ops],[emulator],CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
+          "[ops],[emulator],CUDA products match the scalar CPU reference,CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
       parity-bpe) emulated_cli_parity transformer-fra-bpe 1 20 || st=1 ;;
       parity-bpe-batch16) emulated_cli_parity transformer-fra-bpe 1 40 --batch 16 || st=1 ;;
       parity-bpe-beam4) emulated_cli_parity transformer-fra-bpe 4 100 || st=1 ;;

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '3ecaefee661cc0ac';
+const VERSION = 'fbbff2c082ccfcea';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
