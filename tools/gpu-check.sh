@@ -317,9 +317,9 @@ if [ -n "$PY" ]; then
   done
 fi
 
-# 7. the checks that time nothing, side by side: four background chains (ctest, then Python;
-# memcheck; racecheck; the other LT modes and the C API), so that the phase takes as long as its
-# longest chain. Nothing is measured meanwhile. Each step still has its own time limit and
+# 7. the checks that time nothing, side by side: five background chains (ctest, then Python;
+# memcheck; racecheck in two; the other LT modes and the C API), so that the phase takes as
+# long as its longest chain. Nothing is measured meanwhile. Each step still has its own time limit and
 # line; the phase's wall time is the step "side_by_side".
 # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus: 30,
 # 10 and 7 s of one core, the longest tests) run the CPU code that CI runs; not here.
@@ -329,7 +329,9 @@ for p in "$PY" /usr/bin/python3 python3; do
 done
 # the GPU cases compute-sanitizer goes over (the kernels, the models, the searches' device ops)
 san_memcheck="CUDA products match the scalar CPU reference,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
-san_racecheck="CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
+# (racecheck in two processes side by side: the kernel case; the model and the searches' ops)
+san_racecheck="CUDA kernels match the scalar CPU reference"
+san_racecheck_ops="CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
 # racecheck looks for races on shared memory: the project's kernels that use it, not the
 # products (the GEMV uses none; instrumented, cuBLAS's large products in the three BLAS modes
 # outran the step's 300 s on an H200, 2026-11-30), and where compute-sanitizer can filter
@@ -369,6 +371,7 @@ tests &
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$TESTS" "$san_memcheck" &
   step racecheck 300 compute-sanitizer --tool racecheck "${race_only[@]}" --error-exitcode 9 "$TESTS" "$san_racecheck" &
+  step racecheck_ops 300 compute-sanitizer --tool racecheck "${race_only[@]}" --error-exitcode 9 "$TESTS" "$san_racecheck_ops" &
 else
   echo '{"step": "memcheck", "rc": -1, "seconds": 0, "note": "compute-sanitizer not found"}' >> "$LOG"
 fi

@@ -128,14 +128,16 @@ def main():
         elif m2:
             say(f"- GPU cases{label}: {m2.group(2)} of {m2.group(1)} passed, **{m2.group(3)} failed**")
             bad.append(f"GPU cases{label}")
-    for tool in ("memcheck", "racecheck"):
+    # racecheck in two processes: the kernel case, and the model and the searches' ops
+    for tool, label in (("memcheck", "memcheck"), ("racecheck", "racecheck (kernels)"),
+                        ("racecheck_ops", "racecheck (model and search ops)")):
         log = read(os.path.join(d, f"{tool}.log"))
         if log is None:
             continue
         m = re.search(r"ERROR SUMMARY: (\d+) error", log)
-        if tool == "racecheck":
+        if tool.startswith("racecheck"):
             m = m or re.search(r"RACECHECK SUMMARY: (\d+) hazard", log)
-        say(f"- compute-sanitizer {tool}: {m.group(1) + ' errors' if m else 'no summary (see ' + tool + '.log)'}")
+        say(f"- compute-sanitizer {label}: {m.group(1) + ' errors' if m else 'no summary (see ' + tool + '.log)'}")
         if m and int(m.group(1)):
             bad.append(tool)
     say("")

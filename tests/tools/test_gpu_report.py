@@ -32,7 +32,7 @@ def whole_run(d):
              "parity_transformer-fra-bpe_beam1", "batch_sweep", "bf16_weights", "small_work",
              "classify"]
     # the checks that time nothing, side by side at the end, in the order they finished
-    side = ["c_api_cuda", "memcheck", "ctest", "racecheck"]
+    side = ["c_api_cuda", "memcheck", "ctest", "racecheck", "racecheck_ops"]
     # PyTorch's exports, beside the build
     beside = ["export_lm", "export_vit"]
     write(d, "steps.jsonl", lines([{"step": s, "rc": 0, "seconds": 12.5, "beside": "build"}
@@ -45,6 +45,7 @@ def whole_run(d):
     write(d, "gpu_tests.log", "All tests passed (12706 assertions in 9 test cases)\n")
     write(d, "memcheck.log", "========= ERROR SUMMARY: 0 errors\n")
     write(d, "racecheck.log", "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
+    write(d, "racecheck_ops.log", "========= ERROR SUMMARY: 0 errors\n")
     write(d, "bench_cuda.json", json.dumps({"rows": [
         {"batch": 1, "decode_tokens_per_s": 3790.0},
         {"batch": 32, "decode_tokens_per_s": 48628.0}]}))
@@ -105,6 +106,8 @@ class GpuReport(unittest.TestCase):
         self.assertIn("| all | | 431 |", text)  # the run's whole time, from finished.json
         self.assertIn("| build | ok | 10.5 |", text)
         self.assertIn("| racecheck | ok, side by side | 10.5 |", text)
+        self.assertIn("- compute-sanitizer racecheck (kernels): 0 errors", text)
+        self.assertIn("- compute-sanitizer racecheck (model and search ops): 0 errors", text)
         self.assertIn("| side_by_side | ok | 61.2 |", text)
         self.assertIn("The steps marked \"side by side\" ran at the same time", text)
         self.assertIn("| export_vit | ok, beside the build | 12.5 |", text)
