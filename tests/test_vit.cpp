@@ -441,11 +441,15 @@ LzwData lzw_encode(const std::vector<uint8_t>& px, int min_size, size_t stop = S
 // A w x h GIF of grey levels (a global colour table of 2^min_size entries, level i = 17 i)
 // whose image data is `data` (rows in the interlaced order when `interlaced`), in sub-blocks
 // of 255 bytes, then the trailer.
-std::vector<uint8_t> grey_gif(int w, int h, int min_size, const std::vector<uint8_t>& data, bool interlaced = false) {
-  std::vector<uint8_t> f = {'G', 'I', 'F', '8', '9', 'a', (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h,
-                            (uint8_t)(h >> 8), (uint8_t)(0x80 | (min_size - 1)), 0, 0};
+// The screen is the image's size, or (sw, sh) with the image at (left, top) on it.
+std::vector<uint8_t> grey_gif(int w, int h, int min_size, const std::vector<uint8_t>& data, bool interlaced = false,
+                              int sw = 0, int sh = 0, int left = 0, int top = 0) {
+  if (sw == 0) sw = w, sh = h;
+  std::vector<uint8_t> f = {'G', 'I', 'F', '8', '9', 'a', (uint8_t)sw, (uint8_t)(sw >> 8), (uint8_t)sh,
+                            (uint8_t)(sh >> 8), (uint8_t)(0x80 | (min_size - 1)), 0, 0};
   for (int i = 0; i < (1 << min_size); ++i) f.insert(f.end(), 3, (uint8_t)(17 * i));
-  const uint8_t descriptor[] = {0x2C, 0, 0, 0, 0, (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h, (uint8_t)(h >> 8),
+  const uint8_t descriptor[] = {0x2C, (uint8_t)left, (uint8_t)(left >> 8), (uint8_t)top, (uint8_t)(top >> 8),
+                                (uint8_t)w, (uint8_t)(w >> 8), (uint8_t)h, (uint8_t)(h >> 8),
                                 (uint8_t)(interlaced ? 0x40 : 0)};
   f.insert(f.end(), descriptor, descriptor + sizeof descriptor);
   f.push_back((uint8_t)min_size);
@@ -516,6 +520,38 @@ TEST_CASE("GIF: compressed data decodes; data that ends before the last pixel is
   REQUIRE_THROWS_WITH(decode_image(icut.data(), icut.size()),
                       "corrupt GIF image: its data ends after " + std::to_string(inter.covered[half]) +
                           " of its 200x150 pixels");
+}
+
+TEST_CASE("GIF: an image smaller than its screen needs its own pixels only", "[vit][image][robustness]") {
+  // a 40 x 30 image at (10, 8) on a 64 x 48 screen: the screen's size comes back, the image's
+  // pixels in their place, the rest one background value; its data cut short is refused by
+  // the image's own pixel count (the screen's would refuse a whole image too)
+  const int w = 40, h = 30, sw = 64, sh = 48, left = 10, top = 8, min_size = 4;
+  std::vector<uint8_t> px((size_t)w * h);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = (uint8_t)(((i % w) / 5 + (i / w) / 3) % 15 + 1);
+  std::vector<uint8_t> rgb((size_t)w * h * 3), png;
+  for (size_t i = 0; i < px.size(); ++i) rgb[i * 3] = rgb[i * 3 + 1] = rgb[i * 3 + 2] = (uint8_t)(17 * px[i]);
+  stbi_write_png_to_func(append_bytes, &png, w, h, 3, rgb.data(), w * 3);
+  const GreyImage ref = decode_image(png.data(), png.size());
+  const LzwData all = lzw_encode(px, min_size);
+  const auto gif = grey_gif(w, h, min_size, all.bytes, false, sw, sh, left, top);
+  const GreyImage g = decode_image(gif.data(), gif.size());
+  REQUIRE((g.width == sw && g.height == sh));
+  const float outside = g.at(0, 0);
+  for (int y = 0; y < sh; ++y)
+    for (int x = 0; x < sw; ++x) {
+      INFO("pixel (" << x << ", " << y << ")");
+      if (x >= left && x < left + w && y >= top && y < top + h)
+        REQUIRE(g.at(x, y) == ref.at(x - left, y - top));
+      else
+        REQUIRE(g.at(x, y) == outside);
+    }
+  REQUIRE(outside != ref.at(0, 0));  // the image's pixels are not the background's
+  const size_t half = (all.covered.size() - 1) / 2;
+  const auto cut = grey_gif(w, h, min_size, lzw_encode(px, min_size, half).bytes, false, sw, sh, left, top);
+  REQUIRE_THROWS_WITH(decode_image(cut.data(), cut.size()),
+                      "corrupt GIF image: its data ends after " + std::to_string(all.covered[half]) +
+                          " of its 40x30 pixels");
 }
 
 TEST_CASE("JPEG: a digit decodes; a Huffman table of more than 256 codes is refused", "[vit][image]") {
