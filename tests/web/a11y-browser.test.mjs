@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { root } from './common.mjs';
-import { FLAGS, assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, outDir } from './browser-common.mjs';
+import { FLAGS, assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, outDir, outFile } from './browser-common.mjs';
 import { serve } from './serve.mjs';
 
 
@@ -243,7 +243,7 @@ describe('the translation section by keyboard and for a new user, in Chromium', 
     await page.check('#all-heads');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     assert.equal(download.suggestedFilename(), 'attnlite-transformer-d2l-cross-all.png');
-    const file = join(outDir, download.suggestedFilename());
+    const file = outFile(download.suggestedFilename());
     await download.saveAs(file);
     const { PNG } = await import('pngjs');
     const png = PNG.sync.read(readFileSync(file));

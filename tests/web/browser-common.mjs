@@ -4,7 +4,7 @@
 // ATTNLITE_REQUIRE_BROWSER=1 (as tools/test.sh sets).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import assert from 'node:assert/strict';
 
 import { figureDiff, nativeCli, root } from './common.mjs';
@@ -15,6 +15,12 @@ export const haveBrowser = existsSync(chromiumPath);
 if (!haveBrowser && process.env.ATTNLITE_REQUIRE_BROWSER === '1')
   throw new Error(`${chromiumPath} is missing (apt-get install chromium)`);
 export const outDir = join(root, 'build', 'web-test');
+// A file that two test files could both write (a download, the CLI's figure) is named after
+// the test file that writes it (node --test runs each file as its own process), so that files
+// run side by side (node --test's default) never write one file. tools/test.sh runs them one
+// at a time: two at a time took 123 s against ~130 s here, the browsers sharing two cores.
+const fileTag = basename(process.argv[1] ?? 'web', '.test.mjs');
+export const outFile = (name) => join(outDir, `${fileTag}-${name}`);
 export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -27,7 +33,7 @@ export async function cliFigureOfPage(page) {
       all: v.all, layer: v.layer, head: v.head, cmap: v.cmap, model: document.getElementById('model').value,
       transformer: t.model.kind === 'transformer' };
   });
-  const out = join(outDir, `cli-${p.model}-${p.kind}.png`);
+  const out = outFile(`cli-${p.model}-${p.kind}.png`);
   const args = ['heatmap', 'translate', '--model', join(root, 'models', `${p.model}.safetensors`), p.sentence,
     '--kind', { enc: 'enc', dec: 'dec-self', cross: 'cross' }[p.kind], '--cmap', p.cmap, '--out', out];
   if (p.transformer && !p.all) args.push('--layer', String(p.layer + 1), '--head', String(p.head + 1));

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, lum, openPage, outDir, translateOn } from './browser-common.mjs';
+import { assertSameFigure, chromiumPath, cliFigureOfPage, haveBrowser, lum, openPage, outDir, outFile, translateOn } from './browser-common.mjs';
 import { models, nativeTranslate, root } from './common.mjs';
 import { serve } from './serve.mjs';
 
@@ -252,7 +252,7 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
   test('Download PNG saves the figure of `attnlite heatmap translate`, named after the model and the view', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     assert.match(download.suggestedFilename(), /^attnlite-transformer-d2l-cross-L1-H1\.png$/);
-    const file = join(outDir, download.suggestedFilename());
+    const file = outFile(download.suggestedFilename());
     await download.saveAs(file);
     const { PNG } = await import('pngjs');
     assertSameFigure(PNG.sync.read(readFileSync(file)), await cliFigureOfPage(page));
