@@ -58,8 +58,9 @@ class Args {
   std::vector<bool> used_;
 };
 
-// Where a command's time went: reading the model, making the session (on cuda: the GPU's
-// start-up: CUDA's context, the weights' upload, the workspace), its first call (on cuda:
+// Where a command's time went: reading the model (on cuda, CUDA's start-up runs beside it:
+// CudaStartUp), making the session (on cuda: what is left of the GPU's start-up, the weights'
+// upload, the workspace), its first call (on cuda:
 // loading the kernels and cuBLAS where they are not yet), the calls after it. At the end:
 // - with --times (translate, generate, classify), one line on stderr, in milliseconds:
 //   "attnlite CMD: times (ms): load L, set-up S, first call F, rest R, total T", T all of the

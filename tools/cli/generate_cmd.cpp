@@ -39,7 +39,8 @@ const char* kGenerateHelp =
     "  --device cpu|cuda  where the model runs (default cpu)\n"
     ATTNLITE_CLI_PRECISION_HELP
     "  --times            at the end, where the time went on stderr (ms): loading the\n"
-    "                     model, making the generator (on cuda: the GPU's start-up), the\n"
+    "                     model (on cuda, the GPU's start-up begins beside it), making\n"
+    "                     the generator (on cuda: the rest of the start-up), the\n"
     "                     first call (the generation), the rest\n"
     "  -h, --help         this text\n"
     "\n"
