@@ -192,17 +192,29 @@ TEST_CASE("ops: linear_add_layer_norm on every op set and as linear then add_lay
               op.linear_add_layer_norm(out, y, mem.put(x), l, r, mem.put(g), mem.put(be), M, 1e-5f, scratch);
               return std::vector<Floats>{mem.get(out, (size_t)M * N)};
             });
-            // on the CPU, exactly the two ops it stands for (the models' outputs stay as they were)
-            AlignedBuffer buf(1 << 20);
-            Arena scratch(buf.data(), buf.size());
-            const Linear l{w.data(), bias ? b.data() : nullptr, N, K};
-            Floats y((size_t)M * N), ref((size_t)M * N), got = res, room((size_t)M * N);
-            ops::cpu().linear(y.data(), x.data(), l, M);
-            ops::cpu().add_layer_norm(ref.data(), res.data(), y.data(), g.data(), be.data(), M, N, 1e-5f, scratch);
-            ops::cpu().linear_add_layer_norm(got.data(), room.data(), x.data(), l, got.data(), g.data(), be.data(),
-                                             M, 1e-5f, scratch);
-            REQUIRE(got == ref);
-            REQUIRE(scratch.used() == 0);
+            // on the CPU, exactly the two ops it stands for (the models' outputs stay as they
+            // were), with either kernel table, and without scratch (as the dry run counts it)
+            for (const auto table : {ops::KernelTable::Scalar, ops::KernelTable::Simd}) {
+              if (table == ops::KernelTable::Simd && !ops::simd_kernels()) continue;
+              INFO((table == ops::KernelTable::Simd ? "SIMD" : "scalar") << " kernels");
+              ops::use_kernels(table);
+              AlignedBuffer buf(1 << 20);
+              Arena scratch(buf.data(), buf.size());
+              const Linear l{w.data(), bias ? b.data() : nullptr, N, K};
+              Floats y((size_t)M * N), ref((size_t)M * N), got = res, room((size_t)M * N);
+              ops::cpu().linear(y.data(), x.data(), l, M);
+              ops::cpu().add_layer_norm(ref.data(), res.data(), y.data(), g.data(), be.data(), M, N, 1e-5f, scratch);
+              Arena none(buf.data(), buf.size());
+              ops::cpu().linear_add_layer_norm(got.data(), room.data(), x.data(), l, got.data(), g.data(),
+                                               be.data(), M, 1e-5f, none);
+              Arena counted(buf.data(), buf.size());
+              ops::counting().linear_add_layer_norm(nullptr, nullptr, nullptr, l, nullptr, nullptr, nullptr, M,
+                                                    1e-5f, counted);
+              ops::use_kernels(ops::KernelTable::Scalar);
+              REQUIRE(got == ref);
+              REQUIRE(none.peak() == 0);
+              REQUIRE(counted.peak() == 0);
+            }
           }
 }
 

@@ -51,7 +51,7 @@ def main():
     say("")
     say("`bash tools/gpu-check.sh` on")
     say("")
-    for k in ("gpu", "cpu", "nvcc", "cxx", "torch", "arch", "commit", "load"):
+    for k in ("gpu", "cpu", "nvcc", "cxx", "torch", "arch", "commit", "load", "racecheck filter"):
         if k in info:
             say(f"- {k}: {info[k]}")
     say("")

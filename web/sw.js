@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'fbbff2c082ccfcea';
+const VERSION = '77a97f3cc9c403d8';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

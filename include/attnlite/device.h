@@ -28,11 +28,12 @@ bool parse_precision(const char* name, Precision* out);
 // CPU build. cuda_device_name() names device 0, or says why there is none.
 bool cuda_available();
 std::string cuda_device_name();
-// CUDA's start-up, before any session asks for it: the driver, device 0's context, and
-// cuBLAS's libraries (loading on a thread of their own). It blocks for the ~0.2-0.3 s these
-// take, so a program runs it on a thread of its own while it does other work (the CLI, while
-// it reads the model); a session made meanwhile waits for what is still under way. Nothing in
-// a CPU build or where there is no device (the session then says why).
+// CUDA's start-up, before any session asks for it: the driver and device 0's context (it
+// blocks until they are made, ~0.2-0.3 s), and cuBLAS's libraries, which it starts loading
+// on a thread of their own without waiting. A program runs it on a thread of its own while
+// it does other work (the CLI, while it reads the model); a session made meanwhile waits for
+// what is still under way. Nothing in a CPU build or where there is no device (the session
+// then says why).
 void cuda_start_up();
 
 }  // namespace attnlite

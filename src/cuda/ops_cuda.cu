@@ -258,7 +258,8 @@ class CudaOps final : public ops::Ops {
   }
   // Past the GEMV's rows (its bias is fused) and short of cuBLASLt's epilogue (kLtMinRows; in
   // BlasMode::Sgemm any number of rows), a product's bias is a launch of its own (bias_act):
-  // the norm's kernel adds it instead, in the same order (product + bias, then + res).
+  // the norm's kernel adds it instead, in the same order (product + bias, then + res). (In
+  // BlasMode::LtTuned such a product is timed, and may run, without the bias in an epilogue.)
   void linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
                              const float* res, const float* gamma, const float* beta, int R,
                              float eps, Arena&) const override {

@@ -27,7 +27,7 @@ def lines(rows):
 def whole_run(d):
     """What a run that passed every check leaves (numbers of the kind run 8 measured)."""
     write(d, "machine.txt", "gpu: NVIDIA H200, 9.0, 580.159, 143771 MiB\ndate: 2026-11-30\n"
-                            "commit: 0123abc\narch: 90\n")
+                            "commit: 0123abc\narch: 90\nracecheck filter: --kernel-name kns=attnlite\n")
     steps = ["build", "gpu_tests", "bench_cuda", "peer_torch_cuda",
              "parity_transformer-fra-bpe_beam1", "batch_sweep", "bf16_weights", "small_work",
              "classify"]
@@ -107,6 +107,7 @@ class GpuReport(unittest.TestCase):
         self.assertIn("| build | ok | 10.5 |", text)
         self.assertIn("| racecheck | ok, side by side | 10.5 |", text)
         self.assertIn("- compute-sanitizer racecheck (kernels): 0 errors", text)
+        self.assertIn("- racecheck filter: --kernel-name kns=attnlite", text)
         self.assertIn("- compute-sanitizer racecheck (model and search ops): 0 errors", text)
         self.assertIn("| side_by_side | ok | 61.2 |", text)
         self.assertIn("The steps marked \"side by side\" ran at the same time", text)

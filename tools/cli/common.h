@@ -87,7 +87,8 @@ class Times {
 
 // With --device cuda, CUDA's start-up (attnlite::cuda_start_up: the driver, the context,
 // cuBLAS's libraries) on a thread of its own from here, while the command reads its model;
-// the object's end waits for it, so that no thread outlives the command.
+// the object's end waits for that thread (cuBLAS's loading thread is the process's, as when
+// a session starts it), so a command that fails early still waits for the context.
 class CudaStartUp {
  public:
   explicit CudaStartUp(bool cuda) {
