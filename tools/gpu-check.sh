@@ -319,8 +319,8 @@ fi
 
 # 7. the checks that time nothing, side by side: five background chains (ctest, then Python;
 # memcheck; racecheck in two; the other LT modes and the C API), so that the phase takes as
-# long as its longest chain. Nothing is measured meanwhile. Each step still has its own time limit and
-# line; the phase's wall time is the step "side_by_side".
+# long as its longest chain. Nothing is measured meanwhile. Each step still has its own time
+# limit and line; the phase's wall time is the step "side_by_side".
 # The CLI's whole-split CPU evaluations (corpus model, typed-input parity, sub-word corpus: 30,
 # 10 and 7 s of one core, the longest tests) run the CPU code that CI runs; not here.
 PYT=""
