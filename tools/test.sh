@@ -26,6 +26,9 @@
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
 #            for the CLI's whole-split CPU evaluations, which the native stage runs), and
 #            bench_cuda --check (its base model builds and translates). GPU cases skip there.
+#            Both builds' Catch2 programs hold only the test files with device cases
+#            (-DATTNLITE_DEVICE_TESTS_ONLY=ON: [cuda], [ops], [translate], [device]); the
+#            native stage compiles and runs the others, on the same CPU code.
 #   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
 #            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user as tasks, $jobs
 #            at a time, longest first: on each, `attnlite info` names the NEON kernels; the
@@ -344,7 +347,7 @@ stage_cuda() {
   # and op-set test, the emulator's own checks, and the CLI on cuda against the CPU. Needs no
   # GPU and no nvcc, so it runs everywhere.
   cmake -S . -B build/cuda-emu -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON \
-    -DATTNLITE_CUDA_EMULATOR=ON -DATTNLITE_SHARED_C=ON "${unity[@]}" >/dev/null
+    -DATTNLITE_CUDA_EMULATOR=ON -DATTNLITE_SHARED_C=ON -DATTNLITE_DEVICE_TESTS_ONLY=ON "${unity[@]}" >/dev/null
   local t0=$SECONDS
   cmake --build build/cuda-emu --target attnlite_tests attnlite_cli attnlite_c_api_test attnlite_c -j"$jobs"
   echo "cuda: emulated device's build in $((SECONDS - t0))s"
@@ -379,7 +382,7 @@ stage_cuda() {
     return 0
   fi
   cmake -S . -B build/cuda -DCMAKE_BUILD_TYPE=Release -DATTNLITE_WERROR=ON -DATTNLITE_CUDA=ON \
-    -DATTNLITE_BENCH=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" "${unity[@]}" >/dev/null
+    -DATTNLITE_BENCH=ON -DATTNLITE_DEVICE_TESTS_ONLY=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" "${unity[@]}" >/dev/null
   t0=$SECONDS
   cmake --build build/cuda -j"$jobs"
   echo "cuda: build in $((SECONDS - t0))s"
