@@ -32,7 +32,7 @@
 #   arm      Cross builds with Debian's toolchains (cmake/toolchains/) for 64-bit Arm (aarch64)
 #            and 32-bit Arm (armv7-a hard-float with NEON), run under qemu-user as tasks, $jobs
 #            at a time, longest first: on each, `attnlite info` names the NEON kernels; the
-#            Catch2 suite in three shards (the PyTorch fixtures at 1e-5 with both kernel tables,
+#            Catch2 suite in four shards (the PyTorch fixtures at 1e-5 with both kernel tables,
 #            the kernel tests at every tail size; the shards' cases add up to the suite's) but
 #            for its [threads] cases (qemu on an x86-64 host runs threads with x86's memory
 #            order, so they would show nothing the x86-64 and TSan stages do not); the C API
@@ -393,10 +393,10 @@ stage_cuda() {
 }
 
 # The Arm runs are tasks, scheduled longest first, $jobs at a time (each qemu process is one
-# thread): per target, the Catch2 suite in $arm_shards shards (each a third of its test cases,
-# by name), the C API tests, the small core's examples/translate.c and tests/arm/e2e.sh. Each
+# thread): per target, the Catch2 suite in $arm_shards shards (its test cases dealt out by
+# name; more shards than two let the two cores end together), the C API tests, the small core's examples/translate.c and tests/arm/e2e.sh. Each
 # task's log is build/NAME/TASK.log.
-arm_shards=3
+arm_shards=4
 arm_qemu() {  # arm_qemu NAME: the command prefix that runs NAME's programs
   case $1 in
     aarch64) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
