@@ -951,7 +951,7 @@ static const LtPlan* lt_plan(Blas& blas, const LtPlan::Key& key, const LtCall& c
 // y = x · Wᵀ (+ b), ReLU when act says so (batch > 1: strided layers over one x), through
 // cuBLASLt where the mode and the plan say so, else sgemm_bias.
 static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream) {
-  if (blas.mode == BlasMode::Sgemm || (blas.mode == BlasMode::Lt && c.M < kLtMinRows) ||
+  if ((!lt_rows(blas.mode, c.M) && blas.mode != BlasMode::LtTuned) ||
       c.act == kActGelu || (c.b && ((uintptr_t)c.b % 16 || (c.sb * sizeof(float)) % 16)))
     return sgemm_bias(blas, c, stream);
   LtPlan::Key key;

@@ -58,6 +58,13 @@ inline bool gemv_fits(int M, bool bf16 = false) {
 //   the shape's first use outside a stream capture (until then, SGEMM + bias_act).
 enum class BlasMode { Sgemm, Lt, LtTuned };
 constexpr int kLtMinRows = 65;
+// Whether a product of M rows (past the GEMV's) goes to cuBLASLt with the bias in its epilogue
+// in `mode`: from kLtMinRows rows in Lt and LtTuned (an operand's alignment, GELU or a failed
+// plan still fall back to SGEMM + bias_act). Below that, Lt runs SGEMM + bias_act, and
+// LtTuned times both (until then, SGEMM + bias_act). linear() and the CUDA op set's
+// linear_add_layer_norm (which adds the bias in the norm's kernel where no epilogue would)
+// both decide by it.
+inline bool lt_rows(BlasMode mode, int M) { return mode != BlasMode::Sgemm && M >= kLtMinRows; }
 
 // A thread's BLAS: a cuBLAS handle, and (modes Lt, LtTuned) a cuBLASLt handle with its
 // workspace and the plans (descriptors, and the algorithm or SGEMM chosen) of the shapes it

@@ -256,15 +256,14 @@ class CudaOps final : public ops::Ops {
                       const float* beta, int R, int n, float eps, Arena&) const override {
     cuda::add_layer_norm(out, x, y, nullptr, gamma, beta, R, n, eps, kStream);
   }
-  // Past the GEMV's rows (its bias is fused) and short of cuBLASLt's epilogue (kLtMinRows; in
-  // BlasMode::Sgemm any number of rows), a product's bias is a launch of its own (bias_act):
+  // Past the GEMV's rows (its bias is fused) and short of cuBLASLt's epilogue (cuda::lt_rows;
+  // in BlasMode::Sgemm any number of rows), a product's bias is a launch of its own (bias_act):
   // the norm's kernel adds it instead, in the same order (product + bias, then + res). (In
   // BlasMode::LtTuned such a product is timed, and may run, without the bias in an epilogue.)
   void linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
                              const float* res, const float* gamma, const float* beta, int R,
                              float eps, Arena&) const override {
-    const bool apart = w.b && !cuda::gemv_fits(R, w.bf16()) &&
-                       (blas().mode == cuda::BlasMode::Sgemm || R < cuda::kLtMinRows);
+    const bool apart = w.b && !cuda::gemv_fits(R, w.bf16()) && !cuda::lt_rows(blas().mode, R);
     Linear product = w;
     if (apart) product.b = nullptr;
     linear(y, x, product, R, ops::Act::None);
