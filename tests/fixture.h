@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@
 #include "attnlite/weights.h"
 
 namespace attnlite::test {
+
+// n values uniform in [lo, hi), drawn in order from rng: the tests' random inputs.
+inline std::vector<float> random_vec(std::mt19937& rng, size_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
 
 inline std::string fixture_path(const std::string& name) {
   return std::string(ATTNLITE_FIXTURES_DIR) + "/" + name + ".safetensors";

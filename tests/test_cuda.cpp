@@ -35,6 +35,7 @@ using Catch::Matchers::Contains;
 using attnlite::test::have_gpu;
 using attnlite::test::random_bahdanau;
 using attnlite::test::random_transformer;
+using attnlite::test::random_vec;
 
 TEST_CASE("Device::CUDA without a CUDA build or device is a clear error", "[cuda]") {
   auto tr = random_transformer();
@@ -122,14 +123,6 @@ TEST_CASE("cuBLAS loads at run time with every function the backend calls", "[cu
 
 #if ATTNLITE_HAVE_CUDA
 
-// n values uniform in [-1, 1): the kernel cases' inputs.
-static std::vector<float> uniform(std::mt19937& rng, size_t n) {
-  std::uniform_real_distribution<float> U(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = U(rng);
-  return v;
-}
-
 // The products (the GEMV, cuBLAS's SGEMM and cuBLASLt, the expansion of int8 and bfloat16
 // weights) apart from the other kernels: tools/gpu-check.sh's racecheck, which looks for
 // shared-memory races, goes over the other kernels only (these use no shared memory of their
@@ -138,7 +131,7 @@ TEST_CASE("CUDA products match the scalar CPU reference", "[cuda]") {
   if (!have_gpu("the kernel tests")) return;
   const auto& K = ops::scalar_kernels();
   std::mt19937 rng(1);
-  auto rnd = [&](size_t n) { return uniform(rng, n); };
+  auto rnd = [&](size_t n) { return random_vec(rng, n); };
 
   SECTION("linear: y = x·Wᵀ + b (+ ReLU), sizes below, at and past the warp and tile sizes") {
     for (auto [M, N, K_] : std::vector<std::array<int, 3>>{
@@ -253,7 +246,7 @@ TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   if (!have_gpu("the kernel tests")) return;
   const auto& K = ops::scalar_kernels();
   std::mt19937 rng(1);
-  auto rnd = [&](size_t n) { return uniform(rng, n); };
+  auto rnd = [&](size_t n) { return random_vec(rng, n); };
 
   SECTION("add + layer norm") {
     // a warp per row up to 1,024 values (4, 8, 16 or 32 a lane), a block per row past it

@@ -28,11 +28,13 @@
 #include "attnlite/error.h"
 #include "attnlite/ops/kernels.h"
 #include "attnlite/ops/ops.h"
+#include "fixture.h"
 #if defined(ATTNLITE_HAVE_SIMD)
 #include "cpu/simd/kernels_simd.h"
 #endif
 
 using attnlite::ops::Kernels;
+using attnlite::test::random_vec;
 
 namespace {
 
@@ -60,13 +62,6 @@ const Kernels* simd_or_skip() {
   }
   UNSCOPED_INFO("kernel table " << s->name);
   return s;
-}
-
-std::vector<float> random_vec(std::mt19937& rng, size_t n, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
 }
 
 // max over i of |a − b| / (1 + |b|), b the reference; NaN anywhere gives +inf.

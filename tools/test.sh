@@ -395,8 +395,8 @@ stage_cuda() {
 
 # The Arm runs are tasks, scheduled longest first, $jobs at a time (each qemu process is one
 # thread): per target, the Catch2 suite in $arm_shards shards (its test cases dealt out by
-# name; more shards than two let the two cores end together), the C API tests, the small core's examples/translate.c and tests/arm/e2e.sh. Each
-# task's log is build/NAME/TASK.log.
+# name; shorter tasks let the cores end together), the C API tests, the small core's
+# examples/translate.c and tests/arm/e2e.sh. Each task's log is build/NAME/TASK.log.
 arm_shards=4
 arm_qemu() {  # arm_qemu NAME: the command prefix that runs NAME's programs
   case $1 in
