@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -145,7 +146,8 @@ TEST_CASE("CUDA products match the scalar CPU reference", "[cuda]") {
              {65, 512, 512}, {70, 33, 65}, {256, 2048, 512}}) {
       for (bool bias : {false, true})
         for (bool relu : {false, true})
-          for (int mode : {0, 1, 2}) {  // SGEMM + bias kernel; cuBLASLt past 64 rows; timed
+          for (int mode : {0, 1, 2, 3}) {  // SGEMM + bias kernel; cuBLASLt past 64; timed; GEMV
+            if (mode == 3 && (M <= 8 || M > 64)) continue;  // there as mode 1
             INFO("M " << M << " N " << N << " K " << K_ << " bias " << bias << " relu " << relu
                       << " mode " << mode);
             auto x = rnd((size_t)M * K_), w = rnd((size_t)N * K_), b = rnd((size_t)N);
@@ -164,7 +166,8 @@ TEST_CASE("CUDA products match the scalar CPU reference", "[cuda]") {
              {3, 32, 512, 512}, {2, 9, 64, 64}, {3, 20, 40, 24}, {2, 600, 512, 512}, {3, 13, 7, 5},
              {3, 70, 7, 5}, {2, 65, 40, 24}}) {
       for (bool bias : {false, true})
-        for (int mode : {0, 1, 2}) {
+        for (int mode : {0, 1, 2, 3}) {
+          if (mode == 3 && M > 64) continue;  // as mode 1
           INFO("layers " << n << " M " << M << " N " << N << " K " << K_ << " bias " << bias
                          << " mode " << mode);
           auto x = rnd((size_t)M * K_), w = rnd((size_t)n * N * K_), b = rnd((size_t)n * N);
@@ -191,23 +194,25 @@ TEST_CASE("CUDA products match the scalar CPU reference", "[cuda]") {
              // batches of a base model's decoding steps, expanded then through cuBLAS
              {32, 512, 512, 1}, {20, 300, 1024, 1}, {24, 70, 36, 1}, {32, 100, 1040, 1}}) {
       for (bool bias : {false, true})
-        for (bool relu : {false, true}) {
-          INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
-                    << " relu " << relu);
-          auto x = rnd((size_t)M * K_), b = rnd((size_t)N), sc = rnd((size_t)N);
-          std::vector<signed char> q((size_t)N * K_);
-          for (auto& v : q) v = (signed char)Q(rng);
-          for (auto& v : sc) v = std::fabs(v) / 127.f + 1e-3f;
-          std::vector<float> ref((size_t)M * N), got(ref.size());
-          K.linear_i8(ref.data(), x.data(), reinterpret_cast<const int8_t*>(q.data()), sc.data(),
-                      bias ? b.data() : nullptr, M, N, K_);
-          if (relu) K.relu(ref.data(), M * N);
-          cuda::check::linear_i8(got.data(), x.data(), q.data(), sc.data(), bias ? b.data() : nullptr,
-                                 M, N, K_, relu, layers);
-          // |q| <= 127 and scale <= 1 / 127 + 1e-3: the same bound on each product's size as
-          // the fp32 case above
-          REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
-        }
+        for (bool relu : {false, true})
+          for (int mode : {1, 3}) {  // past 8 rows: expanded; the GEMV up to 64 rows
+            if (mode == 3 && (M <= 8 || M > 64)) continue;  // there as mode 1
+            INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
+                      << " relu " << relu << " mode " << mode);
+            auto x = rnd((size_t)M * K_), b = rnd((size_t)N), sc = rnd((size_t)N);
+            std::vector<signed char> q((size_t)N * K_);
+            for (auto& v : q) v = (signed char)Q(rng);
+            for (auto& v : sc) v = std::fabs(v) / 127.f + 1e-3f;
+            std::vector<float> ref((size_t)M * N), got(ref.size());
+            K.linear_i8(ref.data(), x.data(), reinterpret_cast<const int8_t*>(q.data()), sc.data(),
+                        bias ? b.data() : nullptr, M, N, K_);
+            if (relu) K.relu(ref.data(), M * N);
+            cuda::check::linear_i8(got.data(), x.data(), q.data(), sc.data(), bias ? b.data() : nullptr,
+                                   M, N, K_, relu, layers, mode);
+            // |q| <= 127 and scale <= 1 / 127 + 1e-3: the same bound on each product's size as
+            // the fp32 case above
+            REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
+          }
     }
   }
   SECTION("bfloat16 linear: y = x·widen(h)ᵀ + b (+ ReLU): the GEMV on h up to 64 rows, widened past it") {
@@ -224,20 +229,95 @@ TEST_CASE("CUDA products match the scalar CPU reference", "[cuda]") {
              // more rows widened, past Linear::kExpandFloats too (2,048 features at a time)
              {65, 130, 48, 1}, {70, 33, 65, 1}, {65, 2100, 512, 1}, {130, 64, 512, 1}}) {
       for (bool bias : {false, true})
-        for (bool relu : {false, true}) {
-          INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
-                    << " relu " << relu);
-          auto x = rnd((size_t)M * K_), w = rnd((size_t)N * K_), b = rnd((size_t)N);
-          std::vector<uint16_t> h(w.size());
-          for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_value(h[i] = bf16_bits(w[i]));
-          std::vector<float> ref((size_t)M * N), got(ref.size());
-          K.linear(ref.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N, K_);
-          if (relu) K.relu(ref.data(), M * N);
-          cuda::check::linear_bf16(got.data(), x.data(), h.data(), bias ? b.data() : nullptr, M, N,
-                                   K_, relu, layers);
-          // the CPU multiplies the same widened values: the fp32 case's bound
-          REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
-        }
+        for (bool relu : {false, true})
+          for (int mode : {1, 3}) {  // 9 to 64 rows: in chunks of 8; the GEMV of many rows
+            if (mode == 3 && (M <= 8 || M > 64)) continue;  // there as mode 1
+            INFO("M " << M << " N " << N << " K " << K_ << " layers " << layers << " bias " << bias
+                      << " relu " << relu << " mode " << mode);
+            auto x = rnd((size_t)M * K_), w = rnd((size_t)N * K_), b = rnd((size_t)N);
+            std::vector<uint16_t> h(w.size());
+            for (size_t i = 0; i < w.size(); ++i) w[i] = bf16_value(h[i] = bf16_bits(w[i]));
+            std::vector<float> ref((size_t)M * N), got(ref.size());
+            K.linear(ref.data(), x.data(), w.data(), bias ? b.data() : nullptr, M, N, K_);
+            if (relu) K.relu(ref.data(), M * N);
+            cuda::check::linear_bf16(got.data(), x.data(), h.data(), bias ? b.data() : nullptr, M, N,
+                                     K_, relu, layers, mode);
+            // the CPU multiplies the same widened values: the fp32 case's bound
+            REQUIRE_CLOSE(got, ref, 1e-5 * std::sqrt((double)K_) * 4);
+          }
+    }
+  }
+}
+
+// BlasMode::Gemv's GEMV of 9 to 64 rows (x staged in shared memory, so a case of its own that
+// racecheck and the emulated device's reverse order go over) against the GEMV of up to 8 rows,
+// itself held against the CPU above.
+TEST_CASE("CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give", "[cuda]") {
+  if (!have_gpu("the kernel tests")) return;
+  std::mt19937 rng(2);
+  auto rnd = [&](size_t n) { return random_vec(rng, n); };
+  // kind 0 fp32 (float4 steps, and one weight at a time: K = 5, 130, 36), 1 int8 (16-byte
+  // rows: chunks of 16 rows), 2 bfloat16; one layer and three of one launch; from 4,096
+  // features four a warp; 9 to 64 rows (chunks of 32, the last one short)
+  std::uniform_int_distribution<int> Q(-127, 127);
+  for (auto [kind, M, N, K_, layers] : std::vector<std::array<int, 5>>{
+           {0, 9, 40, 64, 1}, {0, 32, 512, 512, 1}, {0, 33, 100, 130, 1}, {0, 20, 33, 5, 1},
+           {0, 64, 4100, 36, 1}, {0, 17, 96, 64, 3}, {1, 32, 512, 512, 1}, {1, 17, 40, 36, 1},
+           {1, 33, 4100, 64, 1}, {1, 64, 96, 48, 3}, {2, 32, 512, 512, 1}, {2, 13, 7, 5, 1},
+           {2, 64, 4100, 64, 1}, {2, 24, 40, 36, 3}}) {
+    for (bool both : {false, true}) {
+      const bool bias = both, relu = both;
+      const int kd = kind, rows = M, n_out = N, k_in = K_, nl = layers;
+      INFO("kind " << kd << " M " << rows << " N " << n_out << " K " << k_in << " layers " << nl
+                   << " bias " << bias << " relu " << relu);
+      // fp32: nl layers of N features, (nl, M, N) out; int8 and bfloat16: N features split
+      // into nl layers of one launch where the GEMV takes them, (M, N) out
+      const int outs = kd == 0 ? nl : 1;
+      auto x = rnd((size_t)rows * k_in), w = rnd((size_t)outs * n_out * k_in), b = rnd((size_t)outs * n_out);
+      std::vector<signed char> q(w.size());
+      std::vector<uint16_t> h(w.size());
+      std::vector<float> sc = rnd((size_t)n_out);
+      for (auto& v : q) v = (signed char)Q(rng);
+      for (auto& v : sc) v = std::fabs(v) / 127.f + 1e-3f;
+      for (size_t i = 0; i < w.size(); ++i) h[i] = bf16_bits(w[i]);
+      // rows r0 .. r0 + m - 1 of x through the op set's path in `mode`
+      const auto run = [&](int r0, int m, int mode) {
+        std::vector<float> y((size_t)outs * m * n_out);
+        const float* xr = x.data() + (long)r0 * k_in;
+        const float* br = bias ? b.data() : nullptr;
+        const int split = mode == 3 ? nl : 1;
+        if (kd == 1)
+          cuda::check::linear_i8(y.data(), xr, q.data(), sc.data(), br, m, n_out, k_in, relu, split, mode);
+        else if (kd == 2)
+          cuda::check::linear_bf16(y.data(), xr, h.data(), br, m, n_out, k_in, relu, split, mode);
+        else if (split > 1)  // no ReLU on this path (attention's Q, K and V)
+          REQUIRE(cuda::check::linear_strided(y.data(), xr, w.data(), br, nl, m, n_out, k_in, mode));
+        else
+          for (int i = 0; i < outs; ++i)
+            cuda::check::linear(y.data() + (long)i * m * n_out, xr, w.data() + (long)i * n_out * k_in,
+                                br ? br + (long)i * n_out : nullptr, m, n_out, k_in,
+                                relu && nl == 1, mode);
+        return y;
+      };
+      const std::vector<float> all = run(0, rows, 3);
+      constexpr int kWarpRows = 8;  // the GEMV of few rows (cuda::kGemvMaxRows)
+      for (int r0 = 0; r0 < rows; r0 += kWarpRows) {
+        const int m = std::min(kWarpRows, rows - r0);
+        const std::vector<float> part = run(r0, m, 1);
+        long differ = 0;  // outputs whose bits differ; the first one's place
+        std::string first;
+        for (int i = 0; i < outs; ++i)
+          for (int r = 0; r < m; ++r)
+            for (int n = 0; n < n_out; ++n) {
+              const float a = all[((size_t)i * rows + r0 + r) * n_out + n];
+              const float p8 = part[((size_t)i * m + r) * n_out + n];
+              if (std::memcmp(&a, &p8, sizeof a) != 0 && differ++ == 0)
+                first = "layer " + std::to_string(i) + " row " + std::to_string(r0 + r) + " feature " +
+                        std::to_string(n) + ": " + std::to_string(a) + " against " + std::to_string(p8);
+            }
+        INFO("rows " << r0 << " to " << r0 + m - 1 << "; first difference: " << first);
+        REQUIRE(differ == 0);
+      }
     }
   }
 }

@@ -18,8 +18,9 @@
 #      bench/peer_torch_cuda.py (PyTorch: eager with a KV cache, and with CUDA graphs), same
 #      shapes, fp32, TF32 off, batch 1 and 32, and batch 32 again with its steps launch by
 #      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md), with every product as SGEMM and a
-#      bias kernel (ATTNLITE_CUDA_LT=0) and with its products timed per shape
-#      (ATTNLITE_CUDA_LT=tune), and with bfloat16 weights (--precision bf16, batch 1 and 32);
+#      bias kernel (ATTNLITE_CUDA_LT=0), with its products timed per shape
+#      (ATTNLITE_CUDA_LT=tune), with the GEMV up to 64 rows (ATTNLITE_CUDA_LT=gemv, fp32 and
+#      bfloat16 weights), and with bfloat16 weights (--precision bf16, batch 1 and 32);
 #      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   5. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
@@ -40,7 +41,7 @@
 #        there; torch is not needed);
 #      - compute-sanitizer memcheck, and racecheck (the project's kernels), over the GPU cases
 #        (when the tool is there);
-#      - the GPU cases in the other two ATTNLITE_CUDA_LT modes, and the C API's CUDA sessions.
+#      - the GPU cases in the other three ATTNLITE_CUDA_LT modes, and the C API's CUDA sessions.
 # Then tools/gpu_report.py writes DIR/report.md from what the steps left in DIR; a run cut
 # short leaves no DIR/finished.json, and `python3 tools/gpu_report.py DIR` reports its finished
 # steps, names the one it was in (DIR/running.txt) and fails.
@@ -177,6 +178,10 @@ step bench_cuda_sgemm 240 env ATTNLITE_CUDA_LT=0 "$BUILD/bench/bench_cuda" --bat
   --steps $steps --reps $reps --json "$OUT/bench_cuda_sgemm.json"
 step bench_cuda_tune 240 env ATTNLITE_CUDA_LT=tune "$BUILD/bench/bench_cuda" --batch 32 \
   --steps $steps --reps $reps --json "$OUT/bench_cuda_tune.json"
+step bench_cuda_gemv 240 env ATTNLITE_CUDA_LT=gemv "$BUILD/bench/bench_cuda" --batch 32 \
+  --steps $steps --reps $reps --json "$OUT/bench_cuda_gemv.json"
+step bench_cuda_gemv_bf16 240 env ATTNLITE_CUDA_LT=gemv "$BUILD/bench/bench_cuda" --batch 32 \
+  --precision bf16 --steps $steps --reps $reps --json "$OUT/bench_cuda_gemv_bf16.json"
 step bench_cuda_bf16 240 "$BUILD/bench/bench_cuda" --batch 1,32 --precision bf16 --steps $steps \
   --reps $reps --json "$OUT/bench_cuda_bf16.json"
 if [ -n "$PY" ]; then
@@ -212,22 +217,26 @@ done
 # CPU at --batch 32 (its batches drop finished sentences: about twice as fast as one line at a
 # time), the CPU's own best against which the GPU's speed-up is also stated, and on the GPU at
 # the default batch with every finished sentence kept in its batch (ATTNLITE_CUDA_DROP=0, the
-# code before finished rows left GPU batches), greedy and beam 4. Each run: DEV:BATCH:DROP:BEAM
-# (BATCH "-": the CLI's default; DROP "-": ATTNLITE_CUDA_DROP unset)
+# code before finished rows left GPU batches), greedy and beam 4, and with the GEMV up to 64
+# rows (ATTNLITE_CUDA_LT=gemv: batches of 32 lines, and the default's, whose rows fall below
+# 65 as sentences finish). Each run: DEV:BATCH:DROP:BEAM:LT (BATCH "-": the CLI's default;
+# DROP, LT "-": ATTNLITE_CUDA_DROP, ATTNLITE_CUDA_LT unset)
 sweep() {
-  local m=transformer-fra-bpe run dev b drop beam a c same out
-  for run in cpu:32:-:1 cuda:16:-:1 cuda:64:-:1 cuda:-:0:1 cuda:-:0:4; do
-    IFS=: read -r dev b drop beam <<< "$run"
-    out="$OUT/$m.b$b.drop$drop.beam$beam.$dev"
+  local m=transformer-fra-bpe run dev b drop beam lt a c same out
+  for run in cpu:32:-:1:- cuda:16:-:1:- cuda:64:-:1:- cuda:-:0:1:- cuda:-:0:4:- cuda:32:-:1:gemv \
+    cuda:-:-:1:gemv cuda:-:-:4:gemv; do
+    IFS=: read -r dev b drop beam lt <<< "$run"
+    out="$OUT/$m.b$b.drop$drop.beam$beam.lt$lt.$dev"
     local envs=() args=(translate --model $m --device "$dev" --beam "$beam")
     [ "$drop" = - ] || envs+=(ATTNLITE_CUDA_DROP="$drop")
+    [ "$lt" = - ] || envs+=(ATTNLITE_CUDA_LT="$lt")
     [ "$b" = - ] || args+=(--batch "$b")
     a=$(now)
     env "${envs[@]}" "$CLI" "${args[@]}" < "$OUT/$m.src" > "$out" 2>/dev/null || return 1
     c=$(now)
     same=$(paste -d '\n' "$OUT/$m.beam$beam.cpu" "$out" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
-    printf '{"model": "%s", "batch": "%s", "drop": "%s", "beam": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \
-      "$m" "$b" "$drop" "$beam" "$(wc -l < "$OUT/$m.src")" "$same" "$dev" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
+    printf '{"model": "%s", "batch": "%s", "drop": "%s", "lt": "%s", "beam": %d, "sentences": %d, "identical": %d, "%s_s": %s}\n' \
+      "$m" "$b" "$drop" "$lt" "$beam" "$(wc -l < "$OUT/$m.src")" "$same" "$dev" "$(secs "$a" "$c")" >> "$OUT/batch.jsonl"
   done
 }
 : > "$OUT/batch.jsonl"
@@ -330,13 +339,15 @@ done
 # the GPU cases compute-sanitizer goes over (the kernels, the models, the searches' device ops)
 # the op whose CUDA path depends on the BLAS mode (linear_add_layer_norm: where the bias goes)
 lt_ops="ops: linear_add_layer_norm on every op set and as linear then add_layer_norm"
-san_memcheck="$lt_ops,CUDA products match the scalar CPU reference,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+gemv_rows="CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give"
+san_memcheck="$lt_ops,CUDA products match the scalar CPU reference,$gemv_rows,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
 # (racecheck in two processes side by side: the kernel case; the model and the searches' ops)
-san_racecheck="CUDA kernels match the scalar CPU reference"
+san_racecheck="CUDA kernels match the scalar CPU reference,$gemv_rows"
 san_racecheck_ops="CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
 # racecheck looks for races on shared memory: the project's kernels that use it, not the
-# products (the GEMV uses none; instrumented, cuBLAS's large products in the three BLAS modes
-# outran the step's 300 s on an H200, 2026-11-30), and where compute-sanitizer can filter
+# products (the GEMV of few rows uses none, the GEMV of many rows has a case of its own;
+# instrumented, cuBLAS's large products in the three BLAS modes outran the step's 300 s on an
+# H200, 2026-11-30), and where compute-sanitizer can filter
 # kernels by name, only the project's own (namespace attnlite::cuda)
 race_only=()
 if command -v compute-sanitizer >/dev/null; then
@@ -351,6 +362,7 @@ others() {
   # cuBLASLt: the GPU cases again in those modes
   step gpu_tests_lt_tune 240 env ATTNLITE_CUDA_LT=tune "$TESTS" "[cuda],$lt_ops"
   step gpu_tests_lt_off 240 env ATTNLITE_CUDA_LT=0 "$TESTS" "[cuda],$lt_ops"
+  step gpu_tests_lt_gemv 240 env ATTNLITE_CUDA_LT=gemv "$TESTS" "[cuda],$lt_ops"
   # the C API's CUDA sessions (a translator, a generator and a classifier with bf16 weights, a
   # batch of images), told that CUDA must work here
   step c_api_cuda 60 env ATTNLITE_TEST_CUDA=1 "$BUILD/tests/attnlite_c_api_test"

@@ -110,7 +110,8 @@ def main():
         for f in failed:
             say(f"  - failed: {f}")
     for log, label in (("gpu_tests.log", ""), ("gpu_tests_lt_tune.log", ", `ATTNLITE_CUDA_LT=tune`"),
-                       ("gpu_tests_lt_off.log", ", `ATTNLITE_CUDA_LT=0`")):
+                       ("gpu_tests_lt_off.log", ", `ATTNLITE_CUDA_LT=0`"),
+                       ("gpu_tests_lt_gemv.log", ", `ATTNLITE_CUDA_LT=gemv`")):
         gpu = read(os.path.join(d, log))
         if gpu is None:
             continue
@@ -147,13 +148,16 @@ def main():
     peer = read(os.path.join(d, "peer_torch_cuda.json"))
     peer = json.loads(peer) if peer else {"rows": []}
     # attnlite's default (CUDA graphs for steps of up to 32 rows), then batch 32 launch by
-    # launch (ATTNLITE_CUDA_GRAPHS=small), without cuBLASLt (ATTNLITE_CUDA_LT=0) and timed per
-    # shape (ATTNLITE_CUDA_LT=tune)
+    # launch (ATTNLITE_CUDA_GRAPHS=small), without cuBLASLt (ATTNLITE_CUDA_LT=0), timed per
+    # shape (ATTNLITE_CUDA_LT=tune) and with the GEMV up to 64 rows (ATTNLITE_CUDA_LT=gemv)
     runs = []
     for name, label in (("bench_cuda.json", ""), ("bench_cuda_small.json", " (launch by launch)"),
                         ("bench_cuda_sgemm.json", " (`ATTNLITE_CUDA_LT=0`)"),
                         ("bench_cuda_tune.json", " (`ATTNLITE_CUDA_LT=tune`)"),
-                        ("bench_cuda_bf16.json", " (bfloat16 weights: not the fp32 goal)")):
+                        ("bench_cuda_gemv.json", " (`ATTNLITE_CUDA_LT=gemv`)"),
+                        ("bench_cuda_bf16.json", " (bfloat16 weights: not the fp32 goal)"),
+                        ("bench_cuda_gemv_bf16.json",
+                         " (bfloat16 weights, `ATTNLITE_CUDA_LT=gemv`: not the fp32 goal)")):
         text = read(os.path.join(d, name))
         for r in (json.loads(text)["rows"] if text else []):
             runs.append((label, r))
@@ -221,13 +225,14 @@ def main():
                       if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
         parity = {p["beam"]: p for p in held_out
                   if p["model"] == "transformer-fra-bpe"}
-        say("The same run on the GPU at other `--batch` sizes (256 lines is the default), and at "
+        say("The same run on the GPU at other `--batch` sizes (256 lines is the default), at "
             "the default with finished sentences kept in their batches (`ATTNLITE_CUDA_DROP=0`; "
-            "unset, they leave batches of more than 32 rows: the parity rows above):")
+            "unset, they leave batches of more than 32 rows: the parity rows above), and with "
+            "the GEMV up to 64 rows (`ATTNLITE_CUDA_LT=gemv`):")
         say("")
-        say("| batch | beam | `ATTNLITE_CUDA_DROP` | sentences | identical to the CPU | GPU s | "
-            "speed-up over the CPU | default run (above) s |")
-        say("|---:|---:|---|---:|---:|---:|---:|---:|")
+        say("| batch | beam | `ATTNLITE_CUDA_DROP` | `ATTNLITE_CUDA_LT` | sentences | "
+            "identical to the CPU | GPU s | speed-up over the CPU | default run (above) s |")
+        say("|---:|---:|---|---|---:|---:|---:|---:|---:|")
         for p in sweep:
             beam = p["beam"]
             batch = "256 (default)" if p["batch"] == "-" else p["batch"]
@@ -239,7 +244,9 @@ def main():
                 ref = parity.get(beam, {})
                 drop = "0 (finished sentences stay)" if p["drop"] == "0" else "unset"
                 default = f"{ref['cuda_s']:.2f}" if ref else "-"
-                say(f"| {batch} | {beam} | {drop} | {p['sentences']} | {p['identical']} | "
+                lt = p.get("lt", "-")
+                lt = "unset" if lt == "-" else f"`{lt}`"
+                say(f"| {batch} | {beam} | {drop} | {lt} | {p['sentences']} | {p['identical']} | "
                     f"{p['cuda_s']:.2f} | {ratio(ref.get('cpu_s'), p['cuda_s'])} | {default} |")
         say("")
         for p in sweep:

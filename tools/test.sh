@@ -18,8 +18,10 @@
 #            -DATTNLITE_CUDA_EMULATOR=ON, build/cuda-emu; no GPU or nvcc needed): the Catch2
 #            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
 #            op set's tests with the CUDA set among them), the kernel and op-set tests again
-#            with each block's threads in reverse order, the CLI's --device cuda against
-#            --device cpu on samples of the test splits, greedy, --batch 16 and beam 4, and the
+#            with each block's threads in reverse order, the models' cases again with the GEMV
+#            up to 64 rows (ATTNLITE_CUDA_LT=gemv), the CLI's --device cuda against
+#            --device cpu on samples of the test splits, greedy, --batch 16 (in that mode) and
+#            beam 4, and the
 #            C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1), as tasks
 #            $jobs at a time, longest first (the Catch2 cases in two runs that add up to them);
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
@@ -324,9 +326,15 @@ cuda_emu_task() {
       # write in one order and not in the other, so a missing barrier fails one of the two runs
       reverse)
         ATTNLITE_CUDA_EMU_ORDER=reverse $b/tests/attnlite_tests \
-          "[ops],[emulator],CUDA products match the scalar CPU reference,CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
+          "[ops],[emulator],CUDA products match the scalar CPU reference,CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give,CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
       parity-bpe) emulated_cli_parity transformer-fra-bpe 1 20 || st=1 ;;
-      parity-bpe-batch16) emulated_cli_parity transformer-fra-bpe 1 40 --batch 16 || st=1 ;;
+      # (batches of 16 with the GEMV of many rows: the int8 model's products read as stored)
+      parity-bpe-batch16) ATTNLITE_CUDA_LT=gemv emulated_cli_parity transformer-fra-bpe 1 40 --batch 16 || st=1 ;;
+      # the whole models' and the BLAS-dependent op's cases again with the GEMV up to 64 rows
+      # (ATTNLITE_CUDA_LT=gemv): batches past 8 rows, graphs, beams, no device allocation
+      gemv)
+        ATTNLITE_CUDA_LT=gemv $b/tests/attnlite_tests \
+          "ops: linear_add_layer_norm on every op set and as linear then add_layer_norm,CUDA translations match the CPU on the random fixture Transformer,CUDA with bfloat16 weights matches the CPU on the rounded weights,int8 Transformer translations match PyTorch on the dequantized weights,translate on CUDA makes no device allocation,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
       parity-bpe-beam4) emulated_cli_parity transformer-fra-bpe 4 100 || st=1 ;;
       parity-fra) emulated_cli_parity transformer-fra 1 20 || st=1 ;;
       # The C API's and the Python package's CUDA sessions (translators, generators and
@@ -357,7 +365,7 @@ stage_cuda() {
   t0=$SECONDS
   mkdir -p build/cuda-emu/logs
   local py=${PYTHON:-/usr/bin/python3} st=0
-  local tasks=(catch-graphs catch-rest python reverse parity-bpe-beam4 parity-bpe-batch16 parity-bpe parity-fra capi)
+  local tasks=(catch-graphs catch-rest python reverse gemv parity-bpe-beam4 parity-bpe-batch16 parity-bpe parity-fra capi)
   if ! "$py" -c "import numpy, pytest" 2>/dev/null; then
     echo "cuda: no Python with numpy and pytest; the package's CUDA tests did not run"
     tasks=("${tasks[@]/python/}")

@@ -86,7 +86,7 @@ namespace {
 // stored form, through the op set's path.
 template <class T>
 void linear_stored(const char* what, float* y, const float* x, const T* w, const float* scale,
-                   const float* b, int M, int N, int K, bool relu, int gemv_n) {
+                   const float* b, int M, int N, int K, bool relu, int gemv_n, int mode) {
   constexpr bool kI8 = std::is_same<T, int8_t>::value;
   // the room a device's weights give (Linear::expand_rows), no more: memcheck sees any overrun
   Dev<float> dy((size_t)M * N), dx((size_t)M * K, x), ds(kI8 ? (size_t)N : 0, scale);
@@ -111,12 +111,12 @@ void linear_stored(const char* what, float* y, const float* x, const T* w, const
       L.start[i + 1] = L.start[i] + n;
     }
     L.count = gemv_n;
-    cuda::gemv(L, dx.p, K, M, K, act, nullptr);
+    cuda::gemv(L, dx.p, K, M, K, act, nullptr, (cuda::BlasMode)mode == cuda::BlasMode::Gemv);
     ok(cudaDeviceSynchronize(), what);
     dy.to_host(y);
     return;
   }
-  cuda::Blas blas(cuda::BlasMode::Lt, nullptr);
+  cuda::Blas blas((cuda::BlasMode)mode, nullptr);
   cublasStatus_t st;
   if constexpr (kI8)
     st = cuda::linear_i8(blas, dy.p, N, dx.p, K, dw.p, ds.p, dexp.p, b ? db.p : nullptr, M, N, K, act, nullptr);
@@ -129,13 +129,14 @@ void linear_stored(const char* what, float* y, const float* x, const T* w, const
 }  // namespace
 
 void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
-               int M, int N, int K, bool relu, int gemv_n) {
-  linear_stored("linear_i8", y, x, reinterpret_cast<const int8_t*>(q), scale, b, M, N, K, relu, gemv_n);
+               int M, int N, int K, bool relu, int gemv_n, int mode) {
+  linear_stored("linear_i8", y, x, reinterpret_cast<const int8_t*>(q), scale, b, M, N, K, relu, gemv_n,
+                mode);
 }
 
 void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
-                 bool relu, int gemv_n) {
-  linear_stored<uint16_t>("linear_bf16", y, x, h, nullptr, b, M, N, K, relu, gemv_n);
+                 bool relu, int gemv_n, int mode) {
+  linear_stored<uint16_t>("linear_bf16", y, x, h, nullptr, b, M, N, K, relu, gemv_n, mode);
 }
 
 void add_layer_norm(float* out, const float* x, const float* y, const float* yb,

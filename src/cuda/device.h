@@ -31,7 +31,8 @@ size_t attend_shared_limit();
 namespace check {
 // y (M, N) = x (M, K) · wᵀ + b (b may be nullptr), then ReLU when relu, through the op set's
 // path: the GEMV for few rows, more rows as `mode` (cuda::BlasMode: 0 SGEMM + the bias kernel,
-// 1 cuBLASLt's epilogue from 65 rows, 2 the faster of the two, timed per shape). CPU: linear
+// 1 cuBLASLt's epilogue from 65 rows, 2 the faster of the two, timed per shape, 3 the GEMV up
+// to 64 rows, then as 1).                                                   CPU: linear
 void linear(float* y, const float* x, const float* w, const float* b, int M, int N, int K,
             bool relu, int mode = 1);
 // y (n, M, N): layer i's y_i = x (M, K) · w_iᵀ + b_i for w (n, N, K), b (n, N) or nullptr,
@@ -42,13 +43,14 @@ bool linear_strided(float* y, const float* x, const float* w, const float* b, in
                     int N, int K, int mode);
 // The same with int8 weights q (N, K) and scales (N), through the op set's path: the GEMV on
 // q for few rows, more rows expanded into fp32 first (with `gemv_n` layers, where the GEMV
-// fits: the N outputs split into that many layers of one launch).         CPU: linear_i8
+// fits: the N outputs split into that many layers of one launch), in `mode` as above.
+//                                                                          CPU: linear_i8
 void linear_i8(float* y, const float* x, const signed char* q, const float* scale, const float* b,
-               int M, int N, int K, bool relu, int gemv_n = 1);
+               int M, int N, int K, bool relu, int gemv_n = 1, int mode = 1);
 // The same with bfloat16 weights h (N, K) (bf16_bits): the GEMV on h for few rows, more rows
 // widened into fp32 first.                          CPU: linear on the widened values (bf16_value)
 void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
-                 bool relu, int gemv_n = 1);
+                 bool relu, int gemv_n = 1, int mode = 1);
 // out (R, n) = LayerNorm(x + (y + yb)) · gamma + beta, eps 1e-5; yb (n) or nullptr.
 //                                                                          CPU: add_norm
 void add_layer_norm(float* out, const float* x, const float* y, const float* yb,

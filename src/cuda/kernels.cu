@@ -74,6 +74,14 @@ __global__ void bias_act_kernel(float* y, int ldy, const float* b, int R, int N,
   *p = activate(b ? *p + b[c] : *p, act);
 }
 
+// The output of a GEMV's feature n from the warp's sum v: scaled (int8 layers), the bias
+// added, the activation applied; the one expression of both GEMV kernels.
+template <bool I8>
+__device__ __forceinline__ float gemv_finish(float v, float scale, const float* b, int n, int act) {
+  if (I8) v *= scale;
+  return activate(b ? v + b[n] : v, act);
+}
+
 // a[u] = p[k0 + 32 u] for the U loads a lane issues before using any, zero past n.
 template <class T, int U>
 __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n) {
@@ -93,7 +101,7 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
 // BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
 // Vec; else one at a time), each widened to fp32 exactly.
-// More rows (bfloat16 only, gemv_fits(M, true)): chunks of 8 rows, each as above, so a row's sums
+// More rows (bfloat16 only, gemv_fits, outside BlasMode::Gemv): chunks of 8 rows, each as above, so a row's sums
 // are those of a launch of up to 8 rows. The chunks of a block's features are neighbouring
 // blocks (block i: chunk i % chunks of feature block i / chunks), so they run together and
 // read the same weight rows: from memory once, from L2 for the rest, even when the matrix is
@@ -218,9 +226,189 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
     if (m >= M) break;
     float v = acc[m];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (lane == m) {
-      if (I8) v *= scale;
-      y[(long)(r0 + m) * ldy + n] = activate(b ? v + b[n] : v, act);
+    if (lane == m) y[(long)(r0 + m) * ldy + n] = gemv_finish<I8>(v, scale, b, n, act);
+  }
+}
+
+// ---- the GEMV of 9 to 64 rows (BlasMode::Gemv) ---------------------------------------------
+// gemv_kernel reads every row of x from memory for each feature; past 8 rows those loads are
+// what it waits on. Here a block of kRowsWarps warps stages a chunk of up to MR rows of x in
+// shared memory, a tile of KT columns at a time, and each warp computes F features over all
+// of the chunk's rows from it: lane l holds its weights of the tile for each of its features
+// in registers (loaded before the tile is staged, so that the two loads' waits overlap) and
+// reads each row's values of x from shared memory once for all F. A tile is U steps of
+// gemv_kernel's: in step u lane l takes the KL weights from k0 + 32·KL·u + KL·l (Vec: one
+// 16-byte load of 4 fp32, 8 bfloat16 or 16 int8 weights; else one weight), so a lane adds its
+// weights in the order gemv_kernel's lane does and each row's partial sums are the same; the
+// warp then adds the 32 lanes' sums of its MR rows in the same tree as gemv_kernel (lanes 16
+// apart first, then 8, ...), each level halving the rows a lane holds, so that lane l ends
+// with row l's. A row's outputs are thus those of gemv_kernel, bit for bit, whatever the batch
+// around it.
+constexpr int kRowsWarps = 4, kRowsThreads = kRowsWarps * 32;
+constexpr int kRowsWideN = 4096;  // from this many features, 4 a warp (gemv_rows)
+
+// The levels of the warp's tree from lanes O apart down to 1 apart: v holds MR rows of one
+// lane; a level where O >= MR adds whole rows, one where O < MR leaves a lane the rows whose
+// bit O is its own (the first O of v) and adds the partner's.
+template <int MR, int O>
+__device__ __forceinline__ void warp_sum_level(float (&v)[MR], int lane) {
+  if constexpr (O >= 1) {
+    if constexpr (O >= MR) {
+#pragma unroll
+      for (int i = 0; i < MR; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], O);
+    } else {
+      const bool up = (lane & O) != 0;
+#pragma unroll
+      for (int i = 0; i < O; ++i) {
+        const float send = up ? v[i] : v[i + O], keep = up ? v[i + O] : v[i];
+        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+      }
+    }
+    warp_sum_level<MR, O / 2>(v, lane);
+  }
+}
+
+// Sums v (MR rows of one lane) over the warp as gemv_kernel's tree; returns row
+// (lane % MR)'s sum. MR a power of two, 2 <= MR <= 32.
+template <int MR>
+__device__ __forceinline__ float warp_sum_rows(float (&v)[MR], int lane) {
+  warp_sum_level<MR, 16>(v, lane);
+  return v[0];
+}
+
+template <bool Vec, int Kind, int MR, int F>
+__global__ void __launch_bounds__(kRowsThreads) gemv_rows_kernel(GemvLayers L, const float* x, int ldx,
+                                                                 int M, int K, int act) {
+  constexpr bool I8 = Kind == kWI8, BF16 = Kind == kWBF16;
+  constexpr int KL = !Vec ? 1 : I8 ? 16 : BF16 ? 8 : 4;  // a lane's weights per step
+  constexpr int U = !Vec ? 4 : I8 || BF16 ? 1 : 2;      // steps per tile
+  constexpr int KS = 32 * KL, KT = U * KS;              // columns of a step, of a tile
+  constexpr int W = U * KL;                             // a lane's weights per tile and feature
+  static_assert(MR * KT * sizeof(float) <= 32768, "a tile of x fits in 32 KiB");
+  __shared__ float4 xs4[MR * KT / 4];                   // (MR, KT)
+  float* xs = reinterpret_cast<float*>(xs4);
+  const int chunks = (M + MR - 1) / MR;
+  const int r0 = (int)(blockIdx.x % chunks) * MR;  // this block's chunk of rows
+  const int rows = min(M - r0, MR);
+  x += (long)r0 * ldx;
+  const int lane = threadIdx.x & 31;
+  const int n0 = (int)(blockIdx.x / chunks) * (kRowsWarps * F) + (int)(threadIdx.x >> 5) * F;
+  int li[F], nf[F];
+  bool has[F];
+#pragma unroll
+  for (int f = 0; f < F; ++f) {  // the layer and feature of each of the warp's features
+    const int n = n0 + f;
+    has[f] = n < L.start[L.count];
+    int i = 0;
+    while (has[f] && n >= L.start[i + 1]) ++i;
+    li[f] = i;
+    nf[f] = has[f] ? n - L.start[i] : 0;
+  }
+  float acc[F][MR];
+#pragma unroll
+  for (int f = 0; f < F; ++f)
+#pragma unroll
+    for (int m = 0; m < MR; ++m) acc[f][m] = 0.f;
+  for (int k0 = 0; k0 < K; k0 += KT) {
+    // this lane's weights of the tile, zeros past K (Vec: K is a multiple of KL)
+    float w[F][W];
+#pragma unroll
+    for (int f = 0; f < F; ++f)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int k = k0 + KS * u + KL * lane;
+        const bool in = has[f] && k < K;
+        const long at = (long)nf[f] * K + k;
+        float* wu = w[f] + KL * u;
+        if constexpr (Vec && I8) {
+          const int4 a = in ? __ldg(reinterpret_cast<const int4*>(L.Q[li[f]] + at)) : int4{};
+          const int words[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+          for (int t = 0; t < 16; ++t) wu[t] = (float)(signed char)((words[t / 4] >> (8 * (t % 4))) & 0xff);
+        } else if constexpr (Vec && BF16) {
+          const int4 a = in ? __ldg(reinterpret_cast<const int4*>(L.H[li[f]] + at)) : int4{};
+          const int words[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            wu[2 * t] = bf16_lo(words[t]);
+            wu[2 * t + 1] = bf16_hi(words[t]);
+          }
+        } else if constexpr (Vec) {
+          const float4 a = in ? __ldg(reinterpret_cast<const float4*>(L.W[li[f]] + at)) : float4{};
+          wu[0] = a.x, wu[1] = a.y, wu[2] = a.z, wu[3] = a.w;
+        } else {
+          wu[0] = !in ? 0.f
+                  : I8 ? (float)L.Q[li[f]][at]
+                  : BF16 ? bf16_lo((int)L.H[li[f]][at])
+                         : L.W[li[f]][at];
+        }
+      }
+    __syncthreads();  // every warp is done with the previous tile
+    // the tile: rows [0, rows) of x's columns k0 .. k0 + KT - 1, zeros past them and past K;
+    // a thread's loads 8 at a time in flight before their stores
+    if constexpr (Vec) {
+      constexpr int kEach = MR * KT / 4 / kRowsThreads, kAhead = kEach < 8 ? kEach : 8;
+      static_assert(kEach * kRowsThreads * 4 == MR * KT && kEach % kAhead == 0, "the tile splits evenly");
+#pragma unroll
+      for (int j0 = 0; j0 < kEach; j0 += kAhead) {
+        float4 v[kAhead];
+#pragma unroll
+        for (int j = 0; j < kAhead; ++j) {
+          const int i = (int)threadIdx.x + kRowsThreads * (j0 + j);
+          const int r = i / (KT / 4), c = k0 + (i % (KT / 4)) * 4;
+          v[j] = r < rows && c < K ? __ldg(reinterpret_cast<const float4*>(x + (long)r * ldx + c))
+                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int j = 0; j < kAhead; ++j) xs4[(int)threadIdx.x + kRowsThreads * (j0 + j)] = v[j];
+      }
+    } else {
+      constexpr int kEach = MR * KT / kRowsThreads;
+      static_assert(kEach * kRowsThreads == MR * KT, "the tile splits evenly");
+      float v[kEach];
+#pragma unroll
+      for (int j = 0; j < kEach; ++j) {
+        const int i = (int)threadIdx.x + kRowsThreads * j;
+        const int r = i / KT, c = k0 + i % KT;
+        v[j] = r < rows && c < K ? __ldg(x + (long)r * ldx + c) : 0.f;
+      }
+#pragma unroll
+      for (int j = 0; j < kEach; ++j) xs[(int)threadIdx.x + kRowsThreads * j] = v[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < MR; ++m) {
+      if (m >= rows) break;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float* xr = xs + m * KT + KS * u + KL * lane;
+        if constexpr (Vec) {
+#pragma unroll
+          for (int j = 0; j < KL; j += 4) {
+            const float4 v = *reinterpret_cast<const float4*>(xr + j);
+#pragma unroll
+            for (int f = 0; f < F; ++f) {
+              const float* wf = w[f] + KL * u + j;
+              acc[f][m] = fmaf(wf[0], v.x, acc[f][m]);
+              acc[f][m] = fmaf(wf[1], v.y, acc[f][m]);
+              acc[f][m] = fmaf(wf[2], v.z, acc[f][m]);
+              acc[f][m] = fmaf(wf[3], v.w, acc[f][m]);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int f = 0; f < F; ++f) acc[f][m] = fmaf(w[f][u], xr[0], acc[f][m]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+    const float v = warp_sum_rows<MR>(acc[f], lane);
+    if (has[f] && lane < rows) {
+      const int n = nf[f];
+      L.y[li[f]][(long)(r0 + lane) * L.ldy[li[f]] + n] =
+          gemv_finish<I8>(v, I8 ? L.S[li[f]][n] : 1.f, L.b[li[f]], n, act);
     }
   }
 }
@@ -655,7 +843,28 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
   bias_act_kernel<<<blocks_for(n, kRowThreads), kRowThreads, 0, stream>>>(y, ldy, b, R, N, act);
 }
 
-void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
+// gemv_rows_kernel's launch: F features a warp (4 for wide layers, whose blocks fill the GPU
+// anyway: each tile's reads of shared memory then serve twice the FMAs), rows in chunks of 32
+// (int8 with 16-byte rows: 16, the tile being 512 columns wide), 32 KiB of x a tile for 16-byte
+// rows (fp32 256 columns, bfloat16 256, int8 512), 16 KiB else (128).
+template <bool Vec, int Kind>
+static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
+  const int N = L.start[L.count];
+  constexpr int MR = Vec && Kind == kWI8 ? 16 : 32;
+  const int chunks = (M + MR - 1) / MR, threads = kRowsThreads;
+  if (Vec && N >= kRowsWideN) {
+    constexpr int F = 4;
+    const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
+    gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+  } else {
+    constexpr int F = 2;
+    const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
+    gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+  }
+}
+
+void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream,
+          bool rows) {
   const int N = L.start[L.count];
   if (N <= 0 || M <= 0) return;
   const int kind = L.Q[0] ? kWI8 : L.H[0] ? kWBF16 : kWF32;
@@ -666,6 +875,21 @@ void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, c
   for (int i = 0; i < L.count; ++i)
     vec = vec && (kind == kWI8 ? (uintptr_t)L.Q[i] : kind == kWBF16 ? (uintptr_t)L.H[i] : (uintptr_t)L.W[i]) %
                          16 == 0;
+  if (rows && M > kGemvMaxRows) {
+    if (kind == kWI8 && vec)
+      gemv_rows<true, kWI8>(L, x, ldx, M, K, act, stream);
+    else if (kind == kWI8)
+      gemv_rows<false, kWI8>(L, x, ldx, M, K, act, stream);
+    else if (kind == kWBF16 && vec)
+      gemv_rows<true, kWBF16>(L, x, ldx, M, K, act, stream);
+    else if (kind == kWBF16)
+      gemv_rows<false, kWBF16>(L, x, ldx, M, K, act, stream);
+    else if (vec)
+      gemv_rows<true, kWF32>(L, x, ldx, M, K, act, stream);
+    else
+      gemv_rows<false, kWF32>(L, x, ldx, M, K, act, stream);
+    return;
+  }
   constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
   // a block: 4 features by a chunk of up to 8 rows (more than one chunk for bfloat16 only)
   const int grid = (N + kWarps - 1) / kWarps * ((M + kGemvMaxRows - 1) / kGemvMaxRows);
@@ -974,8 +1198,9 @@ static cublasStatus_t lt_linear(Blas& blas, const LtCall& c, cudaStream_t stream
 
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
                       const float* b, int M, int N, int K, int act, cudaStream_t stream) {
-  if (gemv_fits(M)) {  // few rows (a decoding step): W read once, bias fused
-    gemv(one_layer(W, nullptr, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
+  if (gemv_fits(M, false, blas.mode)) {  // few rows (a decoding step): W read once, bias fused
+    gemv(one_layer(W, nullptr, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream,
+         blas.mode == BlasMode::Gemv);
     return CUBLAS_STATUS_SUCCESS;
   }
   if (M <= 0 || N <= 0) return CUBLAS_STATUS_SUCCESS;
@@ -986,6 +1211,19 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,
                     int N, int K, cudaStream_t stream) {
   if (n < 2 || M <= 0 || N <= 0 || K <= 0 || sw <= 0 || sy <= 0 || (b && sb <= 0)) return false;
+  if (gemv_fits(M, false, blas.mode) && n <= kGemvMaxLayers) {  // BlasMode::Gemv: one GEMV
+    GemvLayers L;
+    for (int i = 0; i < n; ++i) {
+      L.W[i] = W + i * sw;
+      L.b[i] = b ? b + i * sb : nullptr;
+      L.y[i] = y + i * sy;
+      L.ldy[i] = ldy;
+      L.start[i + 1] = L.start[i] + N;
+    }
+    L.count = n;
+    gemv(L, x, ldx, M, K, kActNone, stream, blas.mode == BlasMode::Gemv);
+    return true;
+  }
   return lt_linear(blas, {y, ldy, x, ldx, W, b, M, N, K, kActNone, n, sw, sy, sb}, stream) ==
          CUBLAS_STATUS_SUCCESS;
 }
@@ -1011,8 +1249,9 @@ static cublasStatus_t expanded_linear(Blas& blas, float* y, int ldy, const float
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream) {
-  if (gemv_fits(M)) {
-    gemv(one_layer(nullptr, Q, S, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream);
+  if (gemv_fits(M, false, blas.mode)) {
+    gemv(one_layer(nullptr, Q, S, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream,
+         blas.mode == BlasMode::Gemv);
     return CUBLAS_STATUS_SUCCESS;
   }
   return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {
@@ -1024,8 +1263,9 @@ cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream) {
-  if (gemv_fits(M, true)) {
-    gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream);
+  if (gemv_fits(M, true, blas.mode)) {
+    gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream,
+         blas.mode == BlasMode::Gemv);
     return CUBLAS_STATUS_SUCCESS;
   }
   return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {

@@ -32,20 +32,17 @@ constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 // y (M, N) rows of stride ldy = x (M, K) rows of stride ldx · Wᵀ (+ b) (then act):
 // nn.Linear with W (N, K) row-major. Up to kGemvMaxRows rows (gemv_fits: a decoding step at
 // batch 1, or a beam of up to 8): one GEMV kernel with the bias and the activation fused. More
-// rows, by the thread's BlasMode: one cuBLAS SGEMM (CUBLAS_COMPUTE_32F, no TF32) then bias_act
-// when there is a bias or an activation; or one cuBLASLt matmul (CUBLAS_COMPUTE_32F) whose
-// epilogue adds the bias and applies ReLU. GELU always takes SGEMM + bias_act (cuBLASLt's GELU
-// is the tanh approximation, the book's the exact erf one). CPU: linear() / ffn().
+// rows, by the thread's BlasMode (below): the GEMV of up to kGemvWideRows rows, one cuBLAS
+// SGEMM (CUBLAS_COMPUTE_32F, no TF32) then bias_act when there is a bias or an activation, or
+// one cuBLASLt matmul (CUBLAS_COMPUTE_32F) whose epilogue adds the bias and applies ReLU. GELU
+// always takes SGEMM + bias_act past the GEMV (cuBLASLt's GELU is the tanh approximation, the
+// book's the exact erf one). CPU: linear() / ffn().
 constexpr int kGemvMaxRows = 8;
-// bfloat16 layers take the GEMV up to kGemvBf16MaxRows rows (a decoding step of batches and
-// beams up to 64), in chunks of kGemvMaxRows rows of one launch: each chunk reads the
-// bfloat16 matrix (after the first, mostly from L2), where widening it for SGEMM would read
-// and write it in fp32 at every step.
-constexpr int kGemvBf16MaxRows = 64;
-// Whether M rows of a layer (bfloat16 or not) take the GEMV.
-inline bool gemv_fits(int M, bool bf16 = false) {
-  return M >= 1 && M <= (bf16 ? kGemvBf16MaxRows : kGemvMaxRows);
-}
+// bfloat16 layers take the GEMV up to kGemvWideRows rows (a decoding step of batches and
+// beams up to 64) in every mode: in chunks of kGemvMaxRows rows of one launch, each chunk
+// reading the bfloat16 matrix (after the first, mostly from L2), where widening it for SGEMM
+// would read and write it in fp32 at every step; in BlasMode::Gemv, the GEMV of many rows.
+constexpr int kGemvWideRows = 64;
 
 // Which way products of more than kGemvMaxRows rows run (ATTNLITE_CUDA_LT, docs/cuda.md):
 // - Sgemm: SGEMM + bias_act, always;
@@ -55,12 +52,21 @@ inline bool gemv_fits(int M, bool bf16 = false) {
 //   (41.0k against 48.7k tokens/s), while larger products lost nothing;
 // - LtTuned: for fewer than kLtMinRows rows too, whichever of SGEMM + bias_act and the
 //   heuristic's first kTuneAlgos algorithms ran fastest on the call's own operands, timed at
-//   the shape's first use outside a stream capture (until then, SGEMM + bias_act).
-enum class BlasMode { Sgemm, Lt, LtTuned };
+//   the shape's first use outside a stream capture (until then, SGEMM + bias_act);
+// - Gemv: up to kGemvWideRows rows the GEMV of many rows (gemv's `rows`: x staged in shared
+//   memory, each warp several features over all rows, the bias and activation fused; every
+//   layer kind, fp32, int8 and bfloat16, and layers over one input in one launch), as Lt
+//   from kLtMinRows rows.
+enum class BlasMode { Sgemm, Lt, LtTuned, Gemv };
 constexpr int kLtMinRows = 65;
+static_assert(kGemvWideRows < kLtMinRows, "BlasMode::Gemv hands over to cuBLASLt past its rows");
+// Whether M rows of a layer (bfloat16 or not) take the GEMV in `mode`.
+inline bool gemv_fits(int M, bool bf16, BlasMode mode) {
+  return M >= 1 && M <= (bf16 || mode == BlasMode::Gemv ? kGemvWideRows : kGemvMaxRows);
+}
 // Whether a product of M rows (past the GEMV's) goes to cuBLASLt with the bias in its epilogue
-// in `mode`: from kLtMinRows rows in Lt and LtTuned (an operand's alignment, GELU or a failed
-// plan still fall back to SGEMM + bias_act). Below that, Lt runs SGEMM + bias_act, and
+// in `mode`: from kLtMinRows rows in Lt, LtTuned and Gemv (an operand's alignment, GELU or a
+// failed plan still fall back to SGEMM + bias_act). Below that, Lt runs SGEMM + bias_act, and
 // LtTuned times both (until then, SGEMM + bias_act). linear() and the CUDA op set's
 // linear_add_layer_norm (which adds the bias in the norm's kernel where no epilogue would)
 // both decide by it.
@@ -103,13 +109,15 @@ struct GemvLayers {
   int start[kGemvMaxLayers + 1] = {};
   int count = 0;
 };
-// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows, or for
-// bfloat16 layers M <= kGemvBf16MaxRows (gemv_fits).
+// ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows, or
+// M <= kGemvWideRows for bfloat16 layers and with `rows` (gemv_fits). Past kGemvMaxRows rows,
+// `rows` (BlasMode::Gemv) takes the GEMV of many rows, whose outputs are those of chunks of
+// up to kGemvMaxRows rows, bit for bit; else (bfloat16 only) the chunks themselves.
 // The layers are all fp32, all int8 or all bfloat16: an int8 layer's output is
 // S[o] · (x · Q[o]ᵀ) + b, the CPU's int8 product; a bfloat16 layer's is the fp32 product with
 // the matrix's values widened (bf16_value, ops/operands.h). CPU: linear() of each layer.
 void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
-          cudaStream_t stream);
+          cudaStream_t stream, bool rows = false);
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
                       const float* b, int M, int N, int K, int act, cudaStream_t stream);
 // n fp32 layers of one shape (N, K) over one input x (M, K), more rows than the GEMV takes:
@@ -122,15 +130,15 @@ cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, co
 bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x, int ldx,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,
                     int N, int K, cudaStream_t stream);
-// The same with int8 weights Q (N, K) and their scales S (N): up to kGemvMaxRows rows, the
-// GEMV reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded into `expand`
+// The same with int8 weights Q (N, K) and their scales S (N): as long as the GEMV takes the
+// rows (gemv_fits), it reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded into `expand`
 // (S[o] · Q[o][k], the values the CPU's dequantize() gives), Linear::expand_rows(N, K)
 // features at a time, each slice then an fp32 product. CPU: linear() on an int8 Linear.
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream);
-// The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvBf16MaxRows rows, the
-// GEMV reads H itself (half of fp32's bytes), 8 rows a chunk; more rows, H is widened into
+// The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvWideRows rows, the
+// GEMV reads H itself (half of fp32's bytes); more rows, H is widened into
 // `expand` a slice at a time, each slice then an fp32 product (no tensor cores: every product
 // adds in fp32). CPU: linear() on the fp32 Linear of the widened values.
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,

@@ -217,7 +217,7 @@ class CudaOps final : public ops::Ops {
       cuda::linear(blas(), y, w.out, x, w.in, w.w, w.b, M, w.out, w.in, a, kStream);
       return;
     }
-    if (!cuda::gemv_fits(M, w.bf16()) && !w.expand)
+    if (!cuda::gemv_fits(M, w.bf16(), blas().mode) && !w.expand)
       throw Error(std::string("CUDA: an ") + (w.int8() ? "int8" : "bfloat16") + " linear layer of " +
                   std::to_string(M) + " rows needs room to expand its weights (Linear::expand), and has none");
     if (w.int8())
@@ -225,12 +225,13 @@ class CudaOps final : public ops::Ops {
     else
       cuda::linear_bf16(blas(), y, w.out, x, w.in, w.h, w.expand, w.b, M, w.out, w.in, a, kStream);
   }
-  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits, for bfloat16
-  // ones up to 64), all fp32, all int8 or all bfloat16: one GEMV launch for all of them.
+  // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits: for bfloat16
+  // ones and in BlasMode::Gemv up to 64), all fp32, all int8 or all bfloat16: one GEMV launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
-    if (!cuda::gemv_fits(M) && strided(ys, ws, n, x, M)) return;
-    bool one = n >= 1 && n <= cuda::kGemvMaxLayers && cuda::gemv_fits(M, ws[0]->bf16());
+    const cuda::BlasMode mode = blas().mode;
+    if (!cuda::gemv_fits(M, false, mode) && strided(ys, ws, n, x, M)) return;
+    bool one = n >= 1 && n <= cuda::kGemvMaxLayers && cuda::gemv_fits(M, ws[0]->bf16(), mode);
     for (int i = 0; one && i < n; ++i)
       one = (ws[i]->w || ws[i]->q || ws[i]->h) && ws[i]->int8() == ws[0]->int8() &&
             ws[i]->bf16() == ws[0]->bf16() && ws[i]->in == ws[0]->in;
@@ -247,7 +248,7 @@ class CudaOps final : public ops::Ops {
       L.start[i + 1] = L.start[i] + ws[i]->out;
     }
     L.count = n;
-    cuda::gemv(L, x, ws[0]->in, M, ws[0]->in, cuda::kActNone, kStream);
+    cuda::gemv(L, x, ws[0]->in, M, ws[0]->in, cuda::kActNone, kStream, mode == cuda::BlasMode::Gemv);
   }
   void add(float* y, const float* a, const float* b, long n) const override {
     if (n > 0) add_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(y, a, b, n);
@@ -263,7 +264,8 @@ class CudaOps final : public ops::Ops {
   void linear_add_layer_norm(float* out, float* y, const float* x, const Linear& w,
                              const float* res, const float* gamma, const float* beta, int R,
                              float eps, Arena&) const override {
-    const bool apart = w.b && !cuda::gemv_fits(R, w.bf16()) && !cuda::lt_rows(blas().mode, R);
+    const cuda::BlasMode mode = blas().mode;
+    const bool apart = w.b && !cuda::gemv_fits(R, w.bf16(), mode) && !cuda::lt_rows(mode, R);
     Linear product = w;
     if (apart) product.b = nullptr;
     linear(y, x, product, R, ops::Act::None);
@@ -480,8 +482,8 @@ class CudaOps final : public ops::Ops {
 
   // One BLAS per thread (cuBLAS, and cuBLASLt for products with their bias in the epilogue),
   // on the per-thread stream, made on the thread's first use, in the mode ATTNLITE_CUDA_LT
-  // says (cuda::BlasMode): "0" SGEMM + the bias kernel always, "tune" timed per shape, unset
-  // (or anything else) the default.
+  // says (cuda::BlasMode): "0" SGEMM + the bias kernel always, "tune" timed per shape, "gemv"
+  // the GEMV up to 64 rows, unset (or anything else) the default.
   static cuda::Blas& blas() {
     thread_local cuda::Blas b(blas_mode(), kStream);
     return b;
@@ -490,6 +492,7 @@ class CudaOps final : public ops::Ops {
     const char* e = std::getenv("ATTNLITE_CUDA_LT");
     if (e && std::strcmp(e, "0") == 0) return cuda::BlasMode::Sgemm;
     if (e && std::strcmp(e, "tune") == 0) return cuda::BlasMode::LtTuned;
+    if (e && std::strcmp(e, "gemv") == 0) return cuda::BlasMode::Gemv;
     return cuda::BlasMode::Lt;
   }
 

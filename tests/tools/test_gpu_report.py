@@ -69,7 +69,11 @@ def whole_run(d):
         {"model": "transformer-fra-bpe", "batch": "32", "drop": "-", "beam": 1, "sentences": 1896,
          "identical": 1896, "cpu_s": 4.1},
         {"model": "transformer-fra-bpe", "batch": "-", "drop": "0", "beam": 1, "sentences": 1896,
-         "identical": 1896, "cuda_s": 0.9}]))
+         "identical": 1896, "cuda_s": 0.9},
+        {"model": "transformer-fra-bpe", "batch": "32", "drop": "-", "lt": "gemv", "beam": 1,
+         "sentences": 1896, "identical": 1896, "cuda_s": 0.7}]))
+    write(d, "bench_cuda_gemv.json", json.dumps({"rows": [
+        {"batch": 32, "decode_tokens_per_s": 50000.0}]}))
     write(d, "bf16.jsonl", lines([
         {"model": "transformer-d2l", "beam": 1, "sentences": 1896, "identical": 1882, "fp32_s": 0.5,
          "bf16_s": 0.45},
@@ -118,6 +122,10 @@ class GpuReport(unittest.TestCase):
         # batch 1: 3,790 against PyTorch's CUDA graphs' 2,029 = 1.87x, the 1.5x goal met
         self.assertIn("| 1 | 3,790 | 420 | 2,029 | 9.02x | 1.87x (met) |", text)
         self.assertIn("| transformer-fra-bpe | 1 | 1896 | 1896 | 7.82 | 0.81 | 9.65x |", text)
+        # the GEMV up to 64 rows: 50,000 against 32,281 = 1.55x; in the batch sweep
+        self.assertIn("| 32 (`ATTNLITE_CUDA_LT=gemv`) | 50,000 | 11,373 | 32,281 | 4.40x | 1.55x (met) |", text)
+        self.assertIn("| 32 | 1 | unset | `gemv` | 1896 | 1896 | 0.70 | 11.17x | 0.81 |", text)
+        self.assertIn("| 256 (default) | 1 | 0 (finished sentences stay) | unset | 1896 | 1896 | 0.90 |", text)
         self.assertIn("| transformer-d2l | 1 | 1896 | 1882 (99.3%) | 0.50 | 0.45 |", text)
         # --times inside the process's wall time (0.81 s on the GPU: 9 ms of start and exit)
         self.assertIn("| transformer-fra-bpe | 1 | cpu | 29 | 0 | 3 | 7771 | 17 | 7820 |", text)

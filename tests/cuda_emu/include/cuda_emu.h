@@ -233,6 +233,8 @@ Launcher<P...> launch(void (*kernel)(P...), const char* name, Config c) {
 #define __device__
 #define __host__
 #define __forceinline__ inline
+// (a register budget for nvcc; the launches' block sizes are checked against 1,024 threads)
+#define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define threadIdx (::cuda_emu::thread_idx())
 #define blockIdx (::cuda_emu::t_block_idx)
