@@ -324,9 +324,12 @@ cuda_emu_task() {
       # the kernels again with each block's threads taking their turns from the last to the
       # first: a thread's read of what another writes between the same two barriers sees the
       # write in one order and not in the other, so a missing barrier fails one of the two runs
+      # (not the products' case: the GEMV of few rows, cuBLAS's and the widening kernels share
+      # nothing between a block's threads but warp shuffles; the GEMV of many rows, which
+      # stages x in shared memory, has its own case)
       reverse)
         ATTNLITE_CUDA_EMU_ORDER=reverse $b/tests/attnlite_tests \
-          "[ops],[emulator],CUDA products match the scalar CPU reference,CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give,CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
+          "[ops],[emulator],CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give,CUDA kernels match the scalar CPU reference,CUDA translations match the CPU on the random fixture Transformer,CUDA beam search and Bahdanau match the CPU" || st=1 ;;
       parity-bpe) emulated_cli_parity transformer-fra-bpe 1 20 || st=1 ;;
       # (batches of 16 with the GEMV of many rows: the int8 model's products read as stored)
       parity-bpe-batch16) ATTNLITE_CUDA_LT=gemv emulated_cli_parity transformer-fra-bpe 1 40 --batch 16 || st=1 ;;
