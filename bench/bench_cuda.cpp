@@ -10,8 +10,13 @@
 // Every decoder step ends with the ids/probabilities copied back, so wall time is GPU time.
 //
 // usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--precision fp32|bf16] [--cpu]
-//                   [--json OUT] [--check]
+//                   [--json OUT] [--check] [--products]
 //   --precision  how the GPU holds the weights (Limits::precision; default fp32)
+//   --products  instead: each fp32 product of a decoding step of this model at each batch's
+//            rows, on its own, in each way the products can run (cuda::BlasMode: SGEMM and the
+//            bias kernel, the default, the GEMV of many rows), microseconds per call: the calls
+//            over enough copies of the weights that they come from memory, as in a step, as
+//            one CUDA graph (cuda::check::linear_us); and their sum over a decoder step
 //   --cpu    also time the CPU path at the same sizes (slow at this model size)
 //   --json   also write the rows as JSON (tools/gpu-check.sh's report reads it)
 //   --check  no GPU needed: build the model, translate one source for 2 steps on the CPU
@@ -30,6 +35,7 @@
 #include "attnlite/error.h"
 #include "attnlite/model.h"
 #include "attnlite/translate.h"
+#include "cuda/device.h"
 
 namespace {
 
@@ -161,12 +167,85 @@ double time_batch(Translator& tr, const std::vector<std::string_view>& src, int 
   return t[t.size() / 2];
 }
 
+// --products: each product of a decoder step (fp32) at each batch's rows, in each BLAS mode.
+int time_products(const Config& c, const std::vector<int>& batches, int reps,
+                  const std::string& json_path) {
+  struct Product {
+    const char* name;
+    int N, K, layers;
+    bool relu;
+    int per_step;  // calls in a decoder step (the output layer once, the others per layer)
+  };
+  const std::vector<Product> ps = {
+      {"self-attention Q, K, V (3 layers, one launch)", c.H, c.H, 3, false, c.L},
+      {"H x H (self and cross output, cross Q)", c.H, c.H, 1, false, 3 * c.L},
+      {"FFN 1 (ReLU)", c.F, c.H, 1, true, c.L},
+      {"FFN 2", c.H, c.F, 1, false, c.L},
+      {"output layer", c.V, c.H, 1, false, 1},
+  };
+  struct Mode {
+    int id;
+    const char* name;
+  };
+  const std::vector<Mode> modes = {{0, "SGEMM + bias kernel (ATTNLITE_CUDA_LT=0)"},
+                                   {1, "default"},
+                                   {3, "GEMV of many rows (ATTNLITE_CUDA_LT=gemv)"}};
+  std::printf("# the fp32 products of a decoding step of the base Transformer, each on its own: "
+              "microseconds per call, median of %d runs, each one replay of a CUDA graph of the "
+              "calls over copies of the weights (at least 128 MB: from memory, not L2)\n"
+              "# device: %s\n",
+              reps, cuda_device_name().c_str());
+  std::printf("| rows | product | calls a step |");
+  for (const Mode& m : modes) std::printf(" %s |", m.name);
+  std::printf("\n|---:|---|---:|");
+  for (size_t i = 0; i < modes.size(); ++i) std::printf("---:|");
+  std::printf("\n");
+  nlohmann::json rows = nlohmann::json::array();
+  for (int M : batches) {
+    std::vector<double> step(modes.size(), 0.0);
+    for (const Product& p : ps) {
+      const double bytes = 4.0 * p.N * p.K * p.layers;
+      const int copies = (int)std::min(64.0, std::max(1.0, std::ceil(128e6 / bytes)));
+      std::printf("| %d | %s | %d |", M, p.name, p.per_step);
+      nlohmann::json us = nlohmann::json::object();
+      for (size_t i = 0; i < modes.size(); ++i) {
+        std::vector<double> t;
+        for (int r = 0; r < reps; ++r)
+          t.push_back(cuda::check::linear_us(M, p.N, p.K, p.layers, p.relu, modes[i].id, copies, 1));
+        std::sort(t.begin(), t.end());
+        const double med = t[t.size() / 2];
+        step[i] += med * p.per_step;
+        us[std::to_string(modes[i].id)] = med;
+        std::printf(" %.2f |", med);
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+      rows.push_back({{"rows", M}, {"product", p.name}, {"N", p.N}, {"K", p.K}, {"layers", p.layers},
+                      {"per_step", p.per_step}, {"us", us}});
+    }
+    std::printf("| %d | **a decoder step's products** | |", M);
+    nlohmann::json us = nlohmann::json::object();
+    for (size_t i = 0; i < modes.size(); ++i) {
+      std::printf(" **%.1f** |", step[i]);
+      us[std::to_string(modes[i].id)] = step[i];
+    }
+    std::printf("\n");
+    rows.push_back({{"rows", M}, {"product", "step"}, {"us", us}});
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << nlohmann::json{{"device", cuda_device_name()}, {"products", rows}}.dump() << '\n';
+    if (!out) throw Error("cannot write '" + json_path + "'");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> batches = {1, 32};
   int steps = 64, reps = 5;
-  bool cpu = false, check = false;
+  bool cpu = false, check = false, products = false;
   std::string json_path;
   Precision precision = Precision::F32;
   for (int i = 1; i < argc; ++i) {
@@ -176,11 +255,12 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (a == "--cpu") cpu = true;
     else if (a == "--check") check = true;
+    else if (a == "--products") products = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--precision" && i + 1 < argc && parse_precision(argv[i + 1], &precision)) ++i;
     else {
       std::fprintf(stderr, "usage: bench_cuda [--batch 1,32] [--steps 64] [--reps 5] [--precision fp32|bf16] "
-                           "[--cpu] [--json OUT] [--check]\n");
+                           "[--cpu] [--json OUT] [--check] [--products]\n");
       return 2;
     }
   }
@@ -194,6 +274,7 @@ int main(int argc, char** argv) {
   }
   try {
     const Config c;
+    if (products) return time_products(c, batches, reps, json_path);
     const auto bytes = random_model_bytes(c);
     auto model = Model::from_bytes(bytes.data(), bytes.size());
     const int max_batch = *std::max_element(batches.begin(), batches.end());

@@ -322,6 +322,21 @@ TEST_CASE("CUDA: the GEMV of many rows gives each row the bits that launches of 
   }
 }
 
+// bench_cuda --products times each product through this: the graph of its calls replays.
+TEST_CASE("CUDA: a product's time per call comes from a replayed graph of its calls", "[cuda]") {
+  if (!have_gpu("the product timing")) return;
+  for (int mode : {0, 1, 2, 3})
+    for (auto [M, layers, relu] : std::vector<std::array<int, 3>>{{4, 1, 1}, {20, 1, 0}, {20, 3, 0}, {70, 1, 1}}) {
+      INFO("mode " << mode << " M " << M << " layers " << layers);
+      const double us = cuda::check::linear_us(M, 40, 24, layers, relu != 0, mode, 3, 2);
+      CHECK(std::isfinite(us));
+      CHECK(us > 0.0);
+    }
+  CHECK_THROWS_WITH(cuda::check::linear_us(0, 40, 24, 1, false, 1, 3, 2), Catch::Contains("bad sizes"));
+  // more layers than one launch of the GEMV takes
+  CHECK_THROWS_WITH(cuda::check::linear_us(4, 40, 24, 5, false, 1, 3, 2), Catch::Contains("bad sizes"));
+}
+
 TEST_CASE("CUDA kernels match the scalar CPU reference", "[cuda]") {
   if (!have_gpu("the kernel tests")) return;
   const auto& K = ops::scalar_kernels();

@@ -20,7 +20,9 @@
 #      launch (ATTNLITE_CUDA_GRAPHS=small; docs/cuda.md), with every product as SGEMM and a
 #      bias kernel (ATTNLITE_CUDA_LT=0), with its products timed per shape
 #      (ATTNLITE_CUDA_LT=tune), with the GEMV up to 64 rows (ATTNLITE_CUDA_LT=gemv, fp32 and
-#      bfloat16 weights), and with bfloat16 weights (--precision bf16, batch 1 and 32);
+#      bfloat16 weights), and with bfloat16 weights (--precision bf16, batch 1 and 32); then
+#      each product of a decoding step on its own at 16, 32 and 64 rows in those ways
+#      (bench_cuda --products);
 #      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   5. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
@@ -182,6 +184,9 @@ step bench_cuda_gemv 240 env ATTNLITE_CUDA_LT=gemv "$BUILD/bench/bench_cuda" --b
   --steps $steps --reps $reps --json "$OUT/bench_cuda_gemv.json"
 step bench_cuda_gemv_bf16 240 env ATTNLITE_CUDA_LT=gemv "$BUILD/bench/bench_cuda" --batch 32 \
   --precision bf16 --steps $steps --reps $reps --json "$OUT/bench_cuda_gemv_bf16.json"
+# each fp32 product of a decoding step on its own, at 16, 32 and 64 rows, in each BLAS mode
+step bench_cuda_products 180 "$BUILD/bench/bench_cuda" --products --batch 16,32,64 --reps $reps \
+  --json "$OUT/bench_products.json"
 step bench_cuda_bf16 240 "$BUILD/bench/bench_cuda" --batch 1,32 --precision bf16 --steps $steps \
   --reps $reps --json "$OUT/bench_cuda_bf16.json"
 if [ -n "$PY" ]; then

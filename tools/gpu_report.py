@@ -182,6 +182,28 @@ def main():
         say(f"PyTorch {peer['torch']} on {peer.get('device', '?')}.")
     say("")
 
+    prods = read(os.path.join(d, "bench_products.json"))
+    if prods:
+        say("### Each product of a decoding step on its own (`bench_cuda --products`)")
+        say("")
+        say("Microseconds per call (fp32; a CUDA graph of the calls over copies of the weights "
+            "that pass L2, as in a step), by the way products of 9 to 64 rows run "
+            "(`ATTNLITE_CUDA_LT`): `0` SGEMM and the bias kernel, unset the default (the same "
+            "below 65 rows), `gemv` the GEMV of many rows; and the sum over a decoder step.")
+        say("")
+        say("| rows | product | calls a step | `0` | default | `gemv` | `gemv`'s speed-up over the default |")
+        say("|---:|---|---:|---:|---:|---:|---:|")
+        for r in json.loads(prods)["products"]:
+            us = r["us"]
+            a, b, c = us.get("0"), us.get("1"), us.get("3")
+            step = r["product"] == "step"
+            name = "**a decoder step's products**" if step else r["product"]
+            calls = "" if step else r["per_step"]
+            fmt = (lambda v: f"**{v:,.1f}**") if step else (lambda v: f"{v:,.2f}")
+            say(f"| {r['rows']} | {name} | {calls} | {fmt(a)} | {fmt(b)} | {fmt(c)} | "
+                f"{ratio(b, c)} |")
+        say("")
+
     say("## Held-out sentences through the CLI: CPU (1 thread) and GPU")
     say("")
     say("| model | beam | sentences | identical | CPU s | GPU s | GPU speed-up |")

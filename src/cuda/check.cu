@@ -139,6 +139,64 @@ void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, in
   linear_stored<uint16_t>("linear_bf16", y, x, h, nullptr, b, M, N, K, relu, gemv_n, mode);
 }
 
+double linear_us(int M, int N, int K, int layers, bool relu, int mode, int copies, int reps) {
+  if (M < 1 || N < 1 || K < 1 || layers < 1 || layers > kGemvMaxLayers || copies < 1 || reps < 1)
+    throw Error("linear_us: bad sizes");
+  const cudaStream_t stream = cudaStreamPerThread;
+  // each copy's layers, weights and biases 64 floats apart at least (as the weights' copy
+  // places them), outputs likewise
+  const auto pad = [](long v) { return (v + 63) / 64 * 64; };
+  const long sw = pad((long)N * K), sb = pad(N), sy = pad((long)M * N);
+  Dev<float> dx((size_t)M * K), dw((size_t)(sw * layers * copies)), db((size_t)(sb * layers * copies));
+  Dev<float> dy((size_t)(sy * layers));
+  ok(cudaMemset(dx.p, 0, dx.n * sizeof(float)), "memset");
+  ok(cudaMemset(dw.p, 0, dw.n * sizeof(float)), "memset");
+  ok(cudaMemset(db.p, 0, db.n * sizeof(float)), "memset");
+  cuda::Blas blas((cuda::BlasMode)mode, stream);
+  const int act = relu ? cuda::kActRelu : cuda::kActNone;
+  const auto call = [&](int c) {
+    const float* w = dw.p + sw * layers * c;
+    const float* b = db.p + sb * layers * c;
+    if (layers == 1) {
+      if (cuda::linear(blas, dy.p, N, dx.p, K, w, b, M, N, K, act, stream) != CUBLAS_STATUS_SUCCESS)
+        throw Error("linear_us: a product failed");
+    } else if (!cuda::linear_strided(blas, dy.p, sy, N, dx.p, K, w, sw, b, sb, layers, M, N, K, stream)) {
+      throw Error("linear_us: the strided product did not take these layers");
+    }
+  };
+  for (int c = 0; c < copies; ++c) call(c);  // plans made (and timed, mode 2) outside the capture
+  ok(cudaStreamSynchronize(stream), "linear_us");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  try {
+    for (int c = 0; c < copies; ++c) call(c);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    throw;
+  }
+  ok(cudaStreamEndCapture(stream, &graph), "capture");
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  float ms = 0.f;
+  cudaError_t st = cudaGraphInstantiate(&exec, graph, 0);
+  if (st == cudaSuccess) st = cudaGraphLaunch(exec, stream);  // unmeasured
+  if (st == cudaSuccess) st = cudaEventCreate(&e0);
+  if (st == cudaSuccess) st = cudaEventCreate(&e1);
+  if (st == cudaSuccess) st = cudaEventRecord(e0, stream);
+  for (int r = 0; st == cudaSuccess && r < reps; ++r) st = cudaGraphLaunch(exec, stream);
+  if (st == cudaSuccess) st = cudaEventRecord(e1, stream);
+  if (st == cudaSuccess) st = cudaEventSynchronize(e1);
+  if (st == cudaSuccess) st = cudaEventElapsedTime(&ms, e0, e1);
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (exec) cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  ok(st, "linear_us");
+  return ms * 1e3 / ((double)reps * copies);
+}
+
 void add_layer_norm(float* out, const float* x, const float* y, const float* yb,
                     const float* gamma, const float* beta, int R, int n) {
   Dev<float> dout((size_t)R * n), dx((size_t)R * n, x), dy((size_t)R * n, y);

@@ -51,6 +51,13 @@ void linear_i8(float* y, const float* x, const signed char* q, const float* scal
 // widened into fp32 first.                          CPU: linear on the widened values (bf16_value)
 void linear_bf16(float* y, const float* x, const uint16_t* h, const float* b, int M, int N, int K,
                  bool relu, int gemv_n = 1, int mode = 1);
+// Microseconds per call of the op set's product path for M rows through `layers` layers of
+// (N, K) over one input, with biases, in `mode` (as linear above): one layer with `relu`, or
+// several as one strided product (attention's Q, K and V; no activation). The weights are
+// `copies` sets used in turn, so that, as in a decoding step, they come from memory rather
+// than from L2; the calls (copies of them, after one unmeasured call of each) are captured as
+// one CUDA graph on the thread's stream and replayed `reps` times. For bench_cuda --products.
+double linear_us(int M, int N, int K, int layers, bool relu, int mode, int copies, int reps);
 // out (R, n) = LayerNorm(x + (y + yb)) · gamma + beta, eps 1e-5; yb (n) or nullptr.
 //                                                                          CPU: add_norm
 void add_layer_norm(float* out, const float* x, const float* y, const float* yb,

@@ -74,6 +74,10 @@ def whole_run(d):
          "sentences": 1896, "identical": 1896, "cuda_s": 0.7}]))
     write(d, "bench_cuda_gemv.json", json.dumps({"rows": [
         {"batch": 32, "decode_tokens_per_s": 50000.0}]}))
+    write(d, "bench_products.json", json.dumps({"device": "NVIDIA H200", "products": [
+        {"rows": 32, "product": "FFN 2", "N": 512, "K": 2048, "layers": 1, "per_step": 6,
+         "us": {"0": 12.5, "1": 12.25, "3": 4.9}},
+        {"rows": 32, "product": "step", "us": {"0": 400.0, "1": 398.0, "3": 199.0}}]}))
     write(d, "bf16.jsonl", lines([
         {"model": "transformer-d2l", "beam": 1, "sentences": 1896, "identical": 1882, "fp32_s": 0.5,
          "bf16_s": 0.45},
@@ -125,6 +129,9 @@ class GpuReport(unittest.TestCase):
         # the GEMV up to 64 rows: 50,000 against 32,281 = 1.55x; in the batch sweep
         self.assertIn("| 32 (`ATTNLITE_CUDA_LT=gemv`) | 50,000 | 11,373 | 32,281 | 4.40x | 1.55x (met) |", text)
         self.assertIn("| 32 | 1 | unset | `gemv` | 1896 | 1896 | 0.70 | 11.17x | 0.81 |", text)
+        # each product on its own, and a step's sum, in the three ways
+        self.assertIn("| 32 | FFN 2 | 6 | 12.50 | 12.25 | 4.90 | 2.50x |", text)
+        self.assertIn("| 32 | **a decoder step's products** |  | **400.0** | **398.0** | **199.0** | 2.00x |", text)
         self.assertIn("| 256 (default) | 1 | 0 (finished sentences stay) | unset | 1896 | 1896 | 0.90 |", text)
         self.assertIn("| transformer-d2l | 1 | 1896 | 1882 (99.3%) | 0.50 | 0.45 |", text)
         # --times inside the process's wall time (0.81 s on the GPU: 9 ms of start and exit)
