@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attnlite/error.h"
@@ -235,8 +236,8 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
 // what it waits on. Here a block of kRowsWarps warps stages a chunk of up to MR rows of x in
 // shared memory, a tile of KT columns at a time, and each warp computes F features over all
 // of the chunk's rows from it: lane l holds its weights of the tile for each of its features
-// in registers (loaded before the tile is staged, so that the two loads' waits overlap) and
-// reads each row's values of x from shared memory once for all F. A tile is U steps of
+// in registers (the next tile's loads issued before this one is staged and used, so that
+// they arrive meanwhile) and reads each row's values of x from shared memory once for all F. A tile is U steps of
 // gemv_kernel's: in step u lane l takes the KL weights from k0 + 32·KL·u + KL·l (Vec: one
 // 16-byte load of 4 fp32, 8 bfloat16 or 16 int8 weights; else one weight), so a lane adds its
 // weights in the order gemv_kernel's lane does and each row's partial sums are the same; the
@@ -309,24 +310,46 @@ __global__ void __launch_bounds__(kRowsThreads) gemv_rows_kernel(GemvLayers L, c
   for (int f = 0; f < F; ++f)
 #pragma unroll
     for (int m = 0; m < MR; ++m) acc[f][m] = 0.f;
-  for (int k0 = 0; k0 < K; k0 += KT) {
-    // this lane's weights of the tile, zeros past K (Vec: K is a multiple of KL)
-    float w[F][W];
+  // This lane's weights of a tile as loaded (Raw: 16 bytes of int8 or bfloat16, a float4,
+  // or one weight), zeros past K (Vec: K is a multiple of KL); the next tile's are loaded
+  // before the current one is staged and used, so that they arrive meanwhile.
+  using Raw = std::conditional_t<!Vec, float, std::conditional_t<I8 || BF16, int4, float4>>;
+  Raw raw[F][U];
+  const auto load = [&](int t0) {
 #pragma unroll
     for (int f = 0; f < F; ++f)
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int k = k0 + KS * u + KL * lane;
+        const int k = t0 + KS * u + KL * lane;
         const bool in = has[f] && k < K;
         const long at = (long)nf[f] * K + k;
+        if constexpr (Vec && I8)
+          raw[f][u] = in ? __ldg(reinterpret_cast<const int4*>(L.Q[li[f]] + at)) : int4{};
+        else if constexpr (Vec && BF16)
+          raw[f][u] = in ? __ldg(reinterpret_cast<const int4*>(L.H[li[f]] + at)) : int4{};
+        else if constexpr (Vec)
+          raw[f][u] = in ? __ldg(reinterpret_cast<const float4*>(L.W[li[f]] + at)) : float4{};
+        else
+          raw[f][u] = !in ? 0.f
+                      : I8 ? (float)L.Q[li[f]][at]
+                      : BF16 ? bf16_lo((int)L.H[li[f]][at])
+                             : L.W[li[f]][at];
+      }
+  };
+  load(0);
+  for (int k0 = 0; k0 < K; k0 += KT) {
+    float w[F][W];  // the tile's weights in fp32
+#pragma unroll
+    for (int f = 0; f < F; ++f)
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
         float* wu = w[f] + KL * u;
+        const Raw a = raw[f][u];
         if constexpr (Vec && I8) {
-          const int4 a = in ? __ldg(reinterpret_cast<const int4*>(L.Q[li[f]] + at)) : int4{};
           const int words[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
           for (int t = 0; t < 16; ++t) wu[t] = (float)(signed char)((words[t / 4] >> (8 * (t % 4))) & 0xff);
         } else if constexpr (Vec && BF16) {
-          const int4 a = in ? __ldg(reinterpret_cast<const int4*>(L.H[li[f]] + at)) : int4{};
           const int words[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
           for (int t = 0; t < 4; ++t) {
@@ -334,15 +357,12 @@ __global__ void __launch_bounds__(kRowsThreads) gemv_rows_kernel(GemvLayers L, c
             wu[2 * t + 1] = bf16_hi(words[t]);
           }
         } else if constexpr (Vec) {
-          const float4 a = in ? __ldg(reinterpret_cast<const float4*>(L.W[li[f]] + at)) : float4{};
           wu[0] = a.x, wu[1] = a.y, wu[2] = a.z, wu[3] = a.w;
         } else {
-          wu[0] = !in ? 0.f
-                  : I8 ? (float)L.Q[li[f]][at]
-                  : BF16 ? bf16_lo((int)L.H[li[f]][at])
-                         : L.W[li[f]][at];
+          wu[0] = a;
         }
       }
+    if (k0 + KT < K) load(k0 + KT);
     __syncthreads();  // every warp is done with the previous tile
     // the tile: rows [0, rows) of x's columns k0 .. k0 + KT - 1, zeros past them and past K;
     // a thread's loads 8 at a time in flight before their stores
@@ -852,15 +872,17 @@ static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K
   const int N = L.start[L.count];
   constexpr int MR = Vec && Kind == kWI8 ? 16 : 32;
   const int chunks = (M + MR - 1) / MR, threads = kRowsThreads;
-  if (Vec && N >= kRowsWideN) {
-    constexpr int F = 4;
-    const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
-    gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
-  } else {
-    constexpr int F = 2;
-    const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
-    gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+  if constexpr (Vec) {
+    if (N >= kRowsWideN) {
+      constexpr int F = 4;
+      const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
+      gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+      return;
+    }
   }
+  constexpr int F = 2;  // (one weight at a time: always)
+  const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
+  gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
 void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream,
