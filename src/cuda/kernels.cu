@@ -102,11 +102,11 @@ __device__ __forceinline__ void load_ahead(T (&a)[U], const T* p, int k0, int n)
 // Vec; else one at a time) and the feature's sum is scaled by S[n] before the bias.
 // BF16: the rows are bfloat16 (L.H); lane l sums 8 weights at a time (one 16-byte load, when
 // Vec; else one at a time), each widened to fp32 exactly.
-// More rows (bfloat16 only, gemv_fits, outside BlasMode::Gemv): chunks of 8 rows, each as above, so a row's sums
-// are those of a launch of up to 8 rows. The chunks of a block's features are neighbouring
-// blocks (block i: chunk i % chunks of feature block i / chunks), so they run together and
-// read the same weight rows: from memory once, from L2 for the rest, even when the matrix is
-// larger than L2 (an output layer of 32,000 words).
+// More rows (bfloat16 only, gemv_fits, outside BlasMode::Gemv): chunks of 8 rows, each as
+// above, so a row's sums are those of a launch of up to 8 rows. The chunks of a block's
+// features are neighbouring blocks (block i: chunk i % chunks of feature block i / chunks), so
+// they run together and read the same weight rows: from memory once, from L2 for the rest,
+// even when the matrix is larger than L2 (an output layer of 32,000 words).
 constexpr int kWF32 = 0, kWI8 = 1, kWBF16 = 2;
 template <bool Vec, int Kind>
 __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K, int act) {
@@ -234,17 +234,17 @@ __global__ void gemv_kernel(GemvLayers L, const float* x, int ldx, int M, int K,
 // ---- the GEMV of 9 to 64 rows (BlasMode::Gemv) ---------------------------------------------
 // gemv_kernel reads every row of x from memory for each feature; past 8 rows those loads are
 // what it waits on. Here a block of kRowsWarps warps stages a chunk of up to MR rows of x in
-// shared memory, a tile of KT columns at a time, and each warp computes F features over all
-// of the chunk's rows from it: lane l holds its weights of the tile for each of its features
-// in registers (the next tile's loads issued before this one is staged and used, so that
-// they arrive meanwhile) and reads each row's values of x from shared memory once for all F. A tile is U steps of
-// gemv_kernel's: in step u lane l takes the KL weights from k0 + 32·KL·u + KL·l (Vec: one
-// 16-byte load of 4 fp32, 8 bfloat16 or 16 int8 weights; else one weight), so a lane adds its
-// weights in the order gemv_kernel's lane does and each row's partial sums are the same; the
-// warp then adds the 32 lanes' sums of its MR rows in the same tree as gemv_kernel (lanes 16
-// apart first, then 8, ...), each level halving the rows a lane holds, so that lane l ends
-// with row l's. A row's outputs are thus those of gemv_kernel, bit for bit, whatever the batch
-// around it.
+// shared memory, a tile of KT columns at a time, and each warp computes F features over all of
+// the chunk's rows from it: lane l holds its weights of the tile for each of its features in
+// registers (the next tile's loads issued before this one is staged and used, so that they
+// arrive meanwhile) and reads each row's values of x from shared memory once for all F. A tile
+// is U steps of gemv_kernel's: in step u lane l takes the KL weights from k0 + 32·KL·u + KL·l
+// (Vec: one 16-byte load of 4 fp32, 8 bfloat16 or 16 int8 weights; else one weight), so a lane
+// adds its weights in the order gemv_kernel's lane does and each row's partial sums are the
+// same; the warp then adds the 32 lanes' sums of its MR rows in the same tree as gemv_kernel
+// (lanes 16 apart first, then 8, ...), each level halving the rows a lane holds, so that lane
+// l ends with row l's. A row's outputs are thus those of gemv_kernel, bit for bit, whatever
+// the batch around it.
 constexpr int kRowsWarps = 4, kRowsThreads = kRowsWarps * 32;
 constexpr int kRowsWideN = 4096;  // from this many features, 4 a warp (gemv_rows)
 
@@ -868,7 +868,8 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
 // (int8 with 16-byte rows: 16, the tile being 512 columns wide), 32 KiB of x a tile for 16-byte
 // rows (fp32 256 columns, bfloat16 256, int8 512), 16 KiB else (128).
 template <bool Vec, int Kind>
-static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream) {
+static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K, int act,
+                      cudaStream_t stream) {
   const int N = L.start[L.count];
   constexpr int MR = Vec && Kind == kWI8 ? 16 : 32;
   const int chunks = (M + MR - 1) / MR, threads = kRowsThreads;

@@ -131,16 +131,17 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
                     const float* W, long long sw, const float* b, long long sb, int n, int M,
                     int N, int K, cudaStream_t stream);
 // The same with int8 weights Q (N, K) and their scales S (N): as long as the GEMV takes the
-// rows (gemv_fits), it reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded into `expand`
-// (S[o] · Q[o][k], the values the CPU's dequantize() gives), Linear::expand_rows(N, K)
-// features at a time, each slice then an fp32 product. CPU: linear() on an int8 Linear.
+// rows (gemv_fits), it reads Q itself (a quarter of fp32's bytes); more rows, Q is expanded
+// into `expand` (S[o] · Q[o][k], the values the CPU's dequantize() gives),
+// Linear::expand_rows(N, K) features at a time, each slice then an fp32 product. CPU:
+// linear() on an int8 Linear.
 cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          const int8_t* Q, const float* S, float* expand, const float* b, int M,
                          int N, int K, int act, cudaStream_t stream);
 // The same with bfloat16 weights H (N, K) (Precision::BF16): up to kGemvWideRows rows, the
-// GEMV reads H itself (half of fp32's bytes); more rows, H is widened into
-// `expand` a slice at a time, each slice then an fp32 product (no tensor cores: every product
-// adds in fp32). CPU: linear() on the fp32 Linear of the widened values.
+// GEMV reads H itself (half of fp32's bytes); more rows, H is widened into `expand` a slice
+// at a time, each slice then an fp32 product (no tensor cores: every product adds in fp32).
+// CPU: linear() on the fp32 Linear of the widened values.
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream);

@@ -226,7 +226,8 @@ class CudaOps final : public ops::Ops {
       cuda::linear_bf16(blas(), y, w.out, x, w.in, w.h, w.expand, w.b, M, w.out, w.in, a, kStream);
   }
   // Up to kGemvMaxLayers layers over one input of few rows (cuda::gemv_fits: for bfloat16
-  // ones and in BlasMode::Gemv up to 64), all fp32, all int8 or all bfloat16: one GEMV launch for all of them.
+  // ones and in BlasMode::Gemv up to 64), all fp32, all int8 or all bfloat16: one GEMV
+  // launch for all of them.
   void linear_n(float* const* ys, const Linear* const* ws, int n, const float* x, int M,
                 Arena& scratch) const override {
     const cuda::BlasMode mode = blas().mode;
