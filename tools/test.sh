@@ -19,11 +19,11 @@
 #            cases "[cuda],[ops],[translate]" (every CUDA test, the emulator's own checks, every
 #            op set's tests with the CUDA set among them), the kernel and op-set tests again
 #            with each block's threads in reverse order, the models' cases again with the GEMV
-#            up to 64 rows (ATTNLITE_CUDA_LT=gemv), the CLI's --device cuda against
-#            --device cpu on samples of the test splits, greedy, --batch 16 (in that mode) and
-#            beam 4, and the
-#            C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1), as tasks
-#            $jobs at a time, longest first (the Catch2 cases in two runs that add up to them);
+#            up to 64 rows (ATTNLITE_CUDA_LT=gemv), the CLI's --device cuda against --device
+#            cpu on samples of the test splits, greedy, --batch 16 (in that mode) and beam 4,
+#            and the C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1), as
+#            tasks $jobs at a time, longest first (the Catch2 cases in two runs that add up to
+#            them);
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
 #            for the CLI's whole-split CPU evaluations, which the native stage runs), and

@@ -111,7 +111,7 @@ void linear_stored(const char* what, float* y, const float* x, const T* w, const
       L.start[i + 1] = L.start[i] + n;
     }
     L.count = gemv_n;
-    cuda::gemv(L, dx.p, K, M, K, act, nullptr, (cuda::BlasMode)mode == cuda::BlasMode::Gemv);
+    cuda::gemv(L, dx.p, K, M, K, act, nullptr, (cuda::BlasMode)mode);
     ok(cudaDeviceSynchronize(), what);
     dy.to_host(y);
     return;
@@ -178,23 +178,15 @@ double linear_us(int M, int N, int K, int layers, bool relu, int mode, int copie
     throw;
   }
   ok(cudaStreamEndCapture(stream, &graph), "capture");
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  float ms = 0.f;
-  cudaError_t st = cudaGraphInstantiate(&exec, graph, 0);
-  if (st == cudaSuccess) st = cudaGraphLaunch(exec, stream);  // unmeasured
-  if (st == cudaSuccess) st = cudaEventCreate(&e0);
-  if (st == cudaSuccess) st = cudaEventCreate(&e1);
-  if (st == cudaSuccess) st = cudaEventRecord(e0, stream);
-  for (int r = 0; st == cudaSuccess && r < reps; ++r) st = cudaGraphLaunch(exec, stream);
-  if (st == cudaSuccess) st = cudaEventRecord(e1, stream);
-  if (st == cudaSuccess) st = cudaEventSynchronize(e1);
-  if (st == cudaSuccess) st = cudaEventElapsedTime(&ms, e0, e1);
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  if (exec) cudaGraphExecDestroy(exec);
+  const cudaError_t st = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
-  ok(st, "linear_us");
-  return ms * 1e3 / ((double)reps * copies);
+  ok(st, "cudaGraphInstantiate");
+  const float us = time_runs([&] {
+    return cudaGraphLaunch(exec, stream) == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+  }, reps, stream);
+  cudaGraphExecDestroy(exec);
+  if (us == FLT_MAX) throw Error("linear_us: a replay of the graph failed");
+  return us / copies;
 }
 
 void add_layer_norm(float* out, const float* x, const float* y, const float* yb,

@@ -886,8 +886,24 @@ static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K
   gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
 }
 
+// One GEMV launch of a layer kind: past kGemvMaxRows rows with `rows` the GEMV of many rows,
+// else gemv_kernel (bfloat16 past kGemvMaxRows rows: its chunks of 8 rows).
+template <bool Vec, int Kind>
+static void gemv_launch(const GemvLayers& L, const float* x, int ldx, int M, int K, int act,
+                        cudaStream_t stream, bool rows) {
+  if (rows && M > kGemvMaxRows) {
+    gemv_rows<Vec, Kind>(L, x, ldx, M, K, act, stream);
+    return;
+  }
+  const int N = L.start[L.count];
+  constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
+  // a block: 4 features by a chunk of up to 8 rows (more than one chunk for bfloat16 only)
+  const int grid = (N + kWarps - 1) / kWarps * ((M + kGemvMaxRows - 1) / kGemvMaxRows);
+  gemv_kernel<Vec, Kind><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+}
+
 void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, cudaStream_t stream,
-          bool rows) {
+          BlasMode mode) {
   const int N = L.start[L.count];
   if (N <= 0 || M <= 0) return;
   const int kind = L.Q[0] ? kWI8 : L.H[0] ? kWBF16 : kWF32;
@@ -898,36 +914,19 @@ void gemv(const GemvLayers& L, const float* x, int ldx, int M, int K, int act, c
   for (int i = 0; i < L.count; ++i)
     vec = vec && (kind == kWI8 ? (uintptr_t)L.Q[i] : kind == kWBF16 ? (uintptr_t)L.H[i] : (uintptr_t)L.W[i]) %
                          16 == 0;
-  if (rows && M > kGemvMaxRows) {
-    if (kind == kWI8 && vec)
-      gemv_rows<true, kWI8>(L, x, ldx, M, K, act, stream);
-    else if (kind == kWI8)
-      gemv_rows<false, kWI8>(L, x, ldx, M, K, act, stream);
-    else if (kind == kWBF16 && vec)
-      gemv_rows<true, kWBF16>(L, x, ldx, M, K, act, stream);
-    else if (kind == kWBF16)
-      gemv_rows<false, kWBF16>(L, x, ldx, M, K, act, stream);
-    else if (vec)
-      gemv_rows<true, kWF32>(L, x, ldx, M, K, act, stream);
-    else
-      gemv_rows<false, kWF32>(L, x, ldx, M, K, act, stream);
-    return;
-  }
-  constexpr int kWarps = 4;  // 128 blocks for 512 features: every SM of an H100/H200 busy
-  // a block: 4 features by a chunk of up to 8 rows (more than one chunk for bfloat16 only)
-  const int grid = (N + kWarps - 1) / kWarps * ((M + kGemvMaxRows - 1) / kGemvMaxRows);
+  const bool rows = mode == BlasMode::Gemv;
   if (kind == kWI8 && vec)
-    gemv_kernel<true, kWI8><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<true, kWI8>(L, x, ldx, M, K, act, stream, rows);
   else if (kind == kWI8)
-    gemv_kernel<false, kWI8><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<false, kWI8>(L, x, ldx, M, K, act, stream, rows);
   else if (kind == kWBF16 && vec)
-    gemv_kernel<true, kWBF16><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<true, kWBF16>(L, x, ldx, M, K, act, stream, rows);
   else if (kind == kWBF16)
-    gemv_kernel<false, kWBF16><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<false, kWBF16>(L, x, ldx, M, K, act, stream, rows);
   else if (vec)
-    gemv_kernel<true, kWF32><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<true, kWF32>(L, x, ldx, M, K, act, stream, rows);
   else
-    gemv_kernel<false, kWF32><<<grid, kWarps * 32, 0, stream>>>(L, x, ldx, M, K, act);
+    gemv_launch<false, kWF32>(L, x, ldx, M, K, act, stream, rows);
 }
 
 // One layer of N features for gemv: fp32 (W), int8 (Q, S) or bfloat16 (H).
@@ -1062,25 +1061,6 @@ static cublasStatus_t run_plan(Blas& blas, const LtPlan& p, const cublasLtMatmul
   const float one = 1.f, zero = 0.f;
   return blas.api->LtMatmul(blas.lt, p.op, &one, c.W, p.a, c.x, p.b, &zero, c.y, p.d, c.y, p.d,
                             &algo, blas.work, Blas::kWorkBytes, stream);
-}
-
-// Microseconds of `reps` runs of f on the stream after one unmeasured run, or a huge value
-// when a run fails.
-template <class F>
-static float time_runs(F&& f, int reps, cudaStream_t stream) {
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  float ms = FLT_MAX;
-  if (cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
-    bool good = f() == CUBLAS_STATUS_SUCCESS && cudaEventRecord(e0, stream) == cudaSuccess;
-    for (int i = 0; good && i < reps; ++i) good = f() == CUBLAS_STATUS_SUCCESS;
-    if (!(good && cudaEventRecord(e1, stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-          cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess))
-      ms = FLT_MAX;
-  }
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  (void)cudaGetLastError();
-  return ms == FLT_MAX ? FLT_MAX : ms * 1e3f / (float)reps;
 }
 
 // The descriptors of p's key. false: cuBLASLt refused one.
@@ -1223,7 +1203,7 @@ cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, co
                       const float* b, int M, int N, int K, int act, cudaStream_t stream) {
   if (gemv_fits(M, false, blas.mode)) {  // few rows (a decoding step): W read once, bias fused
     gemv(one_layer(W, nullptr, nullptr, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream,
-         blas.mode == BlasMode::Gemv);
+         blas.mode);
     return CUBLAS_STATUS_SUCCESS;
   }
   if (M <= 0 || N <= 0) return CUBLAS_STATUS_SUCCESS;
@@ -1244,7 +1224,7 @@ bool linear_strided(Blas& blas, float* y, long long sy, int ldy, const float* x,
       L.start[i + 1] = L.start[i] + N;
     }
     L.count = n;
-    gemv(L, x, ldx, M, K, kActNone, stream, blas.mode == BlasMode::Gemv);
+    gemv(L, x, ldx, M, K, kActNone, stream, blas.mode);
     return true;
   }
   return lt_linear(blas, {y, ldy, x, ldx, W, b, M, N, K, kActNone, n, sw, sy, sb}, stream) ==
@@ -1274,7 +1254,7 @@ cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
                          int N, int K, int act, cudaStream_t stream) {
   if (gemv_fits(M, false, blas.mode)) {
     gemv(one_layer(nullptr, Q, S, nullptr, b, y, ldy, N), x, ldx, M, K, act, stream,
-         blas.mode == BlasMode::Gemv);
+         blas.mode);
     return CUBLAS_STATUS_SUCCESS;
   }
   return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {
@@ -1288,7 +1268,7 @@ cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ld
                            int act, cudaStream_t stream) {
   if (gemv_fits(M, true, blas.mode)) {
     gemv(one_layer(nullptr, nullptr, nullptr, H, b, y, ldy, N), x, ldx, M, K, act, stream,
-         blas.mode == BlasMode::Gemv);
+         blas.mode);
     return CUBLAS_STATUS_SUCCESS;
   }
   return expanded_linear(blas, y, ldy, x, ldx, expand, b, M, N, K, act, stream, [&](int n0, int n) {

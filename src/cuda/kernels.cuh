@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cstdint>
 #include <memory>
 
@@ -53,7 +54,7 @@ constexpr int kGemvWideRows = 64;
 // - LtTuned: for fewer than kLtMinRows rows too, whichever of SGEMM + bias_act and the
 //   heuristic's first kTuneAlgos algorithms ran fastest on the call's own operands, timed at
 //   the shape's first use outside a stream capture (until then, SGEMM + bias_act);
-// - Gemv: up to kGemvWideRows rows the GEMV of many rows (gemv's `rows`: x staged in shared
+// - Gemv: up to kGemvWideRows rows the GEMV of many rows (gemv_rows_kernel: x staged in shared
 //   memory, each warp several features over all rows, the bias and activation fused; every
 //   layer kind, fp32, int8 and bfloat16, and layers over one input in one launch), as Lt
 //   from kLtMinRows rows.
@@ -110,14 +111,14 @@ struct GemvLayers {
   int count = 0;
 };
 // ys[i] (M, N_i) = x (M, K) · W_iᵀ + b_i, then act, in one launch; M <= kGemvMaxRows, or
-// M <= kGemvWideRows for bfloat16 layers and with `rows` (gemv_fits). Past kGemvMaxRows rows,
-// `rows` (BlasMode::Gemv) takes the GEMV of many rows, whose outputs are those of chunks of
-// up to kGemvMaxRows rows, bit for bit; else (bfloat16 only) the chunks themselves.
+// M <= kGemvWideRows for bfloat16 layers and in BlasMode::Gemv (gemv_fits). Past kGemvMaxRows
+// rows, BlasMode::Gemv takes the GEMV of many rows, whose outputs are those of chunks of up
+// to kGemvMaxRows rows, bit for bit; the other modes (bfloat16 only) the chunks themselves.
 // The layers are all fp32, all int8 or all bfloat16: an int8 layer's output is
 // S[o] · (x · Q[o]ᵀ) + b, the CPU's int8 product; a bfloat16 layer's is the fp32 product with
 // the matrix's values widened (bf16_value, ops/operands.h). CPU: linear() of each layer.
 void gemv(const GemvLayers& layers, const float* x, int ldx, int M, int K, int act,
-          cudaStream_t stream, bool rows = false);
+          cudaStream_t stream, BlasMode mode);
 cublasStatus_t linear(Blas& blas, float* y, int ldy, const float* x, int ldx, const float* W,
                       const float* b, int M, int N, int K, int act, cudaStream_t stream);
 // n fp32 layers of one shape (N, K) over one input x (M, K), more rows than the GEMV takes:
@@ -145,6 +146,26 @@ cublasStatus_t linear_i8(Blas& blas, float* y, int ldy, const float* x, int ldx,
 cublasStatus_t linear_bf16(Blas& blas, float* y, int ldy, const float* x, int ldx,
                            const uint16_t* H, float* expand, const float* b, int M, int N, int K,
                            int act, cudaStream_t stream);
+
+// Microseconds per run of `reps` runs of f (a call returning a cublasStatus_t) on the stream,
+// timed by events after one unmeasured run, or FLT_MAX when a run fails (the error cleared).
+// BlasMode::LtTuned's choices and bench_cuda --products (check::linear_us) time by it.
+template <class F>
+float time_runs(F&& f, int reps, cudaStream_t stream) {
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  float ms = FLT_MAX;
+  if (cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
+    bool good = f() == CUBLAS_STATUS_SUCCESS && cudaEventRecord(e0, stream) == cudaSuccess;
+    for (int i = 0; good && i < reps; ++i) good = f() == CUBLAS_STATUS_SUCCESS;
+    if (!(good && cudaEventRecord(e1, stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+          cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess))
+      ms = FLT_MAX;
+  }
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  (void)cudaGetLastError();
+  return ms == FLT_MAX ? FLT_MAX : ms * 1e3f / (float)reps;
+}
 
 // y[r * ldy + n] += b[n] (b may be nullptr), then the activation act (kAct*).
 void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStream_t stream);

@@ -249,7 +249,7 @@ class CudaOps final : public ops::Ops {
       L.start[i + 1] = L.start[i] + ws[i]->out;
     }
     L.count = n;
-    cuda::gemv(L, x, ws[0]->in, M, ws[0]->in, cuda::kActNone, kStream, mode == cuda::BlasMode::Gemv);
+    cuda::gemv(L, x, ws[0]->in, M, ws[0]->in, cuda::kActNone, kStream, mode);
   }
   void add(float* y, const float* a, const float* b, long n) const override {
     if (n > 0) add_kernel<<<blocks_for(n), kThreads, 0, kStream>>>(y, a, b, n);
