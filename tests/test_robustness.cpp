@@ -109,6 +109,14 @@ TEST_CASE("robustness: a batch over max_batch is an error naming max_batch", "[r
     std::string_view late[4] = {"go .", "i'm home .", "go .", long_one};
     REQUIRE_THROWS_WITH(tr.translate_batch(late, 4, {}),
                         Equals("sentence 3 of 4: sentence is too long: 5000 bytes (limit 4096)"));
+    // the index and the reason apart, for callers that name the sentence their own way
+    try {
+      tr.translate_batch(late, 4, {});
+      FAIL("the batch was not refused");
+    } catch (const ItemError& e) {
+      REQUIRE(e.index() == 3);
+      REQUIRE(std::string(e.reason()) == "sentence is too long: 5000 bytes (limit 4096)");
+    }
     // a batch of one names it too; translate() does not
     REQUIRE_THROWS_WITH(tr.translate_batch(mixed + 1, 1, {}), Equals("sentence 0 of 1: empty sentence"));
     REQUIRE_THROWS_WITH(tr.translate(mixed[1]), Equals("empty sentence"));

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '77a97f3cc9c403d8';
+const VERSION = '1f826387236021e6';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

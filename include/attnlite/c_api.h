@@ -190,6 +190,10 @@ al_status al_translate(al_translator* tr, const char* sentence, const al_decode_
  * from 0: "sentence 1 of 3: empty sentence" (al_translate: "empty sentence"). */
 al_status al_translate_batch(al_translator* tr, const char* const* sentences, int n,
                              const al_decode_options* options);
+/* After al_translate_batch refused a sentence: its index, from 0; the reason is what follows
+ * the first ": " of al_translator_error. -1 after a success, after a failure that is no one
+ * sentence's (a beam too wide, a NULL) and after al_translate. */
+int al_translator_error_index(const al_translator* tr);
 /* Result i of the last successful call; NULL after a failure or for i out of range. */
 const al_result* al_translator_result(const al_translator* tr, int i);
 
@@ -335,6 +339,10 @@ al_status al_classify(al_classifier* c, const float* image, int attention);
  * one graph: where a GPU pays off). Each image's result is al_classify's for it alone to float
  * rounding (a product of many rows may sum in another order than one of a single row). */
 al_status al_classify_batch(al_classifier* c, const float* images, int n, int attention);
+/* After al_classify or al_classify_batch refused an image (not a finite pixel, activations
+ * that overflowed: "image 1: ..."): its index, from 0; the reason is what follows the first
+ * ": " of al_classifier_error. -1 after a success and after a failure that is no one image's. */
+int al_classifier_error_index(const al_classifier* c);
 /* Images of the last call: 0 before any or after a failure. */
 int al_classification_count(const al_classifier* c);
 /* Image i of the last call: -1, 0 or NULL before any, after a failure or for i out of

@@ -249,24 +249,14 @@ class Classifier(_capi.Handle):
                 raise type(e)(f"images[{i}]: {e}") from None
         out: List[Classification] = []
         for start in range(0, len(px), self.max_batch):
-            chunk = px[start:start + self.max_batch]
-            try:
-                out += self._run(chunk, attention)
-            except Error as e:
-                if e.status != _capi.AL_ERR_INPUT or not e.message.startswith("image "):
-                    raise  # not an image's fault (a closed classifier, a device's failure)
-                # Name the image: the library's message counts within the chunk.
-                for j, p in enumerate(chunk):
-                    try:
-                        self._run([p], attention)
-                    except Error as e:
-                        msg = e.message[len("image 0: "):] if e.message.startswith("image 0: ") else e.message
-                        raise Error(f"images[{start + j}]: {msg}", e.status) from None
-                raise
+            out += self._run(px[start:start + self.max_batch], attention, start)
         return out
 
-    def _run(self, px: List["numpy.ndarray"], attention: bool) -> List[Classification]:
-        """Classifies len(px) <= max_batch prepared images in one call."""
+    def _run(self, px: List["numpy.ndarray"], attention: bool,
+             first: Optional[int] = None) -> List[Classification]:
+        """Classifies len(px) <= max_batch prepared images in one call; ``first``: the index
+        of px[0] in the caller's list, which names an image the library refuses
+        (``images[3]: ...``; the library counts within the call)."""
         import numpy as np
 
         n = len(px)
@@ -277,7 +267,10 @@ class Classifier(_capi.Handle):
             h = self._handle()
             st = L.al_classify_batch(h, flat.ctypes.data_as(_capi._fptr), n, 1 if attention else 0)
             if st != _capi.AL_OK:
-                raise Error(decode(L.al_classifier_error(h)) or "classification failed", st)
+                msg, at = decode(L.al_classifier_error(h)) or "classification failed", L.al_classifier_error_index(h)
+                if first is not None and 0 <= at < n:
+                    msg = f"images[{first + at}]: {msg.split(': ', 1)[-1]}"
+                raise Error(msg, st)
             layers, heads = L.al_classification_layers(h), L.al_classification_heads(h)
             out = []
             for i in range(n):

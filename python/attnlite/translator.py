@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import re
 from typing import List, NamedTuple, Optional, Sequence, Union, overload
 
 from . import _capi
@@ -119,16 +118,17 @@ def _numbers(idx: List[int]) -> str:
     return ", ".join(str(x) for x in n[:8]) + more
 
 
-def _chunk_message(msg: str, idx: List[int], total: int) -> str:
+def _chunk_message(msg: str, at: int, idx: List[int], total: int) -> str:
     """The library's message for a chunk of a list of ``total`` sentences (``idx``: their
-    places in the list). The library names a sentence it refuses by its place in the chunk
-    (``sentence 1 of 2: empty sentence``): here by its 1-based number in the list, or not at
-    all for a single str; what is no one sentence's fault (a beam too wide) names the chunk's
-    sentences."""
+    places in the list; ``at``: ``al_translator_error_index``, the place in the chunk of the
+    sentence it refused, -1 for none). The library names that sentence by its place in the
+    chunk (``sentence 1 of 2: empty sentence``): here by its 1-based number in the list, or
+    not at all for a single str; what is no one sentence's fault (a beam too wide) names the
+    chunk's sentences."""
     msg = msg or "translation failed"
-    m = re.fullmatch(r"sentence (\d+) of (\d+): (.*)", msg, re.S)
-    if m and int(m.group(2)) == len(idx) and int(m.group(1)) < len(idx):
-        return m.group(3) if total == 1 else f"sentence {idx[int(m.group(1))] + 1}: {m.group(3)}"
+    if 0 <= at < len(idx):
+        reason = msg.split(": ", 1)[-1]
+        return reason if total == 1 else f"sentence {idx[at] + 1}: {reason}"
     return msg if total == 1 else f"sentences {_numbers(idx)}: {msg}"
 
 
@@ -293,7 +293,8 @@ class Translator(_capi.Handle):
                 arr = (ctypes.c_char_p * len(idx))(*(encoded[i] for i in idx))
                 st = L.al_translate_batch(h, arr, len(idx), ctypes.byref(opts))
                 if st != _capi.AL_OK:
-                    raise Error(_chunk_message(decode(L.al_translator_error(h)), idx, len(batch)), st)
+                    raise Error(_chunk_message(decode(L.al_translator_error(h)), L.al_translator_error_index(h),
+                                               idx, len(batch)), st)
                 for k, i in enumerate(idx):
                     out[i] = self._result(L, L.al_translator_result(h, k), batch[i])
         return out[0] if single else out  # type: ignore[return-value]

@@ -131,18 +131,20 @@ def test_translation_errors_from_the_library(d2l):
 
 def test_chunk_messages():
     from attnlite.translator import _chunk_message
-    assert _chunk_message("sentence 1 of 2: empty sentence", [6, 3], 9) == "sentence 4: empty sentence"
-    assert _chunk_message("sentence 0 of 1: empty sentence", [6], 9) == "sentence 7: empty sentence"
-    assert _chunk_message("sentence 0 of 1: empty sentence", [0], 1) == "empty sentence"
-    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [0, 1], 2) == \
+    assert _chunk_message("sentence 1 of 2: empty sentence", 1, [6, 3], 9) == "sentence 4: empty sentence"
+    assert _chunk_message("sentence 0 of 1: empty sentence", 0, [6], 9) == "sentence 7: empty sentence"
+    assert _chunk_message("sentence 0 of 1: empty sentence", 0, [0], 1) == "empty sentence"
+    # the reason is all that follows the first ": ", colons included
+    assert _chunk_message("sentence 0 of 2: a: b", 0, [3, 4], 9) == "sentence 4: a: b"
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", -1, [0, 1], 2) == \
         "sentences 1..2: beam_size 5 is outside [1, max_beam = 1]"
-    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [4], 9) == \
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", -1, [4], 9) == \
         "sentences 5..5: beam_size 5 is outside [1, max_beam = 1]"
-    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", [0], 1) == \
+    assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", -1, [0], 1) == \
         "beam_size 5 is outside [1, max_beam = 1]"
-    # a count that is not the chunk's: not taken for an index
-    assert _chunk_message("sentence 1 of 3: x", [0, 1], 2) == "sentences 1..2: sentence 1 of 3: x"
-    assert _chunk_message("", [0, 1], 2) == "sentences 1..2: translation failed"
+    # an index outside the chunk: not taken for a sentence's
+    assert _chunk_message("sentence 2 of 3: x", 2, [0, 1], 2) == "sentences 1..2: sentence 2 of 3: x"
+    assert _chunk_message("", -1, [0, 1], 2) == "sentences 1..2: translation failed"
 
 
 def test_chunk_numbers():

@@ -82,6 +82,7 @@ al_classifier* al_classifier_new(const al_model* model, int device, al_error** e
 
 void al_classifier_free(al_classifier* c) { delete c; }
 const char* al_classifier_error(const al_classifier* c) { return c ? c->error.c_str() : ""; }
+int al_classifier_error_index(const al_classifier* c) { return c ? c->error_index : -1; }
 int al_classifier_image_size(const al_classifier* c) { return c ? c->cls->image_size() : 0; }
 int al_classifier_channels(const al_classifier* c) { return c ? c->cls->channels() : 0; }
 int al_classifier_num_classes(const al_classifier* c) { return c ? c->cls->num_classes() : 0; }
@@ -98,12 +99,18 @@ namespace {
 al_status classify_images(al_classifier* c, const float* images, int n, int attention, const char* null) {
   if (!c) return AL_ERR_ARGUMENT;
   c->count = 0;
+  c->error_index = -1;
   if (!images) {
     c->error = null;
     return AL_ERR_ARGUMENT;
   }
   return guard(c->error, [&] {
-    c->cls->classify(images, n, attention != 0);
+    try {
+      c->cls->classify(images, n, attention != 0);
+    } catch (const ItemError& e) {
+      c->error_index = e.index();
+      throw;
+    }
     c->count = n;
   });
 }

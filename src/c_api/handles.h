@@ -38,6 +38,7 @@ struct al_translator {
   std::unique_ptr<attnlite::Translator> tr;
   attnlite::Limits limits;
   std::string error;
+  int error_index = -1;  // the sentence the last batch refused (al_translator_error_index)
   int num_results = 0;  // results of the last call; 0 after a failure
   std::vector<al_result> results;
 };
@@ -55,6 +56,7 @@ struct al_classifier {
   std::shared_ptr<const attnlite::Model> model;
   std::unique_ptr<attnlite::Classifier> cls;
   std::string error;
+  int error_index = -1;  // the image the last call refused (al_classifier_error_index)
   int count = 0;  // images of the last call; 0 after a failure
 };
 

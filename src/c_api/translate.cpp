@@ -97,6 +97,7 @@ al_status translate_n(al_translator* tr, const char* const* sentences, int n,
                       const al_decode_options* options, bool one) {
   if (!tr) return AL_ERR_ARGUMENT;
   tr->num_results = 0;
+  tr->error_index = -1;
   if (!sentences || n < 1 || n > tr->limits.max_batch) {
     tr->error = !sentences ? "al_translate: sentences is NULL"
                            : "batch of " + std::to_string(n) + " sentences is outside [1, max_batch = " +
@@ -125,10 +126,15 @@ al_status translate_n(al_translator* tr, const char* const* sentences, int n,
       v = many.data();
     }
     for (int i = 0; i < n; ++i) v[i] = sentences[i];
-    if (one)
-      tr->tr->translate(v[0], o);
-    else
-      tr->tr->translate_batch(v, n, o);
+    try {
+      if (one)
+        tr->tr->translate(v[0], o);
+      else
+        tr->tr->translate_batch(v, n, o);
+    } catch (const ItemError& e) {
+      tr->error_index = e.index();
+      throw;
+    }
     for (int i = 0; i < n; ++i) {
       al_result& r = tr->results[(size_t)i];
       r.t = &tr->tr->result(i);
@@ -147,13 +153,10 @@ al_status al_translate_batch(al_translator* tr, const char* const* sentences, in
 }
 
 al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options) {
-  if (tr && !sentence) {
-    tr->num_results = 0;
-    tr->error = "al_translate: sentence is NULL";
-    return AL_ERR_ARGUMENT;
-  }
-  return translate_n(tr, &sentence, 1, options, true);
+  return translate_n(tr, &sentence, 1, options, true);  // a NULL sentence: its message
 }
+
+int al_translator_error_index(const al_translator* tr) { return tr ? tr->error_index : -1; }
 
 const al_result* al_translator_result(const al_translator* tr, int i) {
   return tr && i >= 0 && i < tr->num_results ? &tr->results[(size_t)i] : nullptr;

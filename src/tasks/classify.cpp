@@ -22,6 +22,11 @@ const Model& vit_of(const std::shared_ptr<const Model>& m) {
   return *m;
 }
 
+// An image of the batch refused: "image I: reason", I from 0.
+ItemError item_error(int i, const std::string& reason) {
+  return ItemError("image " + std::to_string(i), i, reason);
+}
+
 }  // namespace
 
 struct Classifier::Impl {
@@ -92,7 +97,7 @@ struct Classifier::Impl {
     const long per = driver.image_floats();
     for (long i = 0; i < per * count; ++i)
       if (!std::isfinite(images[i]))
-        throw Error("image " + std::to_string(i / per) + ": pixel " + std::to_string(i % per) + " is not a finite number");
+        throw item_error((int)(i / per), "pixel " + std::to_string(i % per) + " is not a finite number");
     const ops::Ctx cx{op, scratch};
     const float* z = driver.forward(images, count, att, cx);
     if (!op.host_memory()) {
@@ -116,8 +121,8 @@ struct Classifier::Impl {
       }
       if (!finite) {
         n = 0;  // the buffers the last results pointed at were overwritten
-        throw Error("image " + std::to_string(b) + ": the model's activations overflowed (not finite): "
-                    "the pixel values are far outside the model's range");
+        throw item_error(b, "the model's activations overflowed (not finite): "
+                            "the pixel values are far outside the model's range");
       }
     }
     n = count;

@@ -267,7 +267,7 @@ void Translator::translate_batch(const std::string_view* sentences, int n, const
     try {
       impl_->prepare(i, sentences[i], limits_.max_input_bytes);
     } catch (const Error& e) {  // the refused sentence by its index (from 0)
-      throw Error("sentence " + std::to_string(i) + " of " + std::to_string(n) + ": " + e.what());
+      throw ItemError("sentence " + std::to_string(i) + " of " + std::to_string(n), i, e.what());
     }
   }
   impl_->run(n, opts);

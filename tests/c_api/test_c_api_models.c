@@ -314,6 +314,7 @@ void test_vit_batch(void) {
     /* a failed call leaves no results */
     CHECK(al_classify_batch(c, &kDigits[0][0], 9, 0) == AL_ERR_INPUT);
     CHECK_STR(al_classifier_error(c), "batch of 9 images is outside [1, max_batch = 8]");
+    CHECK(al_classifier_error_index(c) == -1);
     CHECK(al_classification_count(c) == 0 && al_classification_label(c) == -1);
     CHECK(al_classify_batch(c, &kDigits[0][0], 0, 0) == AL_ERR_INPUT);
     CHECK(al_classify_batch(c, NULL, 1, 0) == AL_ERR_ARGUMENT);
@@ -324,10 +325,16 @@ void test_vit_batch(void) {
     bad[1][10] = NAN;
     CHECK(al_classify_batch(c, &bad[0][0], 2, 0) == AL_ERR_INPUT);
     CHECK_STR(al_classifier_error(c), "image 1: pixel 10 is not a finite number");
+    CHECK(al_classifier_error_index(c) == 1);
+    CHECK(al_classify(c, &bad[1][0], 0) == AL_ERR_INPUT && al_classifier_error_index(c) == 0);
+    CHECK_STR(al_classifier_error(c), "image 0: pixel 10 is not a finite number");
     CHECK(al_classification_rollout_at(c, 0, roll_b) == AL_ERR_ARGUMENT);
     CHECK_STR(al_classifier_error(c), "al_classification_rollout_at: nothing was classified");
     CHECK(al_classification_rollout(c, roll_b) == AL_ERR_ARGUMENT);
     CHECK_STR(al_classifier_error(c), "al_classification_rollout: nothing was classified");
+    CHECK(al_classify_batch(c, &bad[0][0], 2, 0) == AL_ERR_INPUT && al_classifier_error_index(c) == 1);
+    CHECK(al_classify(c, &bad[0][0], 0) == AL_OK && al_classifier_error_index(c) == -1);
+    CHECK(al_classifier_error_index(NULL) == -1);
   }
   al_classifier_free(one);
   al_classifier_free(c);

@@ -173,10 +173,16 @@ void translate_op(Reader& in, al_translator* tr, bool batch) {
   }
   if (!tr) {
     FUZZ_CHECK(s == AL_ERR_ARGUMENT);
-    FUZZ_CHECK(al_translator_error(tr) != nullptr);
+    FUZZ_CHECK(al_translator_error(tr) != nullptr && al_translator_error_index(tr) == -1);
     return;
   }
   check_status(s, al_translator_error(tr));
+  // the sentence a batch refused: in the batch, and the one its message names
+  const int at = al_translator_error_index(tr);
+  FUZZ_CHECK(at == -1 || (batch && s == AL_ERR_INPUT && at < n));
+  if (at >= 0)
+    FUZZ_CHECK(std::string(al_translator_error(tr)).rfind(
+                   "sentence " + std::to_string(at) + " of " + std::to_string(n) + ": ", 0) == 0);
   if (s != AL_OK) return;
   for (int i = 0; i < n; ++i) check_result(al_translator_result(tr, i), tr);
   FUZZ_CHECK(al_translator_result(tr, n) == nullptr && al_translator_result(tr, -1) == nullptr);
@@ -234,9 +240,13 @@ void classify_op(Reader& in, al_classifier* c) {
   if (!c) {
     FUZZ_CHECK(s == AL_ERR_ARGUMENT);
     FUZZ_CHECK(al_classification_label(c) == -1 && al_classification_count(c) == 0);
+    FUZZ_CHECK(al_classifier_error_index(c) == -1);
     return;
   }
   check_status(s, al_classifier_error(c));
+  const int at = al_classifier_error_index(c);  // the image refused, the one its message names
+  FUZZ_CHECK(at == -1 || (s == AL_ERR_INPUT && at < n));
+  if (at >= 0) FUZZ_CHECK(std::string(al_classifier_error(c)).rfind("image " + std::to_string(at) + ": ", 0) == 0);
   const int K = al_classifier_num_classes(c), T = al_classifier_tokens(c);
   if (s != AL_OK) {
     FUZZ_CHECK(al_classification_count(c) == 0);

@@ -2,7 +2,6 @@
 // bleu(k=2) of a model on a test set.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -239,15 +238,9 @@ int cmd_eval(int argc, char** argv) {
       for (int k = 0; k < n; ++k) views[(size_t)k] = english[by_length[at + (size_t)k]];
       try {
         tr.translate_batch(views.data(), n, opts);
-      } catch (const Error& e) {  // a sentence refused (in this style): named by its line
-        const std::string what = e.what(), lead = "sentence ";
-        const size_t colon = what.find(": ");
-        int k = -1, of = -1;
-        if (what.compare(0, lead.size(), lead) == 0 && colon != std::string::npos &&
-            std::sscanf(what.c_str() + lead.size(), "%d of %d:", &k, &of) == 2 && of == n && k >= 0 && k < n)
-          throw Error(files[0] + ":" + std::to_string(order[by_length[at + (size_t)k]].line) + ": the English" +
-                      (st == "written" ? std::string() : " typed " + st) + ": " + what.substr(colon + 2));
-        throw;
+      } catch (const ItemError& e) {  // a sentence refused (in this style): named by its line
+        throw Error(files[0] + ":" + std::to_string(order[by_length[at + (size_t)e.index()]].line) +
+                    ": the English" + (st == "written" ? std::string() : " typed " + st) + ": " + e.reason());
       }
       for (int k = 0; k < n; ++k) hyps[by_length[at + (size_t)k]] = tr.result(k).text;
     }

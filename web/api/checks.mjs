@@ -8,9 +8,6 @@ export class AttnliteError extends Error {
   }
 }
 
-// al_status (include/attnlite/c_api.h): refused by the library (bad input, limits, options).
-export const AL_ERR_INPUT = 2;
-
 export const STYLES = { line: 0, dashed: 1, dashdot: 2, dotted: 3, points: 4 };
 
 // The page's session limits (al_limits): decoding can go past the model's num_steps when

@@ -99,8 +99,9 @@ export class Classifier {
       for (let k = 0; k < count; ++k) m.HEAPF32.set(images[start + k], (this.image >> 2) + k * this.inputSize);
       if (m._al_classify_batch(h, this.image, count, attention ? 1 : 0) !== 0) {
         const message = m.UTF8ToString(m._al_classifier_error(h)) || 'classification failed';
-        const named = /^image (\d+): (.*)$/s.exec(message);  // the library counts within the chunk
-        if (named) throw listError('classifyBatch', 'images', start + Number(named[1]), named[2]);
+        const at = m._al_classifier_error_index(h);  // the image refused, counted within the chunk
+        if (at >= 0 && at < count)
+          throw listError('classifyBatch', 'images', start + at, message.slice(message.indexOf(': ') + 2));
         throw new AttnliteError(`classifyBatch: ${message}`);
       }
       for (let k = 0; k < count; ++k) {

@@ -1,5 +1,5 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
-import { AttnliteError, AL_ERR_INPUT, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
+import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
   batchSize, sizeOption, listError } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
@@ -184,13 +184,11 @@ export class Model {
       });
       if (status !== 0) {
         const message = m.UTF8ToString(m._al_translator_error(tr)) || 'translation failed';
-        if (status === AL_ERR_INPUT) {
-          // A sentence the library refused, named by its place in the chunk
-          // (`sentence 1 of 8: empty sentence`): by its index in the list here.
-          const named = /^sentence (\d+) of (\d+): ([\s\S]*)$/.exec(message);
-          if (named && +named[2] === idx.length && +named[1] < idx.length)
-            throw listError('translateBatch', 'sentences', idx[+named[1]], named[3]);
-        }
+        // A sentence the library refused, named by its place in the chunk
+        // (`sentence 1 of 8: empty sentence`): by its index in the list here.
+        const at = m._al_translator_error_index(tr);
+        if (at >= 0 && at < idx.length)
+          throw listError('translateBatch', 'sentences', idx[at], message.slice(message.indexOf(': ') + 2));
         throw new AttnliteError(`translateBatch: ${message}`);
       }
       idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o, tokens[i]); });
