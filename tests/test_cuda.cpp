@@ -259,13 +259,15 @@ TEST_CASE("CUDA: the GEMV of many rows gives each row the bits that launches of 
   // kind 0 fp32 (float4 steps, and one weight at a time: K = 5, 130, 36), 1 int8 (16-byte
   // rows: chunks of 16 rows), 2 bfloat16; one layer and three of one launch; from 4,096
   // features four a warp (few rows: the case is one racecheck goes over on a GPU); 9 to 64
-  // rows (chunks of 32, the last one short)
+  // rows in chunks of 16 (fewer than 128 blocks: most shapes here) or of 32 (1,024 features
+  // and more, or a single chunk), the last one short
   std::uniform_int_distribution<int> Q(-127, 127);
   for (auto [kind, M, N, K_, layers] : std::vector<std::array<int, 5>>{
            {0, 9, 40, 64, 1}, {0, 32, 512, 512, 1}, {0, 33, 100, 130, 1}, {0, 20, 33, 5, 1},
-           {0, 64, 96, 36, 1}, {0, 20, 4100, 36, 1}, {0, 17, 96, 64, 3}, {1, 32, 512, 512, 1},
-           {1, 17, 40, 36, 1}, {1, 17, 4100, 64, 1}, {1, 64, 96, 48, 3}, {2, 32, 512, 512, 1},
-           {2, 13, 7, 5, 1}, {2, 24, 4100, 64, 1}, {2, 64, 40, 36, 3}}) {
+           {0, 64, 96, 36, 1}, {0, 20, 4100, 36, 1}, {0, 17, 96, 64, 3}, {0, 40, 1024, 36, 1},
+           {1, 32, 512, 512, 1}, {1, 17, 40, 36, 1}, {1, 17, 4100, 64, 1}, {1, 64, 96, 48, 3},
+           {1, 40, 1024, 36, 1}, {2, 32, 512, 512, 1}, {2, 13, 7, 5, 1}, {2, 24, 4100, 64, 1},
+           {2, 64, 40, 36, 3}, {2, 40, 1024, 64, 1}}) {
     for (bool both : {false, true}) {
       const bool bias = both, relu = both;
       const int kd = kind, rows = M, n_out = N, k_in = K_, nl = layers;

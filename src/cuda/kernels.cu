@@ -866,24 +866,47 @@ void bias_act(float* y, int ldy, const float* b, int R, int N, int act, cudaStre
 // gemv_rows_kernel's launch: F features a warp (4 for wide layers, whose blocks fill the GPU
 // anyway: each tile's reads of shared memory then serve twice the FMAs), rows in chunks of 32
 // (int8 with 16-byte rows: 16, the tile being 512 columns wide), 32 KiB of x a tile for 16-byte
-// rows (fp32 256 columns, bfloat16 256, int8 512), 16 KiB else (128).
+// rows (fp32 256 columns, bfloat16 256, int8 512), 16 KiB else (128). A layer of few features
+// makes few blocks (512 features at 2 a warp: 64 of 4 warps, one SM in two of an H100 or H200
+// idle): when chunks of 16 rows make more blocks and those of 32 make fewer than kRowsFill,
+// chunks of 16, so that each block stages and computes half the rows and twice as many SMs
+// work (the weights are read once per chunk, from L2 the second time). A row's outputs are
+// the same bits with chunks of either size.
+constexpr int kRowsFill = 128;
+static_assert(kRowsWideN / (kRowsWarps * 4) >= kRowsFill, "wide layers fill the GPU in chunks of 32 rows");
+template <bool Vec, int Kind, int MR, int F>
+static void gemv_rows_grid(const GemvLayers& L, const float* x, int ldx, int M, int K, int act,
+                           cudaStream_t stream) {
+  const int N = L.start[L.count];
+  const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * ((M + MR - 1) / MR);
+  gemv_rows_kernel<Vec, Kind, MR, F><<<grid, kRowsThreads, 0, stream>>>(L, x, ldx, M, K, act);
+}
+template <bool Vec, int Kind, int F>
+static void gemv_rows_f(const GemvLayers& L, const float* x, int ldx, int M, int K, int act,
+                        cudaStream_t stream) {
+  if constexpr (Vec && Kind == kWI8) {
+    gemv_rows_grid<Vec, Kind, 16, F>(L, x, ldx, M, K, act, stream);
+  } else if constexpr (F == 4) {  // kRowsWideN features and more: 256 blocks a chunk at least
+    gemv_rows_grid<Vec, Kind, 32, F>(L, x, ldx, M, K, act, stream);
+  } else {
+    const int N = L.start[L.count];
+    const int blocks = (N + kRowsWarps * F - 1) / (kRowsWarps * F);  // a chunk's
+    if (blocks * ((M + 31) / 32) < kRowsFill && (M + 15) / 16 > (M + 31) / 32)
+      gemv_rows_grid<Vec, Kind, 16, F>(L, x, ldx, M, K, act, stream);
+    else
+      gemv_rows_grid<Vec, Kind, 32, F>(L, x, ldx, M, K, act, stream);
+  }
+}
 template <bool Vec, int Kind>
 static void gemv_rows(const GemvLayers& L, const float* x, int ldx, int M, int K, int act,
                       cudaStream_t stream) {
-  const int N = L.start[L.count];
-  constexpr int MR = Vec && Kind == kWI8 ? 16 : 32;
-  const int chunks = (M + MR - 1) / MR, threads = kRowsThreads;
   if constexpr (Vec) {
-    if (N >= kRowsWideN) {
-      constexpr int F = 4;
-      const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
-      gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+    if (L.start[L.count] >= kRowsWideN) {
+      gemv_rows_f<Vec, Kind, 4>(L, x, ldx, M, K, act, stream);
       return;
     }
   }
-  constexpr int F = 2;  // (one weight at a time: always)
-  const int grid = (N + kRowsWarps * F - 1) / (kRowsWarps * F) * chunks;
-  gemv_rows_kernel<Vec, Kind, MR, F><<<grid, threads, 0, stream>>>(L, x, ldx, M, K, act);
+  gemv_rows_f<Vec, Kind, 2>(L, x, ldx, M, K, act, stream);  // (one weight at a time: always 2)
 }
 
 // One GEMV launch of a layer kind: past kGemvMaxRows rows with `rows` the GEMV of many rows,
