@@ -301,6 +301,62 @@ TEST_CASE("ops: attend with every kind of valid length on every op set", "[ops]"
     }
 }
 
+// A decoder's self-attention over its growing cache: the CUDA set writes the new keys and
+// values inside its attention kernel; every set gives what the two copies and attend give,
+// bit for bit on its own arithmetic, and the scalar CPU's results to the set's tolerance.
+TEST_CASE("ops: append_attend on every op set is the cache's two copies then attend", "[ops]") {
+  for (auto [H, NH] : std::vector<std::pair<int, int>>{{12, 3}, {10, 2}})  // float4 rows, or not
+    for (int Tq : {1, 3})
+      for (int t0 : {0, 4})
+        for (int kind = 0; kind < 3; ++kind) {
+          const int B = 2, Tk = t0 + Tq, kv_stride = Tk + 2;
+          INFO("H " << H << " NH " << NH << " Tq " << Tq << " t0 " << t0 << " valid-length kind " << kind);
+          const Floats q = rnd((size_t)B * Tq * H, 21), kn = rnd((size_t)B * Tq * H, 22),
+                       vn = rnd((size_t)B * Tq * H, 23), kc0 = rnd((size_t)B * kv_stride * H, 24),
+                       vc0 = rnd((size_t)B * kv_stride * H, 25);
+          const std::vector<int> per_batch = {std::min(2, Tk), Tk};
+          each_set([&](const ops::Ops& op, Mem& mem, bool) {
+            AlignedBuffer buf(1 << 16);
+            Arena scratch = op.host_memory() ? Arena(buf.data(), buf.size()) : Arena();
+            const ValidLens vl = kind == 0   ? ValidLens::none()
+                                 : kind == 1 ? ValidLens::per_batch(mem.put(per_batch))
+                                             : ValidLens::causal(t0);
+            const size_t n = (size_t)B * Tq * H, na = (size_t)B * NH * Tq * Tk, nc = kc0.size();
+            const float *dq = mem.put(q), *dk = mem.put(kn), *dv = mem.put(vn);
+            std::vector<Floats> out[2];  // append_attend; the copies, then attend
+            for (int way = 0; way < 2; ++way) {
+              float *kc = mem.put(kc0), *vc = mem.put(vc0), *ctx = mem.put(Floats(n));
+              float* att = mem.put(Floats(na, 0.f));
+              const ops::AttnOut ao = ops::AttnOut::dense(att, NH, Tq, Tk);
+              if (way == 0) {
+                op.append_attend(ctx, ao, dq, dk, dv, kc, vc, kv_stride, t0, B, Tq, H, NH, vl, scratch);
+              } else {
+                const size_t row = sizeof(float) * H;
+                op.copy_2d(kc + (long)t0 * H, row * kv_stride, dk, row * Tq, row * Tq, B);
+                op.copy_2d(vc + (long)t0 * H, row * kv_stride, dv, row * Tq, row * Tq, B);
+                op.attend(ctx, ao, dq, kc, vc, kv_stride, B, Tq, Tk, H, NH, vl, scratch);
+              }
+              out[way] = {mem.get(ctx, n), mem.get(att, na), mem.get(kc, nc), mem.get(vc, nc)};
+            }
+            for (size_t i = 0; i < out[0].size(); ++i) {
+              INFO("output " << i << " (ctx, weights, key cache, value cache)");
+              REQUIRE(out[0][i] == out[1][i]);
+            }
+            // the cache: the new rows at t0, the others as they were
+            for (int b = 0; b < B; ++b)
+              for (int t = 0; t < kv_stride; ++t)
+                for (int d = 0; d < H; ++d) {
+                  const size_t at = ((size_t)b * kv_stride + t) * H + d;
+                  const bool fresh = t >= t0 && t < t0 + Tq;
+                  const size_t from = ((size_t)b * Tq + (t - (fresh ? t0 : 0))) * H + d;
+                  REQUIRE(out[0][2][at] == (fresh ? kn[from] : kc0[at]));
+                  REQUIRE(out[0][3][at] == (fresh ? vn[from] : vc0[at]));
+                }
+            return out[0];
+          });
+        }
+}
+
 TEST_CASE("ops: additive attention, GRU and LSTM cells, argmax, copies on every op set", "[ops]") {
   const int B = 3, Tk = 7, Hh = 10, Dv = 6, ldc = 9;
   const Floats qp = rnd((size_t)B * Hh, 16), kp = rnd((size_t)B * Tk * Hh, 17), v = rnd((size_t)B * Tk * Dv, 18),

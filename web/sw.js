@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '1f826387236021e6';
+const VERSION = '647cb81cac35bc72';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

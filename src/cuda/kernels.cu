@@ -522,11 +522,13 @@ __global__ void add_layer_norm_warp_kernel(float* out, const float* x, const flo
 //   3. ctx = p · V: G = blockDim / D groups of D threads, thread (g, d) sums dimension d over
 //      the keys j = g, g + G, ... (eight loads in flight), then the groups' sums are added in
 //      group order.
+// With app.k (KvAppend), keys and values from app.t0 on are this call's rows of app.k and
+// app.v, which the block also writes into the cache (its own slice: no other block reads it).
 template <bool Vec>
 __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict__ q,
                               const float* __restrict__ k, const float* __restrict__ v,
                               int kv_stride, int Tq, int Tk, int H, int NH, ValidDev vl,
-                              float scale) {
+                              float scale, KvAppend app) {
   extern __shared__ float4 sm4[];  // qs (D), p (Tk), red (32), wsum (G · D)
   float* sm = reinterpret_cast<float*>(sm4);
   const int D = H / NH, G = max(1, (int)blockDim.x / D);
@@ -537,6 +539,17 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict_
   float* wsum = red + 32;
   const float* qrow = q + ((long)b * Tq + qi) * H + (long)h * D;
   for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = __ldg(qrow + d);
+  // rows t0 .. Tk - 1 of keys and values: this call's, (Tq, H) from kn and vn
+  const int t0 = app.k ? app.t0 : Tk;
+  const float* kn = app.k ? app.k + (long)b * Tq * H + (long)h * D : nullptr;
+  const float* vn = app.k ? app.v + (long)b * Tq * H + (long)h * D : nullptr;
+  if (app.k) {
+    const long at = ((long)b * kv_stride + t0 + qi) * H + (long)h * D;
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+      app.kc[at + d] = kn[(long)qi * H + d];
+      app.vc[at + d] = vn[(long)qi * H + d];
+    }
+  }
   int len = vl.kind == ValidDev::PerBatch   ? vl.data[b]
             : vl.kind == ValidDev::PerQuery ? vl.data[(long)b * Tq + qi]
             : vl.kind == ValidDev::Causal   ? vl.offset + qi + 1
@@ -546,7 +559,7 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict_
 
   const float* kb = k + (long)b * kv_stride * H + (long)h * D;
   for (int j = threadIdx.x; j < Tk; j += blockDim.x) {
-    const float* kr = kb + (long)j * H;
+    const float* kr = j < t0 ? kb + (long)j * H : kn + (long)(j - t0) * H;
     float s = 0.f;
     if (Vec) {
       const float4* k4 = reinterpret_cast<const float4*>(kr);
@@ -609,7 +622,7 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict_
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int j = j0 + u * G;
-          x[u] = j < Tk ? __ldg(vb + (long)j * H + d) : 0.f;
+          x[u] = j < Tk ? __ldg((j < t0 ? vb + (long)j * H : vn + (long)(j - t0) * H) + d) : 0.f;
         }
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
@@ -1351,7 +1364,7 @@ size_t attend_shared_limit() {
 
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,
-            cudaStream_t stream) {
+            cudaStream_t stream, const KvAppend& app) {
   const int D = H / NH, G = std::max(1, kAttnThreads / D);
   const float scale = 1.f / std::sqrt((float)D);
   // the query (D), a score per key (Tk), the reduction (32), the groups' sums (G x D)
@@ -1368,14 +1381,15 @@ void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, con
                 ") and a block a query (at most 65,535): run this model on the CPU");
   const dim3 grid((unsigned)(B * NH), (unsigned)Tq);
   // float4 rows: D and H multiples of 4, q and k 16-byte aligned (every row then is)
-  const bool vec = D % 4 == 0 && H % 4 == 0 && (uintptr_t)q % 16 == 0 && (uintptr_t)k % 16 == 0;
+  const bool vec = D % 4 == 0 && H % 4 == 0 && (uintptr_t)q % 16 == 0 && (uintptr_t)k % 16 == 0 &&
+                   (uintptr_t)app.k % 16 == 0;
   (void)cudaGetLastError();  // this launch's error alone below
   if (vec)
     attend_kernel<true><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
-                                                              Tk, H, NH, vl, scale);
+                                                              Tk, H, NH, vl, scale, app);
   else
     attend_kernel<false><<<grid, kAttnThreads, smem, stream>>>(ctx, attn, q, k, v, kv_stride, Tq,
-                                                               Tk, H, NH, vl, scale);
+                                                               Tk, H, NH, vl, scale, app);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) throw Error(std::string("CUDA attention kernel: ") + cudaGetErrorString(e));
 }

@@ -299,6 +299,14 @@ class CudaOps final : public ops::Ops {
     cuda::attend(ctx, {attn.data, attn.b_stride, attn.h_stride, attn.ld}, q, k, v, kv_stride, B, Tq,
                  Tk, H, NH, device_lens(vl), kStream);
   }
+  // this call's keys and values written into the cache by the attention kernel: one launch
+  // where the default's two copies and the attention are three
+  void append_attend(float* ctx, const ops::AttnOut& attn, const float* q, const float* k_new,
+                     const float* v_new, float* kc, float* vc, int kv_stride, int t0, int B, int Tq,
+                     int H, int NH, const ValidLens& vl, Arena&) const override {
+    cuda::attend(ctx, {attn.data, attn.b_stride, attn.h_stride, attn.ld}, q, kc, vc, kv_stride, B, Tq,
+                 t0 + Tq, H, NH, device_lens(vl), kStream, {k_new, v_new, kc, vc, t0});
+  }
   void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
                        const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
                        const ValidLens& vl, Arena&) const override {

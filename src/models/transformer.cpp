@@ -53,8 +53,7 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeigh
   const ops::Ops& op = cx.op;
   const auto& a1 = w.attention1;
   const auto& a2 = w.attention2;
-  const int H = a1.W_o.out, NH = a1.num_heads, R = B * Tn, Tk = t0 + Tn;
-  const size_t row = sizeof(float) * H;
+  const int H = a1.W_o.out, NH = a1.num_heads, R = B * Tn;
   // q, k and v side by side, each the same size: an op set can project them as one strided
   // product (the CUDA set does)
   float* q = cx.scratch.floats((size_t)R * H);
@@ -68,10 +67,8 @@ void decoder_block(float* Y, const DecoderAttnOut& attn, const DecoderBlockWeigh
   float* const ys[] = {q, k, v};
   const Linear* const ls[] = {&a1.W_q, &a1.W_k, &a1.W_v};
   op.linear_n(ys, ls, 3, X, R, cx.scratch);
-  op.copy_2d(cache.k + (long)t0 * H, row * cache.capacity, k, row * Tn, row * Tn, B);
-  op.copy_2d(cache.v + (long)t0 * H, row * cache.capacity, v, row * Tn, row * Tn, B);
-  op.attend(ctx, attn.self, q, cache.k, cache.v, cache.capacity, B, Tn, Tk, H, NH,
-            causal ? ValidLens::causal(t0) : ValidLens::none(), cx.scratch);
+  op.append_attend(ctx, attn.self, q, k, v, cache.k, cache.v, cache.capacity, t0, B, Tn, H, NH,
+                   causal ? ValidLens::causal(t0) : ValidLens::none(), cx.scratch);
   op.linear(y, ctx, a1.W_o, R);
   add_norm(y, w.addnorm1, X, y, R, cx);  // Y = AddNorm(X, X2)
 

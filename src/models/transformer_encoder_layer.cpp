@@ -38,8 +38,7 @@ void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerWeights& w, 
                    KVCache* cache, bool causal, const ops::Ctx& cx) {
   ArenaScope scope(cx.scratch);
   const ops::Ops& op = cx.op;
-  const int D = w.out_proj.out, F = w.linear1.out, R = B * Tn, Tk = t0 + Tn;
-  const size_t row = sizeof(float) * D;
+  const int D = w.out_proj.out, F = w.linear1.out, R = B * Tn;
   float* h = cx.scratch.floats((size_t)R * D);    // a sub-block's input (pre-LN: normed)
   float* q = cx.scratch.floats((size_t)R * D);
   float* ctx = cx.scratch.floats((size_t)R * D);
@@ -59,10 +58,8 @@ void encoder_layer(float* X, const AttnOut& attn, const EncoderLayerWeights& w, 
   const Linear* const ls[] = {&w.W_q, &w.W_k, &w.W_v};
   op.linear_n(ys, ls, 3, in, R, cx.scratch);
   if (cache) {
-    op.copy_2d(cache->k + (long)t0 * D, row * cache->capacity, k, row * Tn, row * Tn, B);
-    op.copy_2d(cache->v + (long)t0 * D, row * cache->capacity, v, row * Tn, row * Tn, B);
-    op.attend(ctx, attn, q, cache->k, cache->v, cache->capacity, B, Tn, Tk, D, w.num_heads, mask,
-              cx.scratch);
+    op.append_attend(ctx, attn, q, k, v, cache->k, cache->v, cache->capacity, t0, B, Tn, D,
+                     w.num_heads, mask, cx.scratch);
   } else {
     op.attend(ctx, attn, q, k, v, Tn, B, Tn, Tn, D, w.num_heads, mask, cx.scratch);
   }

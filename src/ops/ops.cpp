@@ -21,6 +21,15 @@ void Ops::linear_add_layer_norm(float* out, float* y, const float* x, const Line
   add_layer_norm(out, y, nullptr, gamma, beta, R, w.out, eps, scratch);
 }
 
+void Ops::append_attend(float* ctx, const AttnOut& attn, const float* q, const float* k_new,
+                        const float* v_new, float* kc, float* vc, int kv_stride, int t0, int B,
+                        int Tq, int H, int NH, const ValidLens& vl, Arena& scratch) const {
+  const size_t row = sizeof(float) * H;
+  copy_2d(kc + (long)t0 * H, row * kv_stride, k_new, row * Tq, row * Tq, B);
+  copy_2d(vc + (long)t0 * H, row * kv_stride, v_new, row * Tq, row * Tq, B);
+  attend(ctx, attn, q, kc, vc, kv_stride, B, Tq, t0 + Tq, H, NH, vl, scratch);
+}
+
 int Ops::drop_floor() const { return host_memory() ? 0 : std::numeric_limits<int>::max(); }
 
 void Ops::gru_step(float* h, const float* x, float* gi, const Linear& ih, const Linear& hh,

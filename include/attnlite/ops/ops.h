@@ -115,6 +115,14 @@ class Ops {
   virtual void attend(float* ctx, const AttnOut& attn, const float* q, const float* k,
                       const float* v, int kv_stride, int B, int Tq, int Tk, int H, int NH,
                       const ValidLens& vl, Arena& scratch) const = 0;
+  // Attention over a key/value cache that grows (a decoder's self-attention): this call's
+  // keys and values k_new, v_new (B, Tq, H) go into the cache kc, vc (B, kv_stride, H) at rows
+  // t0 .. t0 + Tq - 1, then attend(ctx, attn, q, kc, vc, kv_stride, B, Tq, t0 + Tq, H, NH, vl).
+  // The default: two copy_2d, then attend; the CUDA set appends in its attention kernel.
+  virtual void append_attend(float* ctx, const AttnOut& attn, const float* q, const float* k_new,
+                             const float* v_new, float* kc, float* vc, int kv_stride, int t0,
+                             int B, int Tq, int H, int NH, const ValidLens& vl,
+                             Arena& scratch) const;
   // Additive attention over projected queries qp (B, Hh) and keys kp (B, Tk, Hh):
   // score = w_v · tanh(qp + kp), masked softmax over Tk (vl per batch), ctx (B, Dv), rows of
   // stride ldc, = weights · v (B, Tk, Dv); weights to attn (B, Tk) (required).
