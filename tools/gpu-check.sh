@@ -345,7 +345,7 @@ done
 # the op whose CUDA path depends on the BLAS mode (linear_add_layer_norm: where the bias goes)
 lt_ops="ops: linear_add_layer_norm on every op set and as linear then add_layer_norm"
 gemv_rows="CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give"
-san_memcheck="$lt_ops,CUDA products match the scalar CPU reference,$gemv_rows,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+san_memcheck="$lt_ops,ops: append_attend on every op set is the cache's two copies then attend,CUDA products match the scalar CPU reference,$gemv_rows,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
 # (racecheck in two processes side by side: the kernel case; the model and the searches' ops)
 san_racecheck="CUDA kernels match the scalar CPU reference,$gemv_rows"
 san_racecheck_ops="CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
