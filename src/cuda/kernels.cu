@@ -522,8 +522,8 @@ __global__ void add_layer_norm_warp_kernel(float* out, const float* x, const flo
 //   3. ctx = p · V: G = blockDim / D groups of D threads, thread (g, d) sums dimension d over
 //      the keys j = g, g + G, ... (eight loads in flight), then the groups' sums are added in
 //      group order.
-// With app.k (KvAppend), keys and values from app.t0 on are this call's rows of app.k and
-// app.v, which the block also writes into the cache (its own slice: no other block reads it).
+// With app.k (KvAppend), the last Tq keys and values are this call's rows of app.k and app.v,
+// which the block also writes into the cache (its own slice: no other block reads it).
 template <bool Vec>
 __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict__ q,
                               const float* __restrict__ k, const float* __restrict__ v,
@@ -540,7 +540,7 @@ __global__ void attend_kernel(float* ctx, AttnDst attn, const float* __restrict_
   const float* qrow = q + ((long)b * Tq + qi) * H + (long)h * D;
   for (int d = threadIdx.x; d < D; d += blockDim.x) qs[d] = __ldg(qrow + d);
   // rows t0 .. Tk - 1 of keys and values: this call's, (Tq, H) from kn and vn
-  const int t0 = app.k ? app.t0 : Tk;
+  const int t0 = app.k ? Tk - Tq : Tk;
   const float* kn = app.k ? app.k + (long)b * Tq * H + (long)h * D : nullptr;
   const float* vn = app.k ? app.v + (long)b * Tq * H + (long)h * D : nullptr;
   if (app.k) {

@@ -202,16 +202,14 @@ struct ValidDev {
 // Throws attnlite::Error, launching nothing, where its shared memory (a score per key) passes
 // attend_shared_limit() or Tq passes 65,535 (device.h).
 // With `app` (Ops::append_attend), k and v are a key/value cache and this call's keys and
-// values app.k, app.v (B, Tq, H) go into it at rows app.t0 .. app.t0 + Tq - 1 (app.kc and
-// app.vc: the cache, writable) in the same launch: each block writes its own (batch, head,
-// query)'s slice and reads the rows from app.t0 on from app.k and app.v, so that no block
-// waits on another's writes; Tk = app.t0 + Tq.
+// values app.k, app.v (B, Tq, H) go into it at its rows Tk - Tq .. Tk - 1 (app.kc and app.vc:
+// the cache, writable) in the same launch: each block writes its own (batch, head, query)'s
+// slice and reads those rows from app.k and app.v, so that no block waits on another's writes.
 struct KvAppend {
   const float* k = nullptr;  // nullptr: nothing appended
   const float* v = nullptr;
   float* kc = nullptr;
   float* vc = nullptr;
-  int t0 = 0;
 };
 void attend(float* ctx, const AttnDst& attn, const float* q, const float* k, const float* v,
             int kv_stride, int B, int Tq, int Tk, int H, int NH, ValidDev vl,

@@ -305,7 +305,7 @@ class CudaOps final : public ops::Ops {
                      const float* v_new, float* kc, float* vc, int kv_stride, int t0, int B, int Tq,
                      int H, int NH, const ValidLens& vl, Arena&) const override {
     cuda::attend(ctx, {attn.data, attn.b_stride, attn.h_stride, attn.ld}, q, kc, vc, kv_stride, B, Tq,
-                 t0 + Tq, H, NH, device_lens(vl), kStream, {k_new, v_new, kc, vc, t0});
+                 t0 + Tq, H, NH, device_lens(vl), kStream, {k_new, v_new, kc, vc});
   }
   void additive_attend(float* ctx, int ldc, float* attn, const float* qp, const float* kp,
                        const float* v, const Linear& w_v, int B, int Tk, int Hh, int Dv,
