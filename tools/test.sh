@@ -466,6 +466,21 @@ stage_arm() {
   s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude tests/arm/endian_check.cpp \
     src/file/safetensors.cpp -o build/endian_check_s390x
   qemu-s390x -L /usr/s390x-linux-gnu build/endian_check_s390x models/transformer-d2l.safetensors
+  # The small core's terminate handler (examples/terminate.cpp) in a program that throws.
+  aarch64-linux-gnu-g++ -std=c++17 -Os -static -Wall -Wextra -Werror tests/arm/terminate_check.cpp \
+    examples/terminate.cpp -o build/terminate_check_aarch64
+  if aarch64-linux-gnu-nm build/terminate_check_aarch64 2>/dev/null | grep -q __cxa_demangle; then
+    echo "arm: FAIL: the terminate handler brings the demangler" >&2; return 1
+  fi
+  local out trc
+  out=$(ulimit -c 0; qemu-aarch64 build/terminate_check_aarch64 x 2>&1 >/dev/null) && trc=0 || trc=$?
+  [ "$trc" = 134 ] && grep -qx "  what():  a test exception" <<<"$out" ||
+    { echo "arm: FAIL: terminate handler: status $trc, said: $out" >&2; return 1; }
+  out=$(ulimit -c 0; qemu-aarch64 build/terminate_check_aarch64 2>&1 >/dev/null) && trc=0 || trc=$?
+  [ "$trc" = 134 ] && [ "$(head -1 <<<"$out")" = "terminate called after throwing an exception" ] &&
+    ! grep -q "what()" <<<"$out" ||
+    { echo "arm: FAIL: terminate handler (not a std::exception): status $trc, said: $out" >&2; return 1; }
+  echo "arm: examples/terminate.cpp prints what() and aborts"
   echo "arm: builds in $((SECONDS - t0))s"
   t0=$SECONDS
   local name q k
