@@ -292,13 +292,14 @@ int cmd_translate(int argc, char** argv) {
   // sentences of like lengths waste fewer steps: on the default model's test split, 1,896
   // lines, 163 decoder steps instead of 195 in its eight 256-line batches; on the CPU, where
   // finished sentences also leave their batch, bench/RESULTS.md has the times), and are printed in input order, each sentence's warnings
-  // and errors on stderr just before its line. A batch with a sentence the Translator refuses
-  // (empty, too long...) is translated one by one, so that only that sentence fails and the
-  // others are printed as without --batch. At --batch 1 each line is printed once translated.
+  // and errors on stderr just before its line. A sentence the Translator refuses (empty, too
+  // long...) fails alone: the batch goes again without it (a refusal comes before any
+  // decoding), and the others are printed as without --batch. At --batch 1 each line is
+  // printed once translated.
   constexpr int kWindowBatches = 16;
   const size_t window = batch == 1 ? 1 : (size_t)batch * kWindowBatches;
   std::vector<Item> pending;
-  std::vector<size_t> order;
+  std::vector<size_t> order, members;
   std::vector<std::string_view> views;
   auto one = [&](Item& it) {
     try {
@@ -326,23 +327,32 @@ int cmd_translate(int argc, char** argv) {
     }
     for (size_t k0 = 0; k0 < order.size(); k0 += (size_t)batch) {
       const size_t n = std::min((size_t)batch, order.size() - k0);
-      views.clear();
-      for (size_t k = k0; k < k0 + n; ++k) views.emplace_back(pending[order[k]].src);
-      bool together = n > 1;
-      if (together) {
-        try {
-          tr.translate_batch(views.data(), (int)n, opts);
-          times.called();
-        } catch (const Error&) {
-          together = false;
-        }
+      if (n == 1) {
+        one(pending[order[k0]]);
+        continue;
       }
-      for (size_t k = k0; k < k0 + n; ++k) {
-        Item& it = pending[order[k]];
-        if (together)
-          emit((int)(k - k0), it);
-        else
-          one(it);
+      members.assign(order.begin() + (long)k0, order.begin() + (long)(k0 + n));
+      while (!members.empty()) {
+        views.clear();
+        for (size_t m : members) views.emplace_back(pending[m].src);
+        bool done = false;
+        try {
+          tr.translate_batch(views.data(), (int)members.size(), opts);
+          times.called();
+          done = true;
+        } catch (const ItemError& e) {  // that sentence fails; the batch goes again without it
+          fail(pending[members[(size_t)e.index()]], e.reason());
+          members.erase(members.begin() + e.index());
+          continue;
+        } catch (const Error&) {  // not one sentence's failure: each on its own
+        }
+        for (size_t j = 0; j < members.size(); ++j) {
+          if (done)
+            emit((int)j, pending[members[j]]);
+          else
+            one(pending[members[j]]);
+        }
+        break;
       }
     }
     for (const Item& it : pending) {
