@@ -83,6 +83,20 @@ def whole_run(d):
          "bf16_s": 0.45},
         {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1896,
          "fp32_s": 0.0, "bf16_s": 0.8}]))
+    # the language model and the ViT: attnlite on each device, PyTorch on the GPU (its device
+    # is the GPU's name)
+    write(d, "lm.jsonl", lines([
+        {"peer": "attnlite", "device": dev, "gens": 8, "tok_s": t, "ids": [5, 9, 2]}
+        for dev, t in (("cuda", 5000.0), ("cpu", 3000.0))]
+        + [{"peer": "pytorch-cuda", "device": "NVIDIA H200", "gens": 8, "tok_s": 1000.0,
+            "ids": [5, 9, 2]}]))
+    write(d, "vit.jsonl", lines([
+        {"peer": peer, "device": dev, "batch": b, "img_s": t, "pred": [3, 1]}
+        for b, runs in ((1, (("attnlite", "cuda", 5700.0), ("attnlite", "cpu", 9300.0),
+                             ("pytorch-cuda", "NVIDIA H200", 1300.0))),
+                        (64, (("attnlite", "cuda", 291000.0), ("attnlite", "cpu", 9000.0),
+                              ("pytorch-cuda", "NVIDIA H200", 160000.0))))
+        for peer, dev, t in runs]))
     write(d, "finished.json", json.dumps({"seconds": 431}) + "\n")
 
 
@@ -138,6 +152,34 @@ class GpuReport(unittest.TestCase):
         self.assertIn("| transformer-fra-bpe | 1 | cpu | 29 | 0 | 3 | 7771 | 17 | 7820 |", text)
         self.assertIn("| transformer-fra-bpe | 1 | cuda | 30 | 250 | 41 | 480 | 9 | 810 |", text)
         self.assertNotIn("cut short", text)
+        # the goals, each as measured: the ViT's worst batch (64: 291,000 against
+        # 160,000) and the split's 9.65x miss theirs, which fails nothing
+        goals = text.split("## Goals", 1)[1].split("## Verdict", 1)[0]
+        for row in ("| base decode at batch 1 (default mode) >= 1.5x PyTorch with CUDA graphs | 1.87x | met |",
+                    "| base decode at batch 32 (default mode) >= 1.5x PyTorch with CUDA graphs | 1.51x | met |",
+                    "| the default model's test split >= 10x faster on the GPU than on one CPU core | 9.65x | **missed** |",
+                    "| language model tokens/s on the GPU >= 2x PyTorch on the GPU (worst setting) | 5.00x (gens 8) | met |",
+                    "| ViT images/s on the GPU >= 2x PyTorch on the GPU (worst batch) | 1.82x (batch 64) | **missed** |",
+                    "| held-out lines identical on the GPU and the CPU (every model and beam) | 1,896 of 1,896 | met |",
+                    "| compute-sanitizer memcheck finished with 0 errors | 0 errors | met |",
+                    "| compute-sanitizer racecheck (kernels) finished with 0 errors | 0 errors | met |",
+                    "| compute-sanitizer racecheck (model and search ops) finished with 0 errors | 0 errors | met |"):
+            self.assertIn(row, goals)
+
+    def test_goals_a_run_did_not_reach(self):
+        # racecheck cut off before its summary; no language model rows; the parity run lost a line
+        write(self.d, "racecheck.log", "========= COMPUTE-SANITIZER\n")
+        os.remove(os.path.join(self.d, "lm.jsonl"))
+        write(self.d, "parity.jsonl", lines([
+            {"model": "transformer-fra-bpe", "beam": 1, "sentences": 1896, "identical": 1895,
+             "cpu_s": 9.0, "cuda_s": 0.8}]))
+        rc, text = report(self.d)
+        goals = text.split("## Goals", 1)[1].split("## Verdict", 1)[0]
+        self.assertIn("| compute-sanitizer racecheck (kernels) finished with 0 errors | did not finish | **missed** |", goals)
+        self.assertIn("| language model tokens/s on the GPU >= 2x PyTorch on the GPU (worst setting) | - | not measured |", goals)
+        self.assertIn("| the default model's test split >= 10x faster on the GPU than on one CPU core | 11.25x | met |", goals)
+        self.assertIn("| held-out lines identical on the GPU and the CPU (every model and beam) | 1,895 of 1,896 | **missed** |", goals)
+        self.assertEqual(rc, 1, text)
 
     def test_a_run_cut_short_names_the_step_it_was_in(self):
         # killed by a time limit during the memcheck step: no finished.json, and the steps
