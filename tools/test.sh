@@ -45,7 +45,8 @@
 #            ViT's test digits; the small core (-DATTNLITE_MINIMAL=ON) built for both, its
 #            examples/translate.c equal to the CLI (tests/examples/translate.sh; armv7's
 #            built without SIMD: scalar kernels) and, on aarch64, within its size budget
-#            (1 MB, stripped and static); and the loader built for s390x, under qemu-s390x,
+#            (1 MB, stripped and static), with its terminate handler (examples/terminate.cpp:
+#            the message and abort, no demangler); and the loader built for s390x, under qemu-s390x,
 #            refusing a model on a big-endian machine. Emulation is 15-200x slower than a
 #            native run, so the test splits are sampled here: docs/edge.md has the full runs.
 #   fuzz     clang + libFuzzer: builds tests/fuzz/fuzz_{loader,tokenizer,translate,image,
