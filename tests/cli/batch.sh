@@ -2,7 +2,8 @@
 # `attnlite translate --batch N`: lines decoded N at a time give the translations of one line
 # at a time, in input order (the default model's held-out lines, greedy and beam 3; JSON
 # tokens equal, scores within float rounding); a refused line in a batch fails alone, the
-# others printed as without --batch; a bad N is a usage error.
+# others printed as without --batch (also when every line of a batch, or all but one, is
+# refused); a bad N is a usage error.
 set -uo pipefail
 bin=$1
 root=$2
@@ -62,6 +63,18 @@ check "refused lines: the same errors" "$(cat "$tmp/e1")" "$(cat "$tmp/e8")"
 check "refused lines: 5 output lines, 2 empty" "5 2" "$(wc -l < "$tmp/o8") $(grep -c '^$' "$tmp/o8")"
 check "refused lines: errors name sentences 2 and 4" "2 4" \
   "$(sed -n 's/.*error: sentence \([0-9]*\):.*/\1/p' "$tmp/e8" | tr '\n' ' ' | sed 's/ $//')"
+# a batch whose lines are all refused, and one with a single line left after its refusals
+# (each refusal takes its line out and the batch goes again): as one line at a time
+printf '\n\n\n\n' > "$tmp/none"
+"$bin" translate --batch 4 < "$tmp/none" > "$tmp/n4" 2> "$tmp/ne4"; s4=$?
+check "a batch of refused lines only: 4 empty lines, 4 errors, status 1" "4 4 1" \
+  "$(grep -c '^$' "$tmp/n4") $(grep -c 'error: sentence [1-4]: empty sentence' "$tmp/ne4") $s4"
+printf '\n\ngo .\n\n' > "$tmp/lone"
+"$bin" translate < "$tmp/lone" > "$tmp/l1" 2> "$tmp/le1"
+"$bin" translate --batch 4 < "$tmp/lone" > "$tmp/l4" 2> "$tmp/le4"
+check "one line left of its batch: as one line at a time" "$(cat "$tmp/l1"; cat "$tmp/le1")" \
+  "$(cat "$tmp/l4"; cat "$tmp/le4")"
+check "one line left of its batch: translated" "1" "$(grep -c . "$tmp/l4")"
 # a line of invalid UTF-8 among others: it fails alone, as one line at a time
 printf 'go .\n\377\376 bad .\ni lost .\nhe is calm .\n' > "$tmp/utf8"
 "$bin" translate < "$tmp/utf8" > "$tmp/u1" 2>&1; s1=$?
