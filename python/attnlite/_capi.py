@@ -325,6 +325,13 @@ def decode(b: Optional[bytes]) -> str:
     return b.decode("utf-8", errors="replace") if b else ""
 
 
+def item_reason(msg: str) -> str:
+    """The reason in the library's message about one item of a batch call, which names the
+    item by its place in the call (``sentence 1 of 8: empty sentence``): all that follows
+    the first ": ", colons included (the whole message when it has none)."""
+    return msg.split(": ", 1)[-1]
+
+
 def encode(s: object, what: str) -> bytes:
     """A str argument as the NUL-terminated UTF-8 the C API reads. Lone surrogates pass
     through as the invalid UTF-8 they stand for, for the library to refuse with its message."""

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, List, Optional, Sequence, Union, overload
 
 from . import _capi
-from ._capi import Error, decode
+from ._capi import Error, decode, item_reason
 from .model import Model
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ class Classifier(_capi.Handle):
             if st != _capi.AL_OK:
                 msg, at = decode(L.al_classifier_error(h)) or "classification failed", L.al_classifier_error_index(h)
                 if first is not None and 0 <= at < n:
-                    msg = f"images[{first + at}]: {msg.split(': ', 1)[-1]}"
+                    msg = f"images[{first + at}]: {item_reason(msg)}"
                 raise Error(msg, st)
             layers, heads = L.al_classification_layers(h), L.al_classification_heads(h)
             out = []

@@ -6,7 +6,7 @@ import ctypes
 from typing import List, NamedTuple, Optional, Sequence, Union, overload
 
 from . import _capi
-from ._capi import Error, decode, encode
+from ._capi import Error, decode, encode, item_reason
 from .figure import Figure, heatmap
 from .model import Model
 
@@ -127,7 +127,7 @@ def _chunk_message(msg: str, at: int, idx: List[int], total: int) -> str:
     chunk's sentences."""
     msg = msg or "translation failed"
     if 0 <= at < len(idx):
-        reason = msg.split(": ", 1)[-1]
+        reason = item_reason(msg)
         return reason if total == 1 else f"sentence {idx[at] + 1}: {reason}"
     return msg if total == 1 else f"sentences {_numbers(idx)}: {msg}"
 

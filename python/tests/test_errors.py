@@ -142,6 +142,11 @@ def test_chunk_messages():
         "sentences 5..5: beam_size 5 is outside [1, max_beam = 1]"
     assert _chunk_message("beam_size 5 is outside [1, max_beam = 1]", -1, [0], 1) == \
         "beam_size 5 is outside [1, max_beam = 1]"
+    # a message without the place: the reason is all of it
+    assert _chunk_message("empty sentence", 0, [3, 4], 9) == "sentence 4: empty sentence"
+    from attnlite._capi import item_reason
+    assert item_reason("image 2 of 8: pixel 5 is not a finite number") == "pixel 5 is not a finite number"
+    assert item_reason("no place") == "no place"
     # an index outside the chunk: not taken for a sentence's
     assert _chunk_message("sentence 2 of 3: x", 2, [0, 1], 2) == "sentences 1..2: sentence 2 of 3: x"
     assert _chunk_message("", -1, [0, 1], 2) == "sentences 1..2: translation failed"

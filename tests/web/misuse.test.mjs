@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { loadApi, loadAttnlite, root } from './common.mjs';
+import { loadApi, loadAttnlite, root, wasmDir } from './common.mjs';
 
 const modelBytes = (name) => new Uint8Array(readFileSync(join(root, 'models', `${name}.safetensors`)));
 
@@ -46,6 +47,18 @@ function members(cls) {
 function call(obj, { name, getter }, args) {
   return getter ? obj[name] : obj[name](...(args[name] ?? []));
 }
+
+// An item the library refuses in a batch call is named by its place in the caller's list, with
+// the reason from the library's message (all after its first ': ', colons included, or the
+// whole message when it has none: no character of it dropped).
+test('a refused item\'s error keeps the whole reason', async () => {
+  const { refusedError } = await import(pathToFileURL(join(wasmDir, 'api', 'checks.mjs')).href);
+  const e = (m) => refusedError('translateBatch', 'sentences', 3, m).message;
+  assert.equal(e('sentence 1 of 8: empty sentence'), 'translateBatch: sentences[3]: empty sentence');
+  assert.equal(e('sentence 0 of 2: a: b'), 'translateBatch: sentences[3]: a: b');
+  assert.equal(e('empty sentence'), 'translateBatch: sentences[3]: empty sentence');
+  assert.equal(refusedError('classifyBatch', 'images', 0, 'image 2: x').name, 'AttnliteError');
+});
 
 describe('after free()', () => {
   test('every Model method throws "the model was freed"; free() twice does nothing', () => {

@@ -51,6 +51,13 @@ export function texts(al, list, call, what = 'sentences') {
 }
 // The error of entry i of a list: `translateBatch: sentences[3]: empty sentence`.
 export const listError = (call, what, i, message) => new AttnliteError(`${call}: ${what}[${i}]: ${message}`);
+// The same for an item the library refused in a batch call, whose message names the item by
+// its place in the call (`sentence 1 of 8: empty sentence`): the reason is all that follows
+// the first ': ', colons included (the whole message when it has none).
+export const refusedError = (call, what, i, message) => {
+  const at = message.indexOf(': ');
+  return listError(call, what, i, at < 0 ? message : message.slice(at + 2));
+};
 // A session's size option (al.loadModel's maxBatch and maxBeam, the Classifier's maxBatch):
 // absent (undefined or null: the default) or an integer in [1, max].
 export const MAX_BATCH = 4096;

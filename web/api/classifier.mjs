@@ -1,5 +1,5 @@
 // attnlite JS API: Classifier, a Vision Transformer's session (al_classifier_*).
-import { AttnliteError, batchSize, flag, listError, optionsOf, typeName } from './checks.mjs';
+import { AttnliteError, batchSize, flag, listError, optionsOf, refusedError, typeName } from './checks.mjs';
 
 // A Classifier labels images with a model of kind 'vit' (al_classifier_*, al_classification_*;
 // include/attnlite/classify.h): one image at a time, or a list maxBatch at a time.
@@ -101,7 +101,7 @@ export class Classifier {
         const message = m.UTF8ToString(m._al_classifier_error(h)) || 'classification failed';
         const at = m._al_classifier_error_index(h);  // the image refused, counted within the chunk
         if (at >= 0 && at < count)
-          throw listError('classifyBatch', 'images', start + at, message.slice(message.indexOf(': ') + 2));
+          throw refusedError('classifyBatch', 'images', start + at, message);
         throw new AttnliteError(`classifyBatch: ${message}`);
       }
       for (let k = 0; k < count; ++k) {

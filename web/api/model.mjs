@@ -1,6 +1,6 @@
 // attnlite JS API: Model, a loaded model (al_model) and the page's translator on it.
 import { AttnliteError, MAX_STEPS, MAX_BEAM, MAX_ALPHA, MAX_INPUT_BYTES, typeName, text, texts, optionsOf, g, words,
-  batchSize, sizeOption, listError } from './checks.mjs';
+  batchSize, sizeOption, refusedError } from './checks.mjs';
 import { Generator } from './generator.mjs';
 import { Classifier } from './classifier.mjs';
 
@@ -188,7 +188,7 @@ export class Model {
         // (`sentence 1 of 8: empty sentence`): by its index in the list here.
         const at = m._al_translator_error_index(tr);
         if (at >= 0 && at < idx.length)
-          throw listError('translateBatch', 'sentences', idx[at], message.slice(message.indexOf(': ') + 2));
+          throw refusedError('translateBatch', 'sentences', idx[at], message);
         throw new AttnliteError(`translateBatch: ${message}`);
       }
       idx.forEach((i, k) => { out[i] = this._result(m._al_translator_result(tr, k), sentences[i], o, tokens[i]); });
