@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '78ca3e2025e4c098';
+const VERSION = 'd137090304c93d86';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
