@@ -4,6 +4,7 @@
 # gives each step's time and the whole run's.
 #
 #   bash tools/gpu-check.sh [--quick] [--out DIR]      (default DIR: build/gpu-check)
+#   bash tools/gpu-check.sh --cases                    (the GPU cases step 7 names: below)
 #
 # Steps (each one timed and bounded; a failing step is reported and the others still run;
 # the exit status is 1 when any check failed):
@@ -56,14 +57,32 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 2
 OUT=build/gpu-check
 QUICK=0
+CASES=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
+    --cases) CASES=1 ;;
     --out) OUT="$2"; shift ;;
-    *) echo "usage: tools/gpu-check.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: tools/gpu-check.sh [--quick] [--out DIR] | --cases" >&2; exit 2 ;;
   esac
   shift
 done
+# The GPU cases of step 7 by name, as Catch2 test specs (names joined by commas): what
+# compute-sanitizer goes over (the kernels, the models, the searches' device ops), and the op
+# whose CUDA path depends on the BLAS mode (linear_add_layer_norm: where the bias goes), run
+# again in each mode. `--cases` prints them (tests/tools/gpu_check_cases.sh: each spec names
+# only cases the test program has, and all of them), without a GPU.
+lt_ops="ops: linear_add_layer_norm on every op set and as linear then add_layer_norm"
+gemv_rows="CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give"
+san_memcheck="$lt_ops,ops: append_attend on every op set is the cache's two copies then attend,CUDA products match the scalar CPU reference,$gemv_rows,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
+# (racecheck in two processes side by side: the kernel case; the model and the searches' ops)
+san_racecheck="CUDA kernels match the scalar CPU reference,$gemv_rows"
+san_racecheck_ops="CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
+if [ "$CASES" = 1 ]; then
+  printf 'memcheck\t%s\nracecheck\t%s\nracecheck_ops\t%s\nlt_modes\t%s\n' \
+    "$san_memcheck" "$san_racecheck" "$san_racecheck_ops" "$lt_ops"
+  exit 0
+fi
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 BUILD="$ROOT/build/cuda-check"
@@ -341,14 +360,6 @@ PYT=""
 for p in "$PY" /usr/bin/python3 python3; do
   if [ -n "$p" ] && "$p" -c "import numpy, pytest" 2>/dev/null; then PYT="$p"; break; fi
 done
-# the GPU cases compute-sanitizer goes over (the kernels, the models, the searches' device ops)
-# the op whose CUDA path depends on the BLAS mode (linear_add_layer_norm: where the bias goes)
-lt_ops="ops: linear_add_layer_norm on every op set and as linear then add_layer_norm"
-gemv_rows="CUDA: the GEMV of many rows gives each row the bits that launches of 8 rows give"
-san_memcheck="$lt_ops,ops: append_attend on every op set is the cache's two copies then attend,CUDA products match the scalar CPU reference,$gemv_rows,CUDA kernels match the scalar CPU reference,CUDA beam search and Bahdanau match the CPU,CUDA translations match the CPU on the random fixture Transformer,translate on CUDA makes no device allocation,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set,CUDA batches drop their finished rows as ATTNLITE_CUDA_DROP says"
-# (racecheck in two processes side by side: the kernel case; the model and the searches' ops)
-san_racecheck="CUDA kernels match the scalar CPU reference,$gemv_rows"
-san_racecheck_ops="CUDA translations match the CPU on the random fixture Transformer,ops: beam search's top_rows and permute_blocks on every op set,ops: the searches' keep_rows on every op set"
 # racecheck looks for races on shared memory: the project's kernels that use it, not the
 # products (the GEMV of few rows uses none, the GEMV of many rows has a case of its own;
 # instrumented, cuBLAS's large products in the three BLAS modes outran the step's 300 s on an

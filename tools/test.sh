@@ -23,7 +23,8 @@
 #            cpu on samples of the test splits, greedy, --batch 32 (in that mode) and beam 4,
 #            and the C API's and the Python package's CUDA sessions (ATTNLITE_TEST_CUDA=1), as
 #            tasks $jobs at a time, longest first (the Catch2 cases in two runs that add up to
-#            them);
+#            them), and the GPU cases tools/gpu-check.sh gives compute-sanitizer by name are
+#            cases of that program (tests/tools/gpu_check_cases.sh);
 #            then, when nvcc is on PATH (else it says so), the -DATTNLITE_CUDA=ON
 #            -DATTNLITE_BENCH=ON build (architectures 80;90), warnings as errors, ctest (but
 #            for the CLI's whole-split CPU evaluations, which the native stage runs), and
@@ -386,6 +387,9 @@ stage_cuda() {
     echo "cuda: FAIL: the emulated device's runs passed $ran Catch2 cases of $listed" >&2
     st=1
   fi
+  # the cases tools/gpu-check.sh hands compute-sanitizer by name are this program's (also a
+  # ctest of the nvcc build below; here for a machine without nvcc)
+  bash tests/tools/gpu_check_cases.sh build/cuda-emu/tests/attnlite_tests || st=1
   echo "cuda: emulated device's tests in $((SECONDS - t0))s"
   [ $st = 0 ] || return 1
 
