@@ -1,7 +1,8 @@
 """tools/gpu_report.py on the files a tools/gpu-check.sh run leaves: a whole run that passed, one
 cut short by a time limit, and the failures that must turn its verdict (lines that differ
-between the CPU and the GPU, GPU cases that skipped on a GPU machine, bfloat16 changing the int8
-model). No GPU needed: the inputs are written here in the steps' own formats.
+between the CPU and the GPU, GPU cases that skipped on a GPU machine, counted by case,
+bfloat16 changing the int8 model), and one whose GPU steps all failed (its tables say they were
+not measured). No GPU needed: the inputs are written here in the steps' own formats.
 
     python3 tests/tools/test_gpu_report.py        (ctest: tools.gpu_report)
 """
@@ -201,6 +202,33 @@ class GpuReport(unittest.TestCase):
                                         "(ctest, memcheck, racecheck).")
         self.assertNotIn("| all |", text)
 
+    def test_tables_whose_steps_failed(self):
+        # a GPU that every CUDA step failed to use: the CPU's runs left rows, the GPU's none
+        with open(os.path.join(self.d, "steps.jsonl"), encoding="utf-8") as f:
+            steps = [json.loads(l) for l in f]
+        for s in steps:
+            if s["step"] in ("bench_cuda", "parity_transformer-fra-bpe_beam1"):
+                s["rc"] = 1
+        write(self.d, "steps.jsonl", lines(steps))
+        write(self.d, "bench_cuda.json", json.dumps({"rows": []}))
+        for name in ("bench_cuda_gemv.json", "bench_products.json"):
+            os.remove(os.path.join(self.d, name))
+        write(self.d, "parity.jsonl", "")
+        write(self.d, "batch.jsonl", lines([
+            {"model": "transformer-fra-bpe", "batch": "32", "drop": "-", "lt": "-", "beam": 1,
+             "sentences": 1896, "identical": 1896, "cpu_s": 2.99}]))
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        decode = text.split("## Base Transformer decode", 1)[1].split("\n## ", 1)[0]
+        held = text.split("## Held-out sentences", 1)[1].split("\n## ", 1)[0]
+        for part in (decode, held):
+            self.assertIn("Not measured: its steps left no rows", part)
+            self.assertNotIn("|---", part)  # no table of a header alone
+        self.assertIn("2.99 s, 1896 of 1896 identical to one line at a time; the GPU's default "
+                      "run did not finish.", held)
+        self.assertIn("| base decode at batch 1 (default mode) >= 1.5x PyTorch with CUDA graphs "
+                      "| - | not measured |", text)
+
     def test_a_run_cut_short_before_any_step_began(self):
         os.remove(os.path.join(self.d, "finished.json"))
         write(self.d, "steps.jsonl", "")
@@ -225,6 +253,24 @@ class GpuReport(unittest.TestCase):
         self.assertIn("9 passed (40 assertions), **1 of them only by skipping for want of a device**",
                       text)
         self.assertEqual(verdict(text), "Failed: GPU cases skipped.")
+
+    def test_skipped_gpu_cases_count_as_cases(self):
+        # Catch2's console log: a case that skips in each of its sections warns once a section
+        dashes, dots = "-" * 79, "." * 79
+        def warned(name, sections, n):
+            head = [dashes, name] + [f"  {s}" for s in sections] + [dashes, "tests/x.cpp:1", dots, ""]
+            return "\n".join(head + ["tests/cuda_checks.h:68: warning:",
+                                     f"  no CUDA device: skipping the kernel tests (none {n})", "", ""])
+        log = (warned("ops: keep_rows on every op set", ["cuda"], 1)
+               + warned("ops: keep_rows on every op set", ["cuda", "beam"], 2)
+               + warned("CUDA kernels match the scalar CPU reference", [], 3)
+               + "=" * 79 + "\nAll tests passed (1533 assertions in 18 test cases)\n")
+        write(self.d, "gpu_tests_lt_off.log", log)
+        rc, text = report(self.d)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("`ATTNLITE_CUDA_LT=0`): 18 passed (1533 assertions), **2 of them only by "
+                      "skipping for want of a device**", text)
+        self.assertEqual(verdict(text), "Failed: GPU cases, `ATTNLITE_CUDA_LT=0` skipped.")
 
     def test_bf16_must_leave_the_int8_model_as_it_is(self):
         write(self.d, "bf16.jsonl", lines([
