@@ -24,7 +24,7 @@ while IFS=$'\t' read -r label spec; do
     comm -13 <(echo "$want") <(echo "$got") | sed 's/^/  listed, not named: /' >&2
     fail=1
   else
-    echo "$label: $(grep -c . <<<"$got") cases"
+    echo "$label: cases named: $(grep -c . <<<"$got"), each one of the program's"
   fi
 done <<<"$specs"
 [ "$sets" -eq 4 ] || { echo "FAIL: gpu-check.sh --cases printed $sets specs, not 4" >&2; fail=1; }
