@@ -286,7 +286,8 @@ def main():
                       if p["model"] == "transformer-fra-bpe" and p["beam"] == 1), None)
         parity = {p["beam"]: p for p in held_out
                   if p["model"] == "transformer-fra-bpe"}
-        if any("cuda_s" in p for p in sweep):  # (the table's rows: the GPU's runs)
+        on_gpu = any("cuda_s" in p for p in sweep)  # the table's rows: the GPU's runs
+        if on_gpu:
             say("The same run on the GPU at other `--batch` sizes (256 lines is the default), "
                 "at the default with finished sentences kept in their batches "
                 "(`ATTNLITE_CUDA_DROP=0`; unset, they leave batches of more than 32 rows: the "
@@ -310,7 +311,7 @@ def main():
                 lt = "unset" if lt == "-" else f"`{lt}`"
                 say(f"| {batch} | {beam} | {drop} | {lt} | {p['sentences']} | {p['identical']} | "
                     f"{p['cuda_s']:.2f} | {ratio(ref.get('cpu_s'), p['cuda_s'])} | {default} |")
-        if any("cuda_s" in p for p in sweep):
+        if on_gpu:
             say("")
         for p in sweep:
             if "cpu_s" in p:
