@@ -8,7 +8,7 @@
 // Run: node --test tests/web/lm.test.mjs  (after wasm/build.sh node and the native CLI build)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -233,7 +233,12 @@ describe('language model (lm-fra)', { skip: !haveLm && 'models/lm-fra.safetensor
     const dir = mkdtempSync(join(tmpdir(), 'attnlite-lm-'));
     const file = join(dir, 'sentences.txt');
     writeFileSync(file, lines.join('\n') + '\n');
-    const p = spawnSync(nativeCli, ['eval', '--perplexity', file, '--model', lmPath, '--json'], { encoding: 'utf8' });
+    let p;
+    try {
+      p = spawnSync(nativeCli, ['eval', '--perplexity', file, '--model', lmPath, '--json'], { encoding: 'utf8' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     assert.equal(p.status, 0, p.stderr);
     const n = JSON.parse(p.stdout);
     const r = g.perplexity(lines);
