@@ -1,5 +1,6 @@
 // The translator's input normalization (normalize.h): each rule, the buffer contract, errors,
-// and a translator reading typographic forms exactly as the straight ones.
+// and a translator reading typographic forms exactly as the straight ones, and a sentence in
+// capitals as the lowercased one.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -28,6 +29,19 @@ TEST_CASE("normalize_source folds what the corpus never writes", "[normalize]") 
   CHECK(normalize_source(" \t a\u00a0\u202f\u2000\u200a\u3000b\r\n\v\f\u0085\u1680\u2028\u2029\u205fc  ") == "a b c");
 }
 
+TEST_CASE("normalize_source lowercases a sentence in capitals", "[normalize]") {
+  CHECK(normalize_source("I'M HOME.") == "i'm home.");
+  CHECK(normalize_source("WHERE IS THE STATION?") == "where is the station?");
+  CHECK(normalize_source("I\u2019M  HOME\u2026") == "i'm home...");        // after the other rules
+  CHECK(normalize_source("\uff28\uff25\uff2c\uff2c\uff2f\uff01") == "hello!");  // full-width capitals
+  CHECK(normalize_source("TOM, 19, \u00c9MILE") == "tom, 19, \u00c9mile");  // A-Z only: \u00c9 stays
+  CHECK(normalize_source("OK") == "ok");
+  // Kept: one capital is no sentence in capitals, and one of a-z anywhere keeps the case.
+  for (const char* s : {"I", "I.", "A 1 2 3", "I'M HOMe", "TOM is here.", "NASA and the ESA", "x Y Z",
+                        "\u00c9T\u00c9", "\u0391\u0392\u0393 \u041f\u0420\u0418"})
+    CHECK(normalize_source(s) == s);
+}
+
 TEST_CASE("normalize_source keeps everything else", "[normalize]") {
   for (const char* s : {"I'm home.", "Don't worry!", "i love you", "Déjà vu, ça va ?", "ΑΒΓ ПРИВЕТ 漢字",
                         "½ № ™ 𝐀 e\u0301", "a+b=c; (x) [y] {z} <w> @#$%^&*_|\\/"})
@@ -37,17 +51,18 @@ TEST_CASE("normalize_source keeps everything else", "[normalize]") {
 }
 
 TEST_CASE("normalize_source: buffers and errors", "[normalize]") {
-  const std::string in = "  \u201cOK\u201d\u2026  ";  // 15 bytes -> "\"OK\"..." (7)
+  const std::string in = "  \u201cOK\u201d\u2026  ";  // 15 bytes -> "\"ok\"..." (7, in capitals)
   char buf[32];
   REQUIRE(normalize_source(in, buf, in.size()) == 7);
-  REQUIRE(std::string(buf, 7) == "\"OK\"...");
+  REQUIRE(std::string(buf, 7) == "\"ok\"...");
   REQUIRE(normalize_source(in, buf, 7) == 7);  // exactly enough
   REQUIRE_THROWS_AS(normalize_source(in, buf, 6), Error);
   REQUIRE(normalize_source("", buf, 0) == 0);
   for (const char* bad : {"\xff", "caf\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ok \xe2\x82 ."})
     REQUIRE_THROWS_WITH(normalize_source(bad), Catch::Contains("not valid UTF-8"));
   // Never longer than the input, idempotent.
-  for (const char* s : {"\ufb03\u2026\uff01", "a \u2014 b", "\u00ab x \u00bb", " x  y "}) {
+  for (const char* s :
+       {"\ufb03\u2026\uff01", "a \u2014 b", "\u00ab x \u00bb", " x  y ", "I'M  HOME ", "\uff29 \uff2d"}) {
     const std::string once = normalize_source(s);
     CHECK(once.size() <= std::string(s).size());
     CHECK(normalize_source(once) == once);
@@ -68,5 +83,9 @@ TEST_CASE("a translator reads typographic forms as the straight ones", "[normali
     CHECK(r.num_unknown == unknown);
     CHECK(model->source_tokens("I\u2019m") == model->source_tokens("I'm"));
     REQUIRE_THROWS_WITH(tr.translate("\u200b \u3000", o), Catch::Contains("empty sentence"));
+    // A sentence in capitals reads as the lowercased one.
+    const std::string lower(tr.translate("where is the station?", o).text);
+    CHECK(std::string(tr.translate("WHERE IS THE STATION?", o).text) == lower);
+    CHECK(model->source_tokens("I'M HOME.") == model->source_tokens("i'm home."));
   }
 }

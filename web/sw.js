@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'd137090304c93d86';
+const VERSION = 'df42ad16aaf69996';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -17,10 +17,13 @@
 //                ASCII character: U+FF40 is an apostrophe as U+0060 is)
 //   ff fi fl ... U+FB00-U+FB06, the Latin ligatures (as NFKC folds them)
 //   spaces       runs of spaces become one; leading and trailing spaces go.
+//   capitals     then a sentence in capitals, two or more of A-Z and none of a-z, has its
+//                A-Z lowercased ("I'M HOME." reads "i'm home."): all-capital case tells
+//                nothing apart, and the corpus never writes a sentence so.
 //
-// Everything else is kept: letters, accents, case, punctuation. The result is never longer
-// than the input. Every translator applies it (Translator, the C API, the page); tokenize
-// and Model::source_tokens show what the model reads after it.
+// Everything else is kept: letters, accents, the case of any other sentence, punctuation.
+// The result is never longer than the input. Every translator applies it (Translator, the
+// C API, the page); tokenize and Model::source_tokens show what the model reads after it.
 #pragma once
 #include <cstddef>
 #include <string>

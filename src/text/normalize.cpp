@@ -77,6 +77,16 @@ size_t normalize_source(std::string_view in, char* out, size_t cap) {
       out[n++] = buf[k];
     }
   }
+  // A sentence typed in capitals (two or more of A-Z, none of a-z) is lowercased: its case
+  // tells nothing apart, and the corpus never writes one.
+  size_t capitals = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (out[k] >= 'a' && out[k] <= 'z') return n;
+    capitals += out[k] >= 'A' && out[k] <= 'Z';
+  }
+  if (capitals >= 2)
+    for (size_t k = 0; k < n; ++k)
+      if (out[k] >= 'A' && out[k] <= 'Z') out[k] = (char)(out[k] - 'A' + 'a');
   return n;
 }
 

@@ -2,15 +2,18 @@
 # The translator's input normalization is the same in C++ (attnlite tokenize --text,
 # src/text/normalize.cpp) and Python (tools/normalize.py): on every code point of the Basic
 # Multilingual Plane and the first supplementary one (each alone, between letters, doubled and
-# beside spaces), on hand-written sentences of every rule, and, when ../shared/data is beside
-# the checkout, on every sentence of the corpus. Then what each rule is meant to do, checked
+# beside spaces), on hand-written sentences of every rule, on the test split's English as
+# written and in capitals, and, when ../shared/data is beside the checkout, on every sentence
+# of the corpus. Then what each rule is meant to do, checked
 # on the C++ output: typographic apostrophes and quotes read as the straight ones, in the
-# tokens of both shipped translators and in the translations of the default one.
+# tokens of both shipped translators and in the translations of the default one, and a
+# sentence in capitals as the lowercased one.
 set -uo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+az=abcdefghijklmnopqrstuvwxyz AZ=ABCDEFGHIJKLMNOPQRSTUVWXYZ  # A-Z only, whatever the locale
 check() {  # check NAME EXPECTED ACTUAL
   if [ "$2" == "$3" ]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
 }
@@ -25,9 +28,14 @@ with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as f:
     for s in ["I\u2019m home.", "Don\u2018t \u201cworry\u201d \u2014 it\u2019s fine\u2026",
               "\u00abHello\u00bb\u2009!", "\uff37\uff48\uff45\uff52\uff45 is it\uff1f",
               "\ufb01ne \ufb02ow", "  lots \u3000 of\u00a0\u202f spaces  ", "\u200bzero\u200dwidth\ufeff",
-              "\u2212 5 \u2013 3", "", " ", "\t\t"]:
+              "\u2212 5 \u2013 3", "", " ", "\t\t", "I\u2019M HOME.", "\uff28\uff25\uff2c\uff2c\uff2f \u00c9MILE",
+              "I", "OK", "TOM is HERE", "\u0391\u0392\u0393 \u041f\u0420\u0418"]:
         f.write(s + "\n")
 PY
+# the test split's English as written and in capitals (A-Z), then the corpus
+cut -f1 "$src/models/transformer-fra-bpe.test.tsv" > "$tmp/test.txt"
+cat "$tmp/test.txt" >> "$tmp/in.txt"
+tr $az $AZ < "$tmp/test.txt" >> "$tmp/in.txt"
 corpus=$src/../shared/data/fra-eng/fra.txt
 [ -f "$corpus" ] && { cut -f1 "$corpus"; cut -f2 "$corpus"; } >> "$tmp/in.txt"
 lines=$(wc -l < "$tmp/in.txt")
@@ -55,6 +63,10 @@ cases = [
     ("kept: accents, case, other punctuation", "D\u00e9j\u00e0 VU, \u00e7a va ? \u00bd \u2116 \u2122 \U0001d400 \u00e9",
      "D\u00e9j\u00e0 VU, \u00e7a va ? \u00bd \u2116 \u2122 \U0001d400 \u00e9"),
     ("only spaces and zero-width characters: empty", "\u200b \u3000", ""),
+    ("a sentence in capitals: A-Z lowercased", "I\u2019M HOME, \uff34\uff2f\uff2d! \u00c9MILE, 19",
+     "i'm home, tom! \u00c9mile, 19"),
+    ("kept: capitals beside a-z", "TOM is HERE", "TOM is HERE"),
+    ("kept: one capital", "I.", "I."),
 ]
 with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as fi, \
      open(sys.argv[2], "w", encoding="utf-8", newline="\n") as fw, open(sys.argv[3], "w") as fn:
@@ -92,6 +104,18 @@ if [ "$n" -gt 100 ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt" && [ "$(wc -l < "$tmp/
   echo "ok   $n test sentences: typographic apostrophes and quotes translate exactly as straight ones"
 else
   echo "FAIL typographic and straight forms translate differently ($n sentences):"
+  diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
+fi
+# A sentence typed in capitals translates exactly as the lowercased one: every test sentence
+# with two or more letters, in capitals and lowercased (A-Z).
+cut -f1 "$src/models/transformer-fra-bpe.test.tsv" | sort -u | grep '[A-Za-z].*[A-Za-z]' > "$tmp/sentences.txt"
+n=$(wc -l < "$tmp/sentences.txt")
+tr $az $AZ < "$tmp/sentences.txt" | "$bin" translate > "$tmp/t1.txt" 2>/dev/null
+tr $AZ $az < "$tmp/sentences.txt" | "$bin" translate > "$tmp/t2.txt" 2>/dev/null
+if [ "$n" -gt 1000 ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt" && [ "$(wc -l < "$tmp/t1.txt")" -eq "$n" ]; then
+  echo "ok   $n test sentences: in capitals they translate exactly as lowercased"
+else
+  echo "FAIL capitals and lowercase translate differently ($n sentences):"
   diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
 fi
 exit $fail

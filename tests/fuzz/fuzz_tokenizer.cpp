@@ -48,8 +48,9 @@ void check_split(std::string_view text) {
 }
 
 // The translator's normalization: no longer than its input, idempotent, no space at either
-// end nor two in a row, an exact buffer suffices and one byte less is an error; it refuses
-// exactly the input preprocessing refuses (invalid UTF-8).
+// end nor two in a row, no sentence in capitals left (two of A-Z and none of a-z), an exact
+// buffer suffices and one byte less is an error; it refuses exactly the input preprocessing
+// refuses (invalid UTF-8).
 void check_normalize(std::string_view a, bool valid) {
   std::string out(a.size(), '\0');
   size_t n = 0;
@@ -64,6 +65,13 @@ void check_normalize(std::string_view a, bool valid) {
   FUZZ_CHECK(normalize_source(out) == out);
   FUZZ_CHECK(out.empty() || (out.front() != ' ' && out.back() != ' '));
   FUZZ_CHECK(out.find("  ") == std::string::npos);
+  int capitals = 0;
+  bool lower = false;
+  for (char c : out) {
+    capitals += c >= 'A' && c <= 'Z';
+    lower = lower || (c >= 'a' && c <= 'z');
+  }
+  FUZZ_CHECK(lower || capitals <= 1);
   std::string exact(n, '\0');
   FUZZ_CHECK(normalize_source(a, exact.data(), n) == n && exact == out);
   if (n) {

@@ -60,6 +60,10 @@ describe('a sub-word translator (tests/fixtures/bpe_tiny.safetensors)', () => {
     assert.deepEqual(m.tokenize('  \t '), []);
     // The case is kept: "where" and "Where" are other pieces.
     assert.deepEqual(m.tokenize('where'), ['w', 'here_']);
+    // ...but a sentence in capitals reads lowercased (docs/input.md), as the native side does.
+    assert.deepEqual(m.tokenize('WHERE IS THE STATION?'), m.tokenize('where is the station?'));
+    assert.deepEqual(m.tokenize('WHERE'), ['w', 'here_']);
+    assert.deepEqual(m.tokenize('WHERE is'), ['W', 'H', 'E', 'R', 'E', '_', 'is_'], 'one of a-z keeps the case');
     // The book's word tokenizer, with no model, is as it was.
     assert.deepEqual(al.tokenize('Where is the station?'), ['where', 'is', 'the', 'station', '?']);
   });

@@ -23,9 +23,13 @@ two agree.  The rules, one code point at a time, then on spaces:
    then these rules again (the full-width grave accent U+FF40 is an apostrophe like U+0060).
 8. The Latin ligatures U+FB00-U+FB06 (ff fi fl ffi ffl st st), as NFKC folds them.
 9. Then runs of spaces become one space, and leading and trailing spaces go.
+10. Then a sentence in capitals, two or more of A-Z and none of a-z, has its A-Z
+    lowercased ("I'M HOME." reads "i'm home."): all-capital case tells nothing apart, and
+    the corpus never writes a sentence so.
 
-Everything else is kept as it is (letters, accents, case, punctuation, symbols, and bytes
-that are not UTF-8, which the C++ side passes through unchanged).
+Everything else is kept as it is (letters, accents, the case of any other sentence,
+punctuation, symbols, and bytes that are not UTF-8, which the C++ side passes through
+unchanged).
 
 `STYLES` are the four ways of typing a sentence that evaluation reports (`attnlite eval
 --styles`): as written, without its final punctuation, lowercased, and both.  `casual()` is
@@ -69,7 +73,10 @@ def fold(cp):
 def normalize(text):
     """text with the rules above applied."""
     folded = "".join(fold(ord(c)) for c in text)
-    return " ".join(w for w in folded.split(" ") if w)
+    out = " ".join(w for w in folded.split(" ") if w)
+    if not any("a" <= c <= "z" for c in out) and sum("A" <= c <= "Z" for c in out) >= 2:
+        out = ascii_lower(out)
+    return out
 
 
 FINAL_PUNCTUATION = ".!?"
