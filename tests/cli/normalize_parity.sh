@@ -106,16 +106,29 @@ else
   echo "FAIL typographic and straight forms translate differently ($n sentences):"
   diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
 fi
-# A sentence typed in capitals translates exactly as the lowercased one: every test sentence
-# with two or more letters, in capitals and lowercased (A-Z).
+# A sentence typed in capitals reads as the lowercased one (A-Z): every test sentence with two
+# or more letters, normalized, and every 8th one translated by the default model (the whole
+# split would add a minute and a half under the sanitizers).
 cut -f1 "$src/models/transformer-fra-bpe.test.tsv" | sort -u | grep '[A-Za-z].*[A-Za-z]' > "$tmp/sentences.txt"
+tr $az $AZ < "$tmp/sentences.txt" > "$tmp/capitals.txt"
+tr $AZ $az < "$tmp/sentences.txt" > "$tmp/lower.txt"
 n=$(wc -l < "$tmp/sentences.txt")
-tr $az $AZ < "$tmp/sentences.txt" | "$bin" translate > "$tmp/t1.txt" 2>/dev/null
-tr $AZ $az < "$tmp/sentences.txt" | "$bin" translate > "$tmp/t2.txt" 2>/dev/null
-if [ "$n" -gt 1000 ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt" && [ "$(wc -l < "$tmp/t1.txt")" -eq "$n" ]; then
-  echo "ok   $n test sentences: in capitals they translate exactly as lowercased"
+"$bin" tokenize --text < "$tmp/capitals.txt" > "$tmp/n1.txt"
+"$bin" tokenize --text < "$tmp/lower.txt" > "$tmp/n2.txt"
+if [ "$n" -gt 1000 ] && cmp -s "$tmp/n1.txt" "$tmp/n2.txt" && [ "$(wc -l < "$tmp/n1.txt")" -eq "$n" ] &&
+  ! cmp -s "$tmp/capitals.txt" "$tmp/n1.txt"; then
+  echo "ok   $n test sentences: in capitals they normalize as lowercased"
 else
-  echo "FAIL capitals and lowercase translate differently ($n sentences):"
+  echo "FAIL capitals and lowercase normalize differently ($n sentences):"
+  diff "$tmp/n1.txt" "$tmp/n2.txt" | head -6; fail=1
+fi
+awk 'NR % 8 == 1' "$tmp/capitals.txt" | "$bin" translate > "$tmp/t1.txt" 2>/dev/null
+awk 'NR % 8 == 1' "$tmp/lower.txt" | "$bin" translate > "$tmp/t2.txt" 2>/dev/null
+m=$(wc -l < "$tmp/t2.txt")
+if [ "$m" -eq $(((n + 7) / 8)) ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt"; then
+  echo "ok   $m of them: in capitals they translate exactly as lowercased"
+else
+  echo "FAIL capitals and lowercase translate differently ($m sentences):"
   diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
 fi
 exit $fail
