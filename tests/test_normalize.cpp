@@ -1,6 +1,6 @@
 // The translator's input normalization (normalize.h): each rule, the buffer contract, errors,
-// and a translator reading typographic forms exactly as the straight ones, and a sentence in
-// capitals as the lowercased one.
+// and a translator reading typographic forms exactly as the straight ones, a sentence in
+// capitals as the lowercased one, and a sentence with emoji as the words alone.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -26,6 +26,12 @@ TEST_CASE("normalize_source folds what the corpus never writes", "[normalize]") 
   CHECK(normalize_source("I\uff40m \uff37\uff40") == "I'm W'");
   CHECK(normalize_source("\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06") == "fffiflffifflstst");
   CHECK(normalize_source("\u200bso\u00adft\u200c\u200d\u2060\ufeff") == "soft");
+  // emoji, with their variation selectors, skin tones, keycaps, joiners and tags
+  CHECK(normalize_source("I\u2019m home \U0001F60A") == "I'm home");
+  CHECK(normalize_source("I \u2764\ufe0f you\u2728 \U0001F44B\U0001F3FD\u200d\U0001F469 1\ufe0f\u20e3") ==
+        "I you 1");
+  CHECK(normalize_source("\U0001F3F4\U000E0067\U000E0062\U000E007F go \u231a\u231b\u23e9\u23fa\u2b50") == "go");
+  CHECK(normalize_source("\U0001F000\U0001FAFF\u2600\u27bf\u2b00\u2bff\ufe00\ufe0f\U000E0020 ok") == "ok");
   CHECK(normalize_source(" \t a\u00a0\u202f\u2000\u200a\u3000b\r\n\v\f\u0085\u1680\u2028\u2029\u205fc  ") == "a b c");
 }
 
@@ -44,10 +50,19 @@ TEST_CASE("normalize_source lowercases a sentence in capitals", "[normalize]") {
 
 TEST_CASE("normalize_source keeps everything else", "[normalize]") {
   for (const char* s : {"I'm home.", "Don't worry!", "i love you", "Déjà vu, ça va ?", "ΑΒΓ ПРИВЕТ 漢字",
-                        "½ № ™ 𝐀 e\u0301", "a+b=c; (x) [y] {z} <w> @#$%^&*_|\\/"})
+                        "½ № ™ 𝐀 e\u0301", "a+b=c; (x) [y] {z} <w> @#$%^&*_|\\/",
+                        // beside the emoji ranges, and text symbols
+                        "\u25b6 \u25ff \u27c0 \u2aff \u2c00 \u2319 \u231c \u23e8 \u23fb \ufdff \ufe10 \u20e2 \u20e4",
+                        "\U0001EFFF \U0001FB00 \U000E001F \U000E0080 \u00a9 \u00ae \u2122 \u2190"})
     CHECK(normalize_source(s) == s);
   CHECK(normalize_source("") == "");
   CHECK(normalize_source("   \u3000\u200b ") == "");
+}
+
+TEST_CASE("blank_source: only spaces, of any kind", "[normalize]") {
+  for (const char* s : {"", " ", "\t\r\n", "\u00a0\u202f\u3000\u2009 \u2028"}) CHECK(blank_source(s));
+  for (const char* s : {"a", " . ", "\u200b", " \u00ad ", "\U0001F60A", "\ufe0f", " \u3000x"})
+    CHECK(!blank_source(s));
 }
 
 TEST_CASE("normalize_source: buffers and errors", "[normalize]") {
@@ -82,10 +97,21 @@ TEST_CASE("a translator reads typographic forms as the straight ones", "[normali
     CHECK(std::string(r.text) == straight);
     CHECK(r.num_unknown == unknown);
     CHECK(model->source_tokens("I\u2019m") == model->source_tokens("I'm"));
-    REQUIRE_THROWS_WITH(tr.translate("\u200b \u3000", o), Catch::Contains("empty sentence"));
+    REQUIRE_THROWS_WITH(tr.translate("\u200b \u3000", o),
+                        "empty sentence: nothing in it that a translator reads (emoji and invisible "
+                        "characters are left out)");
+    REQUIRE_THROWS_WITH(tr.translate(" \U0001F44D\U0001F3FD ", o),
+                        Catch::StartsWith("empty sentence: nothing in it"));
+    REQUIRE_THROWS_WITH(tr.translate(" \u3000\u00a0\t", o), "empty sentence");  // blank
     // A sentence in capitals reads as the lowercased one.
     const std::string lower(tr.translate("where is the station?", o).text);
     CHECK(std::string(tr.translate("WHERE IS THE STATION?", o).text) == lower);
     CHECK(model->source_tokens("I'M HOME.") == model->source_tokens("i'm home."));
+    // Emoji are not read: the translation of the words alone, and no unknown token.
+    const Translation& w = tr.translate("I'm home.", o);
+    const std::string words(w.text);
+    const Translation& e = tr.translate("\U0001F3E0 I'm \u2764\ufe0f home. \U0001F60A\U0001F44B\U0001F3FD", o);
+    CHECK(std::string(e.text) == words);
+    CHECK(e.num_unknown == 0);
   }
 }

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'df42ad16aaf69996';
+const VERSION = '32fd3d29ee3010c4';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -183,9 +183,9 @@ size_t al_translator_workspace_bytes(const al_translator* tr); /* its buffers */
 
 /* One sentence (UTF-8, NUL-terminated); options NULL: al_decode_options_default. The
  * sentence is normalized first, as every translator does (docs/input.md: typographic
- * apostrophes and quotes, dashes, Unicode spaces, a sentence in capitals), so "I\u2019m
- * home." reads as "I'm home." and "I'M HOME." as "i'm home."; al_model_tokenize shows the
- * tokens read after it. */
+ * apostrophes and quotes, dashes, Unicode spaces, emoji, a sentence in capitals), so
+ * "I\u2019m home." reads as "I'm home." and "I'M HOME." as "i'm home."; al_model_tokenize
+ * shows the tokens read after it. */
 al_status al_translate(al_translator* tr, const char* sentence, const al_decode_options* options);
 /* n <= max_batch sentences decoded together. A sentence it refuses is named by its index,
  * from 0: "sentence 1 of 3: empty sentence" (al_translate: "empty sentence"). */

@@ -5,6 +5,10 @@
 // tests/cli/normalize_parity.sh), one code point at a time, then on spaces:
 //
 //   removed      U+200B-U+200D, U+2060, U+FEFF, U+00AD (zero-width characters, soft hyphen)
+//   removed      emoji: U+1F000-U+1FAFF, U+2600-U+27BF, U+2B00-U+2BFF, U+231A-U+231B,
+//                U+23E9-U+23FA (pictographs, symbols, dingbats), U+FE00-U+FE0F (variation
+//                selectors), U+20E3 (keycap), U+E0020-U+E007F (tags); no model ever read
+//                one, and one it cannot read derails the whole translation
 //   ' '          \t \n \v \f \r, U+0085, U+00A0, U+202F, U+1680, U+2000-U+200A, U+2028,
 //                U+2029, U+205F, U+3000 (control and Unicode spaces)
 //   '\''         U+2018 U+2019 U+201A U+201B U+2032 U+02B9 U+02BB U+02BC U+0060 U+00B4
@@ -38,5 +42,10 @@ size_t normalize_source(std::string_view in, char* out, size_t cap);
 
 // The same, into a new string.
 std::string normalize_source(std::string_view in);
+
+// Whether `in` normalizes to nothing because it holds only spaces (of any kind): false when
+// it also held what normalization removes (emoji, zero-width characters), so that an error
+// can say why a sentence that was not blank reads as empty. `in` is valid UTF-8.
+bool blank_source(std::string_view in);
 
 }  // namespace attnlite

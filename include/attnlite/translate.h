@@ -110,8 +110,8 @@ class Translator {
   static size_t required_bytes(const Model& model, const Limits& limits);
 
   // One sentence, normalized first (normalize.h: typographic quotes and apostrophes, dashes,
-  // Unicode spaces, a sentence in capitals...). Throws attnlite::Error on empty (also once normalized), over-long
-  // or invalid UTF-8 input.
+  // Unicode spaces, emoji, a sentence in capitals...). Throws attnlite::Error on empty (also
+  // once normalized), over-long or invalid UTF-8 input.
   const Translation& translate(std::string_view sentence, const DecodeOptions& opts = {});
   // n <= max_batch sentences decoded together; result(i) for each. A sentence it refuses is
   // named by its index, from 0: "sentence 1 of 3: empty sentence" (translate(): "empty

@@ -32,6 +32,13 @@ size_t join_tokens(char* p, const Vocab& v, const int* toks, int n) {
   return len;
 }
 
+// A sentence that normalizes to nothing: blank, or only what a translator does not read.
+Error empty_sentence(std::string_view written) {
+  return Error(blank_source(written) ? "empty sentence"
+                                     : "empty sentence: nothing in it that a translator reads "
+                                       "(emoji and invisible characters are left out)");
+}
+
 // 16 GiB on 64-bit hosts, half the address space on 32-bit ones (WASM), where a quarter of it,
 // the most one block can hold (Arena::check_block, when the session is measured), comes first.
 constexpr size_t kMaxWorkspaceBytes =
@@ -152,11 +159,11 @@ struct Translator::Impl {
     if (const Bpe* bpe = m.bpe()) {  // sub-word pieces of the cased text
       const size_t n = Bpe::words(sentence, pre, input_cap);
       count = bpe->segment(m.src_vocab(), std::string_view(pre, n), row, S, &r.num_unknown);
-      if (count == 0) throw Error("empty sentence");
+      if (count == 0) throw empty_sentence(written);
     } else {  // the book's words
       const size_t n = preprocess_nmt(sentence, pre, input_cap);
       count = split_tokens(std::string_view(pre, n), views, S);
-      if (count == 0) throw Error("empty sentence");
+      if (count == 0) throw empty_sentence(written);
       for (int k = 0; k < std::min(count, S); ++k) {
         row[k] = m.src_vocab().lookup(views[k]);
         if (row[k] == m.src_vocab().unk_id) ++r.num_unknown;

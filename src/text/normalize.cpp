@@ -10,8 +10,19 @@ namespace attnlite {
 
 namespace {
 
+// Emoji and what draws them: pictographs and symbols (U+1F000-U+1FAFF, U+2600-U+27BF,
+// U+2B00-U+2BFF, U+231A-U+231B, U+23E9-U+23FA), variation selectors (U+FE00-U+FE0F), the
+// combining keycap (U+20E3), tag characters (U+E0020-U+E007F).
+bool is_emoji(uint32_t cp) {
+  return (cp >= 0x1F000 && cp <= 0x1FAFF) || (cp >= 0x2600 && cp <= 0x27BF) ||
+         (cp >= 0x2B00 && cp <= 0x2BFF) || cp == 0x231A || cp == 0x231B ||
+         (cp >= 0x23E9 && cp <= 0x23FA) || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0x20E3 ||
+         (cp >= 0xE0020 && cp <= 0xE007F);
+}
+
 // What code point cp becomes: into out (at most 3 bytes), returning the length.
 int fold(uint32_t cp, char* out) {
+  if (is_emoji(cp)) return 0;
   switch (cp) {
     case 0x200B: case 0x200C: case 0x200D: case 0x2060: case 0xFEFF: case 0x00AD:
       return 0;
@@ -88,6 +99,19 @@ size_t normalize_source(std::string_view in, char* out, size_t cap) {
     for (size_t k = 0; k < n; ++k)
       if (out[k] >= 'A' && out[k] <= 'Z') out[k] = (char)(out[k] - 'A' + 'a');
   return n;
+}
+
+bool blank_source(std::string_view in) {
+  for (size_t i = 0; i < in.size();) {
+    uint32_t cp = 0;
+    const int len = utf8_next(in, i, &cp);
+    if (!len) return false;
+    i += (size_t)len;
+    char buf[4];
+    const int m = fold(cp, buf);
+    if (m != 1 || buf[0] != ' ') return false;
+  }
+  return true;
 }
 
 std::string normalize_source(std::string_view in) {

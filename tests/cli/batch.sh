@@ -27,7 +27,7 @@ head -100 "$tmp/src" > "$tmp/hundred"
 check "--batch 2 on 100 lines (four windows)" "$("$bin" translate < "$tmp/hundred")" \
   "$("$bin" translate --batch 2 < "$tmp/hundred")"
 # warnings (characters the model has never seen) come before their own line, in input order
-printf 'go .\nthe ☃ is cold .\ni lost my keys yesterday .\nhi ☂ .\nhe is calm .\n' > "$tmp/warn"
+printf 'go .\nthe 漢 is cold .\ni lost my keys yesterday .\nhi 字 .\nhe is calm .\n' > "$tmp/warn"
 "$bin" translate < "$tmp/warn" > "$tmp/w1" 2>&1
 "$bin" translate --batch 4 < "$tmp/warn" > "$tmp/w4" 2>&1
 check "--batch 4: warnings and lines interleaved as one line at a time" "$(cat "$tmp/w1")" "$(cat "$tmp/w4")"

@@ -6,8 +6,8 @@
 # written and in capitals, and, when ../shared/data is beside the checkout, on every sentence
 # of the corpus. Then what each rule is meant to do, checked
 # on the C++ output: typographic apostrophes and quotes read as the straight ones, in the
-# tokens of both shipped translators and in the translations of the default one, and a
-# sentence in capitals as the lowercased one.
+# tokens of both shipped translators and in the translations of the default one, a sentence
+# in capitals as the lowercased one, and a sentence with emoji as the sentence alone.
 set -uo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -67,6 +67,9 @@ cases = [
      "i'm home, tom! \u00c9mile, 19"),
     ("kept: capitals beside a-z", "TOM is HERE", "TOM is HERE"),
     ("kept: one capital", "I.", "I."),
+    ("emoji: removed", "\U0001F3E0 I\u2019m \u2764\ufe0f home \U0001F44B\U0001F3FD\u200d\U0001F469 1\ufe0f\u20e3 \u2b50\u231a",
+     "I'm home 1"),
+    ("kept: text symbols", "\u00a9 \u00ae \u2122 \u2190 \u25b6", "\u00a9 \u00ae \u2122 \u2190 \u25b6"),
 ]
 with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as fi, \
      open(sys.argv[2], "w", encoding="utf-8", newline="\n") as fw, open(sys.argv[3], "w") as fn:
@@ -106,29 +109,42 @@ else
   echo "FAIL typographic and straight forms translate differently ($n sentences):"
   diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
 fi
-# A sentence typed in capitals reads as the lowercased one (A-Z): every test sentence with two
-# or more letters, normalized, and every 8th one translated by the default model (the whole
-# split would add a minute and a half under the sanitizers).
+# A sentence typed in capitals reads as the lowercased one (A-Z), and one with emoji after it
+# as the sentence alone: every test sentence with two or more letters, normalized, and every
+# 8th one translated by the default model (the whole split would add a minute and a half
+# under the sanitizers).
 cut -f1 "$src/models/transformer-fra-bpe.test.tsv" | sort -u | grep '[A-Za-z].*[A-Za-z]' > "$tmp/sentences.txt"
 tr $az $AZ < "$tmp/sentences.txt" > "$tmp/capitals.txt"
 tr $AZ $az < "$tmp/sentences.txt" > "$tmp/lower.txt"
+python3 - "$tmp/sentences.txt" "$tmp/emoji.txt" <<'PY'
+import sys
+emoji = ["\U0001F60A", "\u2764\ufe0f", "\U0001F44D\U0001F3FD", " \U0001F602\U0001F602", "\u2728"]
+with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8", newline="\n") as g:
+    for i, line in enumerate(f):
+        g.write(line.rstrip("\n") + " " + emoji[i % len(emoji)] + "\n")
+PY
 n=$(wc -l < "$tmp/sentences.txt")
-"$bin" tokenize --text < "$tmp/capitals.txt" > "$tmp/n1.txt"
-"$bin" tokenize --text < "$tmp/lower.txt" > "$tmp/n2.txt"
-if [ "$n" -gt 1000 ] && cmp -s "$tmp/n1.txt" "$tmp/n2.txt" && [ "$(wc -l < "$tmp/n1.txt")" -eq "$n" ] &&
-  ! cmp -s "$tmp/capitals.txt" "$tmp/n1.txt"; then
-  echo "ok   $n test sentences: in capitals they normalize as lowercased"
-else
-  echo "FAIL capitals and lowercase normalize differently ($n sentences):"
-  diff "$tmp/n1.txt" "$tmp/n2.txt" | head -6; fail=1
-fi
-awk 'NR % 8 == 1' "$tmp/capitals.txt" | "$bin" translate > "$tmp/t1.txt" 2>/dev/null
-awk 'NR % 8 == 1' "$tmp/lower.txt" | "$bin" translate > "$tmp/t2.txt" 2>/dev/null
-m=$(wc -l < "$tmp/t2.txt")
-if [ "$m" -eq $(((n + 7) / 8)) ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt"; then
-  echo "ok   $m of them: in capitals they translate exactly as lowercased"
-else
-  echo "FAIL capitals and lowercase translate differently ($m sentences):"
-  diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
-fi
+same() {  # same HOW FILE1 FILE2 AS: FILE1 normalizes as FILE2, and every 8th line translates alike
+  "$bin" tokenize --text < "$2" > "$tmp/n1.txt"
+  "$bin" tokenize --text < "$3" > "$tmp/n2.txt"
+  if [ "$n" -gt 1000 ] && cmp -s "$tmp/n1.txt" "$tmp/n2.txt" && [ "$(wc -l < "$tmp/n1.txt")" -eq "$n" ] &&
+    ! cmp -s "$2" "$tmp/n1.txt"; then
+    echo "ok   $n test sentences: $1 they normalize as $4"
+  else
+    echo "FAIL $1 and $4 normalize differently ($n sentences):"
+    diff "$tmp/n1.txt" "$tmp/n2.txt" | head -6; fail=1
+  fi
+  awk 'NR % 8 == 1' "$2" | "$bin" translate > "$tmp/t1.txt" 2>/dev/null
+  awk 'NR % 8 == 1' "$3" | "$bin" translate > "$tmp/t2.txt" 2>/dev/null
+  local m
+  m=$(wc -l < "$tmp/t2.txt")
+  if [ "$m" -eq $(((n + 7) / 8)) ] && cmp -s "$tmp/t1.txt" "$tmp/t2.txt"; then
+    echo "ok   $m of them: $1 they translate exactly as $4"
+  else
+    echo "FAIL $1 and $4 translate differently ($m sentences):"
+    diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
+  fi
+}
+same "in capitals" "$tmp/capitals.txt" "$tmp/lower.txt" lowercased
+same "with emoji" "$tmp/emoji.txt" "$tmp/sentences.txt" "the words alone"
 exit $fail

@@ -297,12 +297,13 @@ BOOK = ["go .", "i lost .", "he's calm .", "i'm home .", "Hi.", "I'm tired!", "R
         "this sentence is a great deal longer than the ten steps the model was trained on ."]
 # What people type (tools/attnlite_tools/normalize.py's rules): typographic apostrophes and
 # quotes, dashes, Unicode and repeated spaces, full-width forms, ligatures, zero-width marks,
-# capitals.
+# capitals, emoji.
 TYPED = ["I\u2019m home.", "Don\u2019t \u201cworry\u201d \u2014 it\u2019s fine\u2026",
          "\u00abBonjour\u00bb\u202f! \u2018ok\u2019 \u201aok\u201b", "\uff37\uff48\uff45\uff52\uff45 is it\uff1f",
          "\ufb01ne \ufb02ow \ufb03", "  lots \u3000 of\u00a0\u2009 spaces\t ", "\u200bzero\u200dwidth\ufeff\u00ad",
          "\u2212 5 \u2013 3 \u2010 2", "i love you", "where is the station", "I'M HOME", "\u200b \u3000",
-         "\uff28\uff25\uff2c\uff2c\uff2f, \u00c9MILE! I\u2019M HOME", "I", "TOM is HERE"]
+         "\uff28\uff25\uff2c\uff2c\uff2f, \u00c9MILE! I\u2019M HOME", "I", "TOM is HERE",
+         "I\u2019m \u2764\ufe0f home \U0001F60A\U0001F44B\U0001F3FD", "\U0001F44D\u200d\U0001F3F4\U000E0067\U000E007F"]
 # Found by fuzz_tokenizer: a full-width grave accent folded to '`', and only a second pass to "'".
 FOUND = {"typed_fullwidth_grave": "\uff37\uff40\uff45\uff52\uff45 is it\uff1f"}
 INVALID = [b"\xff\xfe bad", b"caf\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",

@@ -63,6 +63,8 @@ describe('a sub-word translator (tests/fixtures/bpe_tiny.safetensors)', () => {
     // ...but a sentence in capitals reads lowercased (docs/input.md), as the native side does.
     assert.deepEqual(m.tokenize('WHERE IS THE STATION?'), m.tokenize('where is the station?'));
     assert.deepEqual(m.tokenize('WHERE'), ['w', 'here_']);
+    // Emoji are not read.
+    assert.deepEqual(m.tokenize('\u{1F3E0} where \u2764\uFE0F\u{1F44B}\u{1F3FD}'), ['w', 'here_']);
     assert.deepEqual(m.tokenize('WHERE is'), ['W', 'H', 'E', 'R', 'E', '_', 'is_'], 'one of a-z keeps the case');
     // The book's word tokenizer, with no model, is as it was.
     assert.deepEqual(al.tokenize('Where is the station?'), ['where', 'is', 'the', 'station', '?']);

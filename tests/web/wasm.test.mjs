@@ -182,6 +182,8 @@ for (const { name, path } of models) {
     test('bad input is an error with a message, and the session keeps working', () => {
       assert.throws(() => m.translate(''), { name: 'AttnliteError', message: 'empty sentence' });
       assert.throws(() => m.translate('   '), /empty sentence/);
+      assert.throws(() => m.translate(' \u{1F44D}\u{1F3FD} \u200b'), { name: 'AttnliteError',
+        message: 'empty sentence: nothing in it that a translator reads (emoji and invisible characters are left out)' });
       assert.throws(() => m.translate('word '.repeat(2000)), /sentence is too long/);
       const r = m.translate('zyzzyva .');
       assert.deepEqual(r.unknown, ['zyzzyva']);

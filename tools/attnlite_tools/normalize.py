@@ -6,7 +6,11 @@ translator's source (CLI, C API, WASM, page); tests/cli/normalize_parity.sh chec
 two agree.  The rules, one code point at a time, then on spaces:
 
 1. Removed: zero-width space, non-joiner, joiner, word joiner (U+200B-U+200D, U+2060),
-   the byte-order mark (U+FEFF), the soft hyphen (U+00AD).
+   the byte-order mark (U+FEFF), the soft hyphen (U+00AD); and emoji: the pictographs,
+   symbols and dingbats of U+1F000-U+1FAFF, U+2600-U+27BF, U+2B00-U+2BFF, U+231A-U+231B and
+   U+23E9-U+23FA, the variation selectors U+FE00-U+FE0F, the combining keycap U+20E3, the
+   tag characters U+E0020-U+E007F (no model ever read one, and one it cannot read derails
+   the whole translation).
 2. A space: tab, line feed, vertical tab, form feed, carriage return, U+0085, the
    no-break spaces (U+00A0, U+202F), the ogham space U+1680, the typographic spaces
    U+2000-U+200A, U+2028, U+2029, U+205F and the ideographic space U+3000.
@@ -38,7 +42,9 @@ the source noise that training adds so that a model reads all of them.
     python3 tools/normalize.py < text      # each line normalized (standard library only)
 """
 
-_REMOVE = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD}
+_REMOVE = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD, 0x231A, 0x231B, 0x20E3}
+_EMOJI = [(0x1F000, 0x1FAFF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x23E9, 0x23FA),
+          (0xFE00, 0xFE0F), (0xE0020, 0xE007F)]
 _SPACE = ({0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0xA0, 0x202F, 0x1680, 0x2028, 0x2029, 0x205F,
            0x3000} | set(range(0x2000, 0x200B)))
 _APOSTROPHE = {0x2018, 0x2019, 0x201A, 0x201B, 0x2032, 0x02B9, 0x02BB, 0x02BC, 0x0060, 0x00B4,
@@ -51,7 +57,7 @@ _LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "
 
 def fold(cp):
     """The text that code point cp becomes under rules 1-8 (before spaces are squeezed)."""
-    if cp in _REMOVE:
+    if cp in _REMOVE or any(a <= cp <= b for a, b in _EMOJI):
         return ""
     if cp in _SPACE:
         return " "
