@@ -6,7 +6,7 @@
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
     /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
-        --noise --name transformer-fra-bpe-casual [--minutes 100]
+        --noise [--numbers 5] --name transformer-fra-bpe-casual [--minutes 100]
                                                                # go on from a shipped model
 
 Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
@@ -15,12 +15,16 @@ segmented by one joint byte-pair table (tools/bpe.py, learned on the training sp
 English side is normalized as every translator normalizes its input (tools/normalize.py).
 With --noise, each epoch draws anew how each English sentence is typed (normalize.casual:
 half as written, the rest lowercased, without the final punctuation, all capitals or
-without apostrophes); the French side always stays as written.
+without apostrophes); the French side always stays as written.  With --numbers K, each epoch
+also adds K copies of every training pair that names one number (tools/numerals.py:
+"I have two children." / "J'ai deux enfants."), the number written anew in digits on both
+sides each time ("I have 47 children." / "J'ai 47 enfants."), and logs how many of the dev
+split's such pairs (respelled three times, fixed digits) come out with their digits.
 
 Going on from a model (--init FILE): the weights (int8 files: the fp32 weights they stand
 for), its shape and its merge table come from the file; the schedule goes on from the
-steps the file's training took (its epochs times this corpus's batches per epoch), after a
-short warm-up of fresh Adam moments.
+steps the file's training took (its epochs, and those of the runs it went on from, times
+this corpus's batches per epoch), after a short warm-up of fresh Adam moments.
 
 Model: d2l.make_transformer (book 10.7) with one vocabulary for both languages and one
 embedding table shared by the encoder, the decoder and the decoder's output layer (whose
@@ -58,6 +62,7 @@ from . import bpe
 from . import d2l
 from . import export
 from . import normalize
+from . import numerals
 from . import splits
 from .paths import DEFAULT_CORPUS, MODELS_DIR, ROOT
 from .train_book import Logger
@@ -140,6 +145,7 @@ class DevSet:
     their references; score(net) -> {style: BLEU-4 in [0, 1]} and their mean."""
 
     def __init__(self, pairs, seg, vocab, styles):
+        self.pairs = pairs
         src, self.refs = grouped_raw(pairs)
         src = [normalize.normalize(s) for s in src]
         self.ids = {st: encode([seg(normalize.STYLES[st](s)) for s in src], vocab)
@@ -149,6 +155,18 @@ class DevSet:
     def score(self, net):
         by = {st: dev_bleu(net, ids, self.refs, self.vocab) for st, ids in self.ids.items()}
         return by, sum(by.values()) / len(by)
+
+
+def dev_digits(net, pairs, seg, vocab):
+    """How many of the dev split's pairs that name one number, respelled three times with
+    fixed digits, come out with their digits carried over (greedy): (carried, total)."""
+    rng = random.Random(0)
+    english = [numerals.respell(normalize.normalize(e), t, rng)[0]
+               for e, t in pairs if numerals.names_one_number(normalize.normalize(e), t)
+               for _ in range(3)]
+    out = translate_pieces(net, encode([seg(e) for e in english], vocab), vocab)
+    return sum(numerals.carries_digits(e, bpe.detokenize(p)) for e, p in zip(english, out)), \
+        len(english)
 
 
 def bleu_text(by):
@@ -163,7 +181,9 @@ def load_init(path, args):
     args.heads, args.ffn = cfg["num_heads"], cfg["ffn_num_hiddens"]
     if not cfg.get("shared_embeddings") or "bpe" not in info:
         raise SystemExit(f"{path}: not a sub-word model with shared embeddings")
-    return net0.state_dict(), info["training"].get("epochs", 0)
+    # The epochs behind the weights: the file's run and the runs it went on from.
+    tr = info["training"]
+    return net0.state_dict(), tr.get("epochs", 0) + tr.get("init_epochs", 0)
 
 
 def average(paths):
@@ -185,6 +205,8 @@ def main():
     ap.add_argument("--bpe", help="merge table from tools/bpe.py learn (default: --init's)")
     ap.add_argument("--init", help="go on from this model file's weights, shape and table")
     ap.add_argument("--noise", action="store_true", help="type the English side casually")
+    ap.add_argument("--numbers", type=int, default=0, metavar="K",
+                    help="K copies of each pair that names one number, in other digits")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--hiddens", type=int, default=192)
     ap.add_argument("--layers", type=int, default=3)
@@ -230,6 +252,8 @@ def main():
 
     src = encode([seg_cached(s) for s in english], vocab)
     tgt = encode([seg(t) for _, t in train], vocab)
+    # Pairs that name one number, respelled in other digits each epoch (--numbers).
+    numbered = [(e, t) for e, (_, t) in zip(english, train) if numerals.names_one_number(e, t)]
     styles = ["written", "lower-no-final-punct"] if args.noise else ["written"]
     dev = DevSet(data["dev"], seg, vocab, styles)
 
@@ -241,6 +265,8 @@ def main():
               max_tokens=args.max_tokens, label_smoothing=0.1, num_steps=NUM_STEPS,
               shared_embeddings=True, source="normalized" + (", casual noise" if args.noise
                                                              else ""))
+    if args.numbers:
+        hp["numbers"] = f"{args.numbers} respelled copies of {len(numbered)} pairs"
     net = make_net(len(vocab), args, args.dropout)
     if init_state is not None:
         net.load_state_dict(init_state)
@@ -280,8 +306,10 @@ def main():
         log(f"# parameters {nparams}, device {device}")
         if init_state is not None and not args.bench:
             by, _ = dev.score(net)
+            digits = (", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
+                      if args.numbers else "")
             log(f"# going on from {args.init} ({init_epochs} epochs, schedule from step "
-                f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}")
+                f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}{digits}")
     bos, pad_id = vocab['<bos>'], vocab['<pad>']
     start = time.time()
     for epoch in range(epoch0 + 1, args.epochs + 1):
@@ -289,11 +317,17 @@ def main():
         t0, tot, ntok = time.time(), 0.0, 0
         if args.noise:  # how each English sentence is typed this epoch
             src = encode([seg_cached(normalize.casual(s, rng)) for s in english], vocab)
-        batches = length_batches([(len(s), len(t)) for s, t in zip(src, tgt)],
+        src_e, tgt_e = src, tgt
+        if args.numbers:  # this epoch's digits
+            extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
+            src_e = src + encode([seg(normalize.casual(e, rng) if args.noise else e)
+                                  for e, _ in extra], vocab)
+            tgt_e = tgt + encode([seg(t) for _, t in extra], vocab)
+        batches = length_batches([(len(s), len(t)) for s, t in zip(src_e, tgt_e)],
                                  args.max_tokens, rng)
         for bi, b in enumerate(batches):
-            X, X_vl = (t.to(device) for t in pad([src[i] for i in b], pad_id))
-            Y = pad([tgt[i] for i in b], pad_id)[0].to(device)
+            X, X_vl = (t.to(device) for t in pad([src_e[i] for i in b], pad_id))
+            Y = pad([tgt_e[i] for i in b], pad_id)[0].to(device)
             bos_col = torch.full((len(b), 1), bos, dtype=torch.long, device=device)
             dec_in = torch.cat([bos_col, Y[:, :-1]], 1)
             Y_hat, _ = net(X, dec_in, X_vl)
@@ -310,8 +344,11 @@ def main():
                 return
         by, bleu = dev.score(net)
         history.append((epoch, bleu))
+        digits = ""
+        if args.numbers:
+            digits = ", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
         log(f"epoch {epoch:3d}, loss {tot / ntok:.4f} (label-smoothed, per token), "
-            f"dev BLEU-4 {bleu_text(by)}, {time.time() - t0:.0f} s, "
+            f"dev BLEU-4 {bleu_text(by)}{digits}, {time.time() - t0:.0f} s, "
             f"lr {sched.get_last_lr()[0]:.2e}")
         torch.save(net.state_dict(), os.path.join(run_dir, f"epoch{epoch}.pt"))
         torch.save(dict(epoch=epoch, history=history, opt=opt.state_dict(),
@@ -350,10 +387,13 @@ def finish(args, net, vocab, alphabet, merges, seg, dev, hp, log, nparams, examp
                                  for e in range(last - k + 1, last + 1)]))
     tie(net)
     net.eval()
+    digits = (", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
+              if "numbers" in hp else "")
     log(f"# chosen: average of the last {k} epoch(s) ({last - k + 1}..{last}), "
-        f"dev BLEU-4 {100 * b:.2f}")
+        f"dev BLEU-4 {100 * b:.2f}{digits}")
     for eng in ["Go.", "I lost.", "He's calm.", "I'm home.", "Where is the station?",
-                "I\u2019m home.", "i love you", "where is the station", "hello"]:
+                "I\u2019m home.", "i love you", "where is the station", "hello", "I'm 19.",
+                "he is 25 years old", "I have 3 cats."]:
         ids = encode([seg(normalize.normalize(eng))], vocab)
         log(f"{eng} => {bpe.detokenize(translate_pieces(net, ids, vocab)[0])}")
     config = export.transformer_config(vocab, vocab, args.hiddens, args.layers, args.heads,
