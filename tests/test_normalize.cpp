@@ -1,6 +1,7 @@
 // The translator's input normalization (normalize.h): each rule, the buffer contract, errors,
 // and a translator reading typographic forms exactly as the straight ones, a sentence in
-// capitals as the lowercased one, and a sentence with emoji as the words alone.
+// capitals or in Title Case as the lowercased one, and a sentence with emoji as the words
+// alone.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -45,6 +46,20 @@ TEST_CASE("normalize_source lowercases a sentence in capitals", "[normalize]") {
   // Kept: one capital is no sentence in capitals, and one of a-z anywhere keeps the case.
   for (const char* s : {"I", "I.", "A 1 2 3", "I'M HOMe", "TOM is here.", "NASA and the ESA", "x Y Z",
                         "\u00c9T\u00c9", "\u0391\u0392\u0393 \u041f\u0420\u0418"})
+    CHECK(normalize_source(s) == s);
+}
+
+TEST_CASE("normalize_source lowercases a sentence in Title Case", "[normalize]") {
+  CHECK(normalize_source("Where Is The Station?") == "where is the station?");
+  CHECK(normalize_source("I Love You") == "i love you");
+  CHECK(normalize_source("I\u2019m Home Now.") == "i'm home now.");           // after the other rules
+  CHECK(normalize_source("Tom Loves Mary, 19 Times!") == "tom loves mary, 19 times!");
+  CHECK(normalize_source("'Tis The Season") == "'tis the season");
+  CHECK(normalize_source("\uff37\uff48\uff45\uff52\uff45 \uff29\uff53 \uff29\uff54") == "where is it");
+  CHECK(normalize_source("Caf\u00e9 Au Lait") == "caf\u00e9 au lait");      // A-Z only
+  // Kept: two words, a word with two capitals or none, a word after a letter not in A-Z.
+  for (const char* s : {"Thank You", "Happy New", "I Love NY", "McDonald Is Here", "O'Brien Is Here",
+                        "Tom loves Mary.", "Where is The Station", "\u00c9mile Is Here", "Go Home"})
     CHECK(normalize_source(s) == s);
 }
 
@@ -107,6 +122,8 @@ TEST_CASE("a translator reads typographic forms as the straight ones", "[normali
     const std::string lower(tr.translate("where is the station?", o).text);
     CHECK(std::string(tr.translate("WHERE IS THE STATION?", o).text) == lower);
     CHECK(model->source_tokens("I'M HOME.") == model->source_tokens("i'm home."));
+    // So does a sentence in Title Case.
+    CHECK(std::string(tr.translate("Where Is The Station?", o).text) == lower);
     // Emoji are not read: the translation of the words alone, and no unknown token.
     const Translation& w = tr.translate("I'm home.", o);
     const std::string words(w.text);

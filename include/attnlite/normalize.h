@@ -24,6 +24,9 @@
 //   capitals     then a sentence in capitals, two or more of A-Z and none of a-z, has its
 //                A-Z lowercased ("I'M HOME." reads "i'm home."): all-capital case tells
 //                nothing apart, and the corpus never writes a sentence so.
+//   Title Case   so has a sentence of three or more words (runs of A-Z, a-z and apostrophes
+//                that start with a letter), each with its first letter in A-Z and its others
+//                in a-z ("Where Is The Station?" reads "where is the station?").
 //
 // Everything else is kept: letters, accents, the case of any other sentence, punctuation.
 // The result is never longer than the input. Every translator applies it (Translator, the

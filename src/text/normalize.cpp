@@ -64,6 +64,36 @@ int fold(uint32_t cp, char* out) {
   return utf8_encode(cp, out);
 }
 
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// Two or more of A-Z, none of a-z.
+bool in_capitals(const char* s, size_t n) {
+  size_t capitals = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (is_lower(s[k])) return false;
+    capitals += is_upper(s[k]);
+  }
+  return capitals >= 2;
+}
+
+// Three or more words (runs of A-Z, a-z and apostrophes that start with a letter), each with
+// its first letter in A-Z and its others in a-z: "Where Is The Station", "I'm Home Now".
+bool in_title_case(const char* s, size_t n) {
+  size_t words = 0;
+  for (size_t k = 0; k < n;) {
+    if (!is_upper(s[k]) && !is_lower(s[k])) {
+      ++k;
+      continue;
+    }
+    if (is_lower(s[k])) return false;
+    ++words;
+    for (++k; k < n && (is_upper(s[k]) || is_lower(s[k]) || s[k] == '\''); ++k)
+      if (is_upper(s[k])) return false;
+  }
+  return words >= 3;
+}
+
 }  // namespace
 
 size_t normalize_source(std::string_view in, char* out, size_t cap) {
@@ -88,16 +118,11 @@ size_t normalize_source(std::string_view in, char* out, size_t cap) {
       out[n++] = buf[k];
     }
   }
-  // A sentence typed in capitals (two or more of A-Z, none of a-z) is lowercased: its case
-  // tells nothing apart, and the corpus never writes one.
-  size_t capitals = 0;
-  for (size_t k = 0; k < n; ++k) {
-    if (out[k] >= 'a' && out[k] <= 'z') return n;
-    capitals += out[k] >= 'A' && out[k] <= 'Z';
-  }
-  if (capitals >= 2)
+  // A sentence typed in capitals or in Title Case is lowercased: its case tells nothing
+  // apart, and the corpus never writes the one, and the other twice ("Happy New Year!").
+  if (in_capitals(out, n) || in_title_case(out, n))
     for (size_t k = 0; k < n; ++k)
-      if (out[k] >= 'A' && out[k] <= 'Z') out[k] = (char)(out[k] - 'A' + 'a');
+      if (is_upper(out[k])) out[k] = (char)(out[k] - 'A' + 'a');
   return n;
 }
 

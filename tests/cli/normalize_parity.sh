@@ -3,11 +3,11 @@
 # src/text/normalize.cpp) and Python (tools/normalize.py): on every code point of the Basic
 # Multilingual Plane and the first supplementary one (each alone, between letters, doubled and
 # beside spaces), on hand-written sentences of every rule, on the test split's English as
-# written and in capitals, and, when ../shared/data is beside the checkout, on every sentence
-# of the corpus. Then what each rule is meant to do, checked
-# on the C++ output: typographic apostrophes and quotes read as the straight ones, in the
+# written, in capitals and in Title Case, and, when ../shared/data is beside the checkout, on
+# every sentence of the corpus. Then what each rule is meant to do, checked on the C++ output: typographic apostrophes and quotes read as the straight ones, in the
 # tokens of both shipped translators and in the translations of the default one, a sentence
-# in capitals as the lowercased one, and a sentence with emoji as the sentence alone.
+# in capitals or in Title Case as the lowercased one, and a sentence with emoji as the
+# sentence alone.
 set -uo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -29,13 +29,20 @@ with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as f:
               "\u00abHello\u00bb\u2009!", "\uff37\uff48\uff45\uff52\uff45 is it\uff1f",
               "\ufb01ne \ufb02ow", "  lots \u3000 of\u00a0\u202f spaces  ", "\u200bzero\u200dwidth\ufeff",
               "\u2212 5 \u2013 3", "", " ", "\t\t", "I\u2019M HOME.", "\uff28\uff25\uff2c\uff2c\uff2f \u00c9MILE",
-              "I", "OK", "TOM is HERE", "\u0391\u0392\u0393 \u041f\u0420\u0418"]:
+              "I", "OK", "TOM is HERE", "\u0391\u0392\u0393 \u041f\u0420\u0418", "Where Is It",
+              "I Love NY", "O'Brien Is Here", "Caf\u00e9 Au Lait"]:
         f.write(s + "\n")
 PY
-# the test split's English as written and in capitals (A-Z), then the corpus
+# the test split's English as written, in capitals (A-Z) and in Title Case, then the corpus
 cut -f1 "$src/models/transformer-fra-bpe.test.tsv" > "$tmp/test.txt"
 cat "$tmp/test.txt" >> "$tmp/in.txt"
 tr $az $AZ < "$tmp/test.txt" >> "$tmp/in.txt"
+python3 - "$tmp/test.txt" "$tmp/in.txt" <<'PY'
+import re, sys
+with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "a", encoding="utf-8", newline="\n") as g:
+    for line in f:
+        g.write(re.sub(r"[A-Za-z]+", lambda m: m.group(0).capitalize(), line))
+PY
 corpus=$src/../shared/data/fra-eng/fra.txt
 [ -f "$corpus" ] && { cut -f1 "$corpus"; cut -f2 "$corpus"; } >> "$tmp/in.txt"
 lines=$(wc -l < "$tmp/in.txt")
@@ -67,6 +74,10 @@ cases = [
      "i'm home, tom! \u00c9mile, 19"),
     ("kept: capitals beside a-z", "TOM is HERE", "TOM is HERE"),
     ("kept: one capital", "I.", "I."),
+    ("a sentence in Title Case: A-Z lowercased", "Where Is The Station\uff1f I\u2019m Lost, Tom!",
+     "where is the station? i'm lost, tom!"),
+    ("kept: two words in Title Case", "Thank You", "Thank You"),
+    ("kept: a word with two capitals", "I Love NY", "I Love NY"),
     ("emoji: removed", "\U0001F3E0 I\u2019m \u2764\ufe0f home \U0001F44B\U0001F3FD\u200d\U0001F469 1\ufe0f\u20e3 \u2b50\u231a",
      "I'm home 1"),
     ("kept: text symbols", "\u00a9 \u00ae \u2122 \u2190 \u25b6", "\u00a9 \u00ae \u2122 \u2190 \u25b6"),
@@ -109,13 +120,26 @@ else
   echo "FAIL typographic and straight forms translate differently ($n sentences):"
   diff "$tmp/t1.txt" "$tmp/t2.txt" | head -6; fail=1
 fi
-# A sentence typed in capitals reads as the lowercased one (A-Z), and one with emoji after it
-# as the sentence alone: every test sentence with two or more letters, normalized, and every
+# A sentence typed in capitals or in Title Case reads as the lowercased one (A-Z), and one
+# with emoji after it as the sentence alone: every test sentence with two or more letters
+# (three or more words in Title Case), normalized, and every
 # 16th one translated by the default model (the whole split, twice, would add three minutes
 # under the sanitizers; every 8th added 40 s).
 cut -f1 "$src/models/transformer-fra-bpe.test.tsv" | sort -u | grep '[A-Za-z].*[A-Za-z]' > "$tmp/sentences.txt"
 tr $az $AZ < "$tmp/sentences.txt" > "$tmp/capitals.txt"
 tr $AZ $az < "$tmp/sentences.txt" > "$tmp/lower.txt"
+# in Title Case: those of three or more words (a letter, then letters and apostrophes, ' or ’)
+python3 - "$tmp/sentences.txt" "$tmp/title.txt" "$tmp/title-lower.txt" <<'PY'
+import re, sys
+word = re.compile("[A-Za-z][A-Za-z'\u2019]*")
+with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8", newline="\n") as t, \
+     open(sys.argv[3], "w", encoding="utf-8", newline="\n") as lo:
+    for line in f:
+        if len(word.findall(line)) >= 3:
+            title = word.sub(lambda m: m.group(0)[0].upper() + m.group(0)[1:].lower(), line)
+            t.write(title)
+            lo.write(re.sub(r"[A-Z]+", lambda m: m.group(0).lower(), title))
+PY
 python3 - "$tmp/sentences.txt" "$tmp/emoji.txt" <<'PY'
 import sys
 emoji = ["\U0001F60A", "\u2764\ufe0f", "\U0001F44D\U0001F3FD", " \U0001F602\U0001F602", "\u2728"]
@@ -123,8 +147,9 @@ with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="
     for i, line in enumerate(f):
         g.write(line.rstrip("\n") + " " + emoji[i % len(emoji)] + "\n")
 PY
-n=$(wc -l < "$tmp/sentences.txt")
 same() {  # same HOW FILE1 FILE2 AS: FILE1 normalizes as FILE2, and every 16th line translates alike
+  local n
+  n=$(wc -l < "$3")
   "$bin" tokenize --text < "$2" > "$tmp/n1.txt"
   "$bin" tokenize --text < "$3" > "$tmp/n2.txt"
   if [ "$n" -gt 1000 ] && cmp -s "$tmp/n1.txt" "$tmp/n2.txt" && [ "$(wc -l < "$tmp/n1.txt")" -eq "$n" ] &&
@@ -146,5 +171,6 @@ same() {  # same HOW FILE1 FILE2 AS: FILE1 normalizes as FILE2, and every 16th l
   fi
 }
 same "in capitals" "$tmp/capitals.txt" "$tmp/lower.txt" lowercased
+same "in Title Case" "$tmp/title.txt" "$tmp/title-lower.txt" lowercased
 same "with emoji" "$tmp/emoji.txt" "$tmp/sentences.txt" "the words alone"
 exit $fail

@@ -48,8 +48,9 @@ void check_split(std::string_view text) {
 }
 
 // The translator's normalization: no longer than its input, idempotent, no space at either
-// end nor two in a row, no sentence in capitals left (two of A-Z and none of a-z), an exact
-// buffer suffices and one byte less is an error; it refuses exactly the input preprocessing
+// end nor two in a row, no sentence in capitals left (two of A-Z and none of a-z) nor in
+// Title Case (three or more words, each with only its first letter in A-Z), an exact buffer
+// suffices and one byte less is an error; it refuses exactly the input preprocessing
 // refuses (invalid UTF-8).
 void check_normalize(std::string_view a, bool valid) {
   std::string out(a.size(), '\0');
@@ -72,6 +73,22 @@ void check_normalize(std::string_view a, bool valid) {
     lower = lower || (c >= 'a' && c <= 'z');
   }
   FUZZ_CHECK(lower || capitals <= 1);
+  // nor in Title Case: words (a letter, then letters and apostrophes), each capitalized alone
+  std::vector<std::string> words;
+  bool in_word = false;
+  for (char c : out) {
+    const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    if (letter && !in_word) words.emplace_back();
+    in_word = letter || (in_word && c == '\'');
+    if (in_word) words.back() += c;
+  }
+  size_t title = 0;
+  for (const std::string& w : words) {
+    size_t upper = 0;
+    for (char c : w) upper += c >= 'A' && c <= 'Z';
+    title += w[0] >= 'A' && w[0] <= 'Z' && upper == 1;
+  }
+  FUZZ_CHECK(words.size() < 3 || title < words.size());
   std::string exact(n, '\0');
   FUZZ_CHECK(normalize_source(a, exact.data(), n) == n && exact == out);
   if (n) {

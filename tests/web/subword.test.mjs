@@ -66,6 +66,9 @@ describe('a sub-word translator (tests/fixtures/bpe_tiny.safetensors)', () => {
     // Emoji are not read.
     assert.deepEqual(m.tokenize('\u{1F3E0} where \u2764\uFE0F\u{1F44B}\u{1F3FD}'), ['w', 'here_']);
     assert.deepEqual(m.tokenize('WHERE is'), ['W', 'H', 'E', 'R', 'E', '_', 'is_'], 'one of a-z keeps the case');
+    // So does a sentence in Title Case, of three words or more.
+    assert.deepEqual(m.tokenize('Where Is The Station?'), m.tokenize('where is the station?'));
+    assert.notDeepEqual(m.tokenize('Where Is'), m.tokenize('where is'), 'two words keep their case');
     // The book's word tokenizer, with no model, is as it was.
     assert.deepEqual(al.tokenize('Where is the station?'), ['where', 'is', 'the', 'station', '?']);
   });

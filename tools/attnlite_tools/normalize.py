@@ -30,6 +30,11 @@ two agree.  The rules, one code point at a time, then on spaces:
 10. Then a sentence in capitals, two or more of A-Z and none of a-z, has its A-Z
     lowercased ("I'M HOME." reads "i'm home."): all-capital case tells nothing apart, and
     the corpus never writes a sentence so.
+11. So has a sentence in Title Case: three or more words (runs of A-Z, a-z and apostrophes
+    that start with a letter), each with its first letter in A-Z and its others in a-z
+    ("Where Is The Station?" reads "where is the station?"). Such case tells nothing apart
+    either, and the corpus writes two sentences so ("Happy New Year!", "Happy Valentine's
+    Day.").
 
 Everything else is kept as it is (letters, accents, the case of any other sentence,
 punctuation, symbols, and bytes that are not UTF-8, which the C++ side passes through
@@ -41,6 +46,7 @@ the source noise that training adds so that a model reads all of them.
 
     python3 tools/normalize.py < text      # each line normalized (standard library only)
 """
+import re
 
 _REMOVE = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD}
 _EMOJI = [(0x1F000, 0x1FAFF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x231A, 0x231B),
@@ -80,9 +86,25 @@ def normalize(text):
     """text with the rules above applied."""
     folded = "".join(fold(ord(c)) for c in text)
     out = " ".join(w for w in folded.split(" ") if w)
-    if not any("a" <= c <= "z" for c in out) and sum("A" <= c <= "Z" for c in out) >= 2:
+    if in_capitals(out) or in_title_case(out):
         out = ascii_lower(out)
     return out
+
+
+def in_capitals(text):
+    """Two or more of A-Z, none of a-z."""
+    return not any("a" <= c <= "z" for c in text) and sum("A" <= c <= "Z" for c in text) >= 2
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+def in_title_case(text):
+    """Three or more words (runs of A-Z, a-z and apostrophes that start with a letter), each
+    with its first letter in A-Z and its others in a-z."""
+    words = _WORD.findall(text)
+    return len(words) >= 3 and all("A" <= w[0] <= "Z" and not any("A" <= c <= "Z" for c in w[1:])
+                                   for w in words)
 
 
 FINAL_PUNCTUATION = ".!?"
