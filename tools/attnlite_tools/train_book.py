@@ -38,10 +38,11 @@ EXPERIMENTS = {
 
 
 class Logger:
-    """Prints each line and appends it to `path` (None: print only)."""
+    """Prints each line and writes it to `path` (None: print only); append=True goes on with
+    what the file holds (a resumed run's log)."""
 
-    def __init__(self, path):
-        self.f = open(path, "w") if path else None
+    def __init__(self, path, append=False):
+        self.f = open(path, "a" if append else "w") if path else None
 
     def __call__(self, msg):
         print(msg, flush=True)

@@ -35,7 +35,8 @@ similar-length sentences, Adam with warm-up and inverse-square-root decay, label
 
 Resuming: after every epoch DIR/NAME/ holds epoch<N>.pt (the weights) and state.pt (the
 optimizer, the schedule, the random generators, the epoch and the dev BLEU history); a run
-started again goes on from there.  --minutes bounds one run.
+started again goes on from there, and its lines and --finish's go on in DIR/NAME/train.log.
+--minutes bounds one run.
 
 Choosing: every epoch the dev split is translated greedily and scored with corpus BLEU-4 on
 the book's tokens (the detokenized translation lowercased and preprocessed as the book
@@ -259,7 +260,8 @@ def main():
 
     run_dir = os.path.join(args.dir, args.name)
     os.makedirs(run_dir, exist_ok=True)
-    log = Logger(None if args.bench else os.path.join(run_dir, "train.log"))
+    # one log for the run: its epochs, each resumption and --finish
+    log = Logger(None if args.bench else os.path.join(run_dir, "train.log"), append=True)
     hp = dict(num_hiddens=args.hiddens, num_layers=args.layers, num_heads=args.heads,
               ffn_num_hiddens=args.ffn, dropout=args.dropout, lr=args.lr, warmup=args.warmup,
               max_tokens=args.max_tokens, label_smoothing=0.1, num_steps=NUM_STEPS,
