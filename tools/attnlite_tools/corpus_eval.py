@@ -13,6 +13,7 @@ import torch
 from . import d2l
 from . import export
 from . import normalize
+from . import numerals
 from . import quantize
 from . import safetensors as st
 from . import splits
@@ -45,9 +46,12 @@ weights (tools/quantize.py), then scores both files with `attnlite eval` on
 models/NAME.{dev,test}.tsv, greedy and with beam
 search (beam size --beam, length penalty alpha chosen among 0, 0.5, 1 by fp32 dev BLEU),
 and stores the figures in the int8 file's metadata under `attnlite.evaluation`
-(JSON: split -> decoding -> {f32, int8} -> corpus BLEU-4 and book bleu(k=2) mean), and
-the int8 file's BLEU by input style (`attnlite eval --styles`: as written, without final
-punctuation, lowercased, both) under "styles" (split -> decoding -> style -> BLEU-4, 13a).
+(JSON: split -> decoding -> {f32, int8} -> corpus BLEU-4 and book bleu(k=2) mean), the
+int8 file's BLEU by input style (`attnlite eval --styles`: as written, without final
+punctuation, lowercased, both) under "styles" (split -> decoding -> style -> BLEU-4, 13a),
+and, where models/NAME.numerals.tsv is (tools/numerals.py write: the test split's pairs that
+name one number, in other digits), how many of its sentences come out with their digits
+carried over under "numerals" (decoding -> sentences, f32, int8).
 The test `tests/cli/corpus_model.sh` re-scores the shipped int8 file against these figures.
 
 --rescore scores the shipped int8 file again (its fp32 figures are kept; the fp32 file need
@@ -199,6 +203,15 @@ def main_ship():
             print(split, name, json.dumps(ev[split][name]), "int8 by style", json.dumps(by))
     ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
                              dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
+    numbered = os.path.join(ROOT, "models", args.name + ".numerals.tsv")
+    if os.path.exists(numbered):
+        ev["numerals"] = OrderedDict()
+        for name, beam, alpha in (("greedy", 1, 0.0), (f"beam{args.beam}", args.beam, args.alpha)):
+            rec = ev["numerals"][name] = OrderedDict()
+            for kind, path in (("f32", f32), ("int8", i8)):
+                missed, rec["sentences"] = numerals.carried(args.cli, numbered, path, beam, alpha)
+                rec[kind] = rec["sentences"] - len(missed)
+            print("numerals", name, json.dumps(rec))
     ev["styles"] = styles
     ev["tool"] = ("attnlite eval (corpus BLEU-4 x 100 on the book's tokens, book bleu(k=2) mean "
                   "over the pairs, sacreBLEU 13a x 100, translations holding <unk>)")
