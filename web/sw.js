@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '58dd3ea638833d89';
+const VERSION = 'bf74044b982e673e';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -20,5 +20,5 @@ echo "consumer: $out"
 # source tree.
 out2=$(cd "$tmp" && "$tmp/prefix/bin/attnlite" translate "I'm home.")
 echo "installed CLI: $out2"
-[ "$out2" = "Je suis à la maison." ]
+[ "$out2" = "Je suis chez moi." ]
 echo "install + find_package: ok"

@@ -115,7 +115,7 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
       await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
       // The default translator: the sub-word model, the book's sentence as written.
       assert.equal(await page.inputValue('#model'), DEFAULT);
-      assert.equal(await page.textContent('#output-text'), 'Je suis à la maison.');
+      assert.equal(await page.textContent('#output-text'), 'Je suis chez moi.');
       // The service worker has installed (the shell and the translators cached) and took over.
       await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30000 });
       const cached = await cachedUrls();
@@ -151,7 +151,7 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
       await page.waitForFunction(() => document.body.dataset.translations === '1', null, { timeout: 30000 });
       // The default again, from the cache.
       assert.equal(await page.inputValue('#model'), DEFAULT);
-      assert.equal(await page.textContent('#output-text'), 'Je suis à la maison.');
+      assert.equal(await page.textContent('#output-text'), 'Je suis chez moi.');
       await page.fill('#sentence', "He's calm.");
       await page.click('#translate');
       await page.waitForFunction(() => document.body.dataset.translations === '2');
@@ -235,7 +235,7 @@ describe('loading and offline, in Chromium', { skip: !haveBrowser && `no browser
       await page.fill('#sentence', "I'm home. He's calm. I lost. We are at home. They are calm. She is happy.");
       await page.click('#translate');
       await page.waitForFunction(() => document.body.dataset.translations === '2');
-      assert.equal(await page.textContent('#output-text'), 'Je suis chez moi, mais je suis calme.');
+      assert.equal(await page.textContent('#output-text'), 'Je suis chez moi, mais je suis heureux.');
       // 22 source pieces ("I'm_ home_ ._ He's_ ...", each with its '_'), 10 French pieces.
       const r = await page.evaluate(() => window.attnlitePage.result());
       assert.deepEqual([r.subword, r.srcWords.length, r.tokens.length], [true, 22, 10]);
