@@ -4,10 +4,10 @@
 # Multilingual Plane and the first supplementary one (each alone, between letters, doubled and
 # beside spaces), on hand-written sentences of every rule, on the test split's English as
 # written, in capitals and in Title Case, and, when ../shared/data is beside the checkout, on
-# every sentence of the corpus. Then what each rule is meant to do, checked on the C++ output: typographic apostrophes and quotes read as the straight ones, in the
-# tokens of both shipped translators and in the translations of the default one, a sentence
-# in capitals or in Title Case as the lowercased one, and a sentence with emoji as the
-# sentence alone.
+# every sentence of the corpus. Then what each rule is meant to do, checked on the C++ output:
+# typographic apostrophes and quotes read as the straight ones, in the tokens of both shipped
+# translators and in the translations of the default one, a sentence in capitals or in Title
+# Case as the lowercased one, and a sentence with emoji as the sentence alone.
 set -uo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -122,9 +122,9 @@ else
 fi
 # A sentence typed in capitals or in Title Case reads as the lowercased one (A-Z), and one
 # with emoji after it as the sentence alone: every test sentence with two or more letters
-# (three or more words in Title Case), normalized, and every
-# 16th one translated by the default model (the whole split, twice, would add three minutes
-# under the sanitizers; every 8th added 40 s).
+# (three or more words in Title Case), normalized, and every 16th one translated by the
+# default model (the whole split, twice, would add three minutes under the sanitizers; every
+# 8th added 40 s).
 cut -f1 "$src/models/transformer-fra-bpe.test.tsv" | sort -u | grep '[A-Za-z].*[A-Za-z]' > "$tmp/sentences.txt"
 tr $az $AZ < "$tmp/sentences.txt" > "$tmp/capitals.txt"
 tr $AZ $az < "$tmp/sentences.txt" > "$tmp/lower.txt"

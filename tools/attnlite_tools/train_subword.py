@@ -162,9 +162,9 @@ def dev_digits(net, pairs, seg, vocab):
     """How many of the dev split's pairs that name one number, respelled three times with
     fixed digits, come out with their digits carried over (greedy): (carried, total)."""
     rng = random.Random(0)
-    english = [numerals.respell(normalize.normalize(e), t, rng)[0]
-               for e, t in pairs if numerals.names_one_number(normalize.normalize(e), t)
-               for _ in range(3)]
+    pairs = [(normalize.normalize(e), t) for e, t in pairs]
+    english = [numerals.respell(e, t, rng)[0]
+               for e, t in pairs if numerals.names_one_number(e, t) for _ in range(3)]
     out = translate_pieces(net, encode([seg(e) for e in english], vocab), vocab)
     return sum(numerals.carries_digits(e, bpe.detokenize(p)) for e, p in zip(english, out)), \
         len(english)
