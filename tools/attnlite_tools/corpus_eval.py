@@ -12,6 +12,7 @@ import torch
 
 from . import d2l
 from . import export
+from . import names
 from . import normalize
 from . import numerals
 from . import quantize
@@ -51,7 +52,9 @@ int8 file's BLEU by input style (`attnlite eval --styles`: as written, without f
 punctuation, lowercased, both) under "styles" (split -> decoding -> style -> BLEU-4, 13a),
 and, where models/NAME.numerals.tsv is (tools/numerals.py write: the test split's pairs that
 name one number, in other digits), how many of its sentences come out with their digits
-carried over under "numerals" (decoding -> sentences, f32, int8).
+carried over under "numerals" (decoding -> sentences, f32, int8), and likewise, where
+models/NAME.names.tsv is (tools/names.py write: the test split's pairs that name Tom or Mary,
+with names training never draws), how many come out with their names under "names".
 The test `tests/cli/corpus_model.sh` re-scores the shipped int8 file against these figures.
 
 --rescore scores the shipped int8 file again (its fp32 figures are kept; the fp32 file need
@@ -203,15 +206,17 @@ def main_ship():
             print(split, name, json.dumps(ev[split][name]), "int8 by style", json.dumps(by))
     ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
                              dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
-    numbered = os.path.join(ROOT, "models", args.name + ".numerals.tsv")
-    if os.path.exists(numbered):
-        ev["numerals"] = OrderedDict()
+    for key, module in (("numerals", numerals), ("names", names)):
+        tsv = os.path.join(ROOT, "models", f"{args.name}.{key}.tsv")
+        if not os.path.exists(tsv):
+            continue
+        ev[key] = OrderedDict()
         for name, beam, alpha in (("greedy", 1, 0.0), (f"beam{args.beam}", args.beam, args.alpha)):
-            rec = ev["numerals"][name] = OrderedDict()
+            rec = ev[key][name] = OrderedDict()
             for kind, path in (("f32", f32), ("int8", i8)):
-                missed, rec["sentences"] = numerals.carried(args.cli, numbered, path, beam, alpha)
+                missed, rec["sentences"] = module.carried(args.cli, tsv, path, beam, alpha)
                 rec[kind] = rec["sentences"] - len(missed)
-            print("numerals", name, json.dumps(rec))
+            print(key, name, json.dumps(rec))
     ev["styles"] = styles
     ev["tool"] = ("attnlite eval (corpus BLEU-4 x 100 on the book's tokens, book bleu(k=2) mean "
                   "over the pairs, sacreBLEU 13a x 100, translations holding <unk>)")

@@ -6,7 +6,7 @@
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
     /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
-        --noise [--numbers 5] --name transformer-fra-bpe-casual [--minutes 100]
+        --noise [--numbers 5] [--names 1] --name transformer-fra-bpe-casual [--minutes 100]
                                                                # go on from a shipped model
 
 Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
@@ -19,7 +19,12 @@ without apostrophes); the French side always stays as written.  With --numbers K
 also adds K copies of every training pair that names one number (tools/numerals.py:
 "I have two children." / "J'ai deux enfants."), the number written anew in digits on both
 sides each time ("I have 47 children." / "J'ai 47 enfants."), and logs how many of the dev
-split's such pairs (respelled three times, fixed digits) come out with their digits.
+split's such pairs (respelled three times, fixed digits) come out with their digits.  With
+--names K, each epoch also adds K copies of every training pair that names Tom or Mary
+(tools/names.py), with another man's and another woman's name drawn each time on both sides
+("Tom loves Mary." / "Tom aime Marie." -> "Lukas loves Aminata." / "Lukas aime Aminata."),
+and logs how many of the dev split's such pairs, with names training never draws, come out
+with their names.
 
 Going on from a model (--init FILE): the weights (int8 files: the fp32 weights they stand
 for), its shape and its merge table come from the file; the schedule goes on from the
@@ -62,6 +67,7 @@ from torch import nn
 from . import bpe
 from . import d2l
 from . import export
+from . import names
 from . import normalize
 from . import numerals
 from . import splits
@@ -170,6 +176,27 @@ def dev_digits(net, pairs, seg, vocab):
         len(english)
 
 
+def dev_names(net, pairs, seg, vocab):
+    """How many of the dev split's pairs that name Tom or Mary, with names training never
+    draws, come out with their names carried over (greedy): (carried, total)."""
+    rng = random.Random(0)
+    english = [p[0] for p in (names.held_out(normalize.normalize(e), t, rng) for e, t in pairs)
+               if p]
+    out = translate_pieces(net, encode([seg(e) for e in english], vocab), vocab)
+    return sum(names.carries_names(e, bpe.detokenize(p)) for e, p in zip(english, out)), \
+        len(english)
+
+
+def carried_text(net, dev, seg, vocab, hp):
+    """The dev log's counts of digits and names carried over, for the data that trains them."""
+    text = ""
+    if "numbers" in hp:
+        text += ", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
+    if "names" in hp:
+        text += ", dev names carried %d of %d" % dev_names(net, dev.pairs, seg, vocab)
+    return text
+
+
 def bleu_text(by):
     return ", ".join(f"{st} {100 * b:.2f}" for st, b in by.items())
 
@@ -208,6 +235,8 @@ def main():
     ap.add_argument("--noise", action="store_true", help="type the English side casually")
     ap.add_argument("--numbers", type=int, default=0, metavar="K",
                     help="K copies of each pair that names one number, in other digits")
+    ap.add_argument("--names", type=int, default=0, metavar="K",
+                    help="K copies of each pair that names Tom or Mary, with other names")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--hiddens", type=int, default=192)
     ap.add_argument("--layers", type=int, default=3)
@@ -255,6 +284,8 @@ def main():
     tgt = encode([seg(t) for _, t in train], vocab)
     # Pairs that name one number, respelled in other digits each epoch (--numbers).
     numbered = [(e, t) for e, (_, t) in zip(english, train) if numerals.names_one_number(e, t)]
+    # Pairs that name Tom or Mary, with other names each epoch (--names).
+    named = [(e, t) for e, (_, t) in zip(english, train) if names.names_tom_or_mary(e, t)]
     styles = ["written", "lower-no-final-punct"] if args.noise else ["written"]
     dev = DevSet(data["dev"], seg, vocab, styles)
 
@@ -269,6 +300,8 @@ def main():
                                                              else ""))
     if args.numbers:
         hp["numbers"] = f"{args.numbers} respelled copies of {len(numbered)} pairs"
+    if args.names:
+        hp["names"] = f"{args.names} renamed copies of {len(named)} pairs"
     net = make_net(len(vocab), args, args.dropout)
     if init_state is not None:
         net.load_state_dict(init_state)
@@ -308,10 +341,9 @@ def main():
         log(f"# parameters {nparams}, device {device}")
         if init_state is not None and not args.bench:
             by, _ = dev.score(net)
-            digits = (", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
-                      if args.numbers else "")
             log(f"# going on from {args.init} ({init_epochs} epochs, schedule from step "
-                f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}{digits}")
+                f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}"
+                f"{carried_text(net, dev, seg, vocab, hp)}")
     bos, pad_id = vocab['<bos>'], vocab['<pad>']
     start = time.time()
     for epoch in range(epoch0 + 1, args.epochs + 1):
@@ -320,8 +352,10 @@ def main():
         if args.noise:  # how each English sentence is typed this epoch
             src = encode([seg_cached(normalize.casual(s, rng)) for s in english], vocab)
         src_e, tgt_e = src, tgt
-        if args.numbers:  # this epoch's digits
-            extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
+        # this epoch's digits and names
+        extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
+        extra += [names.respell(e, t, rng) for e, t in named for _ in range(args.names)]
+        if extra:
             src_e = src + encode([seg(normalize.casual(e, rng) if args.noise else e)
                                   for e, _ in extra], vocab)
             tgt_e = tgt + encode([seg(t) for _, t in extra], vocab)
@@ -346,11 +380,9 @@ def main():
                 return
         by, bleu = dev.score(net)
         history.append((epoch, bleu))
-        digits = ""
-        if args.numbers:
-            digits = ", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
+        carried = carried_text(net, dev, seg, vocab, hp)
         log(f"epoch {epoch:3d}, loss {tot / ntok:.4f} (label-smoothed, per token), "
-            f"dev BLEU-4 {bleu_text(by)}{digits}, {time.time() - t0:.0f} s, "
+            f"dev BLEU-4 {bleu_text(by)}{carried}, {time.time() - t0:.0f} s, "
             f"lr {sched.get_last_lr()[0]:.2e}")
         torch.save(net.state_dict(), os.path.join(run_dir, f"epoch{epoch}.pt"))
         torch.save(dict(epoch=epoch, history=history, opt=opt.state_dict(),
@@ -389,13 +421,12 @@ def finish(args, net, vocab, alphabet, merges, seg, dev, hp, log, nparams, examp
                                  for e in range(last - k + 1, last + 1)]))
     tie(net)
     net.eval()
-    digits = (", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
-              if "numbers" in hp else "")
     log(f"# chosen: average of the last {k} epoch(s) ({last - k + 1}..{last}), "
-        f"dev BLEU-4 {100 * b:.2f}{digits}")
+        f"dev BLEU-4 {100 * b:.2f}{carried_text(net, dev, seg, vocab, hp)}")
     for eng in ["Go.", "I lost.", "He's calm.", "I'm home.", "Where is the station?",
                 "I\u2019m home.", "i love you", "where is the station", "hello", "I'm 19.",
-                "he is 25 years old", "I have 3 cats."]:
+                "he is 25 years old", "I have 3 cats.", "Anna is my sister.",
+                "my name is Anna", "Where is Oscar?"]:
         ids = encode([seg(normalize.normalize(eng))], vocab)
         log(f"{eng} => {bpe.detokenize(translate_pieces(net, ids, vocab)[0])}")
     config = export.transformer_config(vocab, vocab, args.hiddens, args.layers, args.heads,

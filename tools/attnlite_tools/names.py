@@ -1,0 +1,194 @@
+"""People's names: pairs that teach a translator to carry any name over, and a check.
+
+The corpus names few people: Tom in 4,091 of its 74,050 pairs, Mary in 391, then John in 12.
+A model trained on it carries Tom and Mary over and mangles every other name people type
+("Anna is my sister." -> "Une sœur est ma sœur.", "Sarah likes cats." -> "Les chats ont les
+chats."). A pair *names Tom or Mary* when the English names Tom as many times as the French
+does, and Mary as many times as the French names Mary or Marie (at least one of the two,
+and no Thomas for Tom). `respell` writes another man's name for Tom and another woman's for
+Mary (so that "il" and "elle" still agree), the same on both sides, with the French elision
+a name that starts with a vowel asks for ("de Tom" -> "d'Anton", "que Mary" -> "qu'Emma"):
+with such pairs drawn anew each epoch (tools/train_subword.py --names K: K copies of each
+training pair that names Tom or Mary) the model learns to carry a name over.
+
+The names come in two lists of each: the ones training draws from (TRAIN_MEN, TRAIN_WOMEN),
+and the ones it never sees (HELD_MEN, HELD_WOMEN), which the check and the dev log draw
+from, so that they measure names the model has to copy rather than remember. None of them
+is an English or French word ("Will", "Rose", "Pierre" are left out), and none starts with
+an H or a Y (whether French elides before them depends on the name).
+
+    /usr/bin/python3 tools/names.py write [--split test] [--seed 0] > FILE.tsv
+    /usr/bin/python3 tools/names.py check ATTNLITE_CLI FILE.tsv [--model M] [--beam K]
+        [--alpha A]
+
+`write` prints 'english<TAB>french' for every pair of a split (as written) that names Tom or
+Mary, respelled once with held-out names. `check` translates each English sentence once and
+counts the translations that carry its names: each name of the lists that the English
+names, as many times, spelled the same, and no other name of the lists; it prints the share
+and the sentences that missed.
+"""
+import argparse
+import collections
+import re
+import subprocess
+import sys
+
+
+def _names(text):
+    return text.split()
+
+
+TRAIN_MEN = _names("""
+    James John Robert Michael David Richard Joseph Charles Daniel Matthew Anthony Steven
+    Paul Andrew Kevin Brian George Edward Ronald Timothy Jason Jeffrey Ryan Jacob Gary Eric
+    Jonathan Stephen Larry Justin Scott Brandon Benjamin Samuel Gregory Alexander Patrick
+    Dennis Jerry Tyler Aaron Adam Nathan Douglas Zachary Peter Kyle Walter Ethan Jeremy
+    Keith Christian Roger Noah Gerald Carl Terry Sean Austin Arthur Lawrence Jesse Dylan
+    Bryan Jordan Albert Logan Ralph Eugene Wayne Louis Philip Bradley Lucas Jules Antoine
+    Nicolas Julien Mathieu Olivier Laurent Thierry Sébastien François Étienne Rémi Benoît
+    Luc Didier Gilles Bruno Cédric Fabien Guillaume Maxime Baptiste Théo Raphaël Gabriel
+    Léo Enzo Mathis Clément Alexandre Quentin Romain Vincent Adrien Florian Carlos Juan
+    Miguel Luis Diego Javier Pablo Alejandro Marco Luca Giovanni Matteo Alessandro Klaus
+    Stefan Lukas Piotr Ivan Dmitri Sergei Nikolai Oleg Erik Lars Sven Anders Mohammed
+    Ahmed Omar Ali Karim Mehmet Emre Reza Amir Arjun Rahul Vikram Ravi Sanjay Amit Anil
+    Daiki Takeshi Kenji Sota Wei Jun Minho Tuan Kwame Kofi Chinedu Tunde Sekou Mamadou
+    Moussa Oumar Abdoulaye Bilal Samir Nabil Rachid Farid Kamel Sofiane
+""")
+TRAIN_WOMEN = _names("""
+    Anna Emma Olivia Sophia Isabella Mia Charlotte Amelia Emily Elizabeth Sarah Jessica
+    Jennifer Linda Patricia Barbara Susan Karen Nancy Lisa Sandra Ashley Kimberly Donna
+    Michelle Dorothy Amanda Melissa Deborah Stephanie Rebecca Laura Sharon Cynthia
+    Kathleen Amy Angela Brenda Pamela Nicole Samantha Katherine Christine Rachel Catherine
+    Carolyn Janet Maria Diane Julie Victoria Kelly Christina Lauren Evelyn Judith Megan
+    Cheryl Andrea Martha Jacqueline Gloria Teresa Sara Madison Kathryn Janice Abigail Alice
+    Camille Léa Chloé Manon Inès Louise Zoé Lucie Juliette Clara Margaux Océane Élodie
+    Céline Nathalie Isabelle Sylvie Sandrine Valérie Aurélie Émilie Mathilde Pauline Anaïs
+    Amandine Claire Sophie Agathe Capucine Lucía Carmen Sofía Valentina Giulia Francesca
+    Chiara Elena Paola Anja Katrin Ingrid Astrid Greta Olga Natasha Irina Svetlana
+    Katarzyna Agnieszka Fatima Aisha Leila Amira Nour Zeynep Elif Shirin Priya Anjali Sunita
+    Deepa Kavya Lakshmi Sakura Aiko Mei Linh Amina Chiamaka Ngozi Aminata Fatou Awa Nadia
+    Samira Karima Soraya Djamila
+""")
+HELD_MEN = _names("""
+    Oscar Felix Leon Simon Victor Bastien Anton Rafael Tariq Kenta Sipho Jorge Mateo Emil
+    Ibrahim Rohan Dario Tobias Gustavo Kaito Idris Florent Lionel Ulrich Wilfried Armand
+    Noé Elias Goran Mustafa
+""")
+HELD_WOMEN = _names("""
+    Clémence Ophélie Elisa Marta Ursula Noémie Irène Esther Lina Adèle Solène Roxane Naomi
+    Alma Ilse Dagmar Renata Beatriz Farida Salma Keiko Sunmi Thandiwe Wanjiru Priyanka
+    Ottilie Eloise Maëlle Gaëlle Odile
+""")
+ALL_NAMES = TRAIN_MEN + TRAIN_WOMEN + HELD_MEN + HELD_WOMEN
+
+TOM_EN = TOM_FR = re.compile(r"(?<![\w'-])Tom(?![\w-])")
+MARY_EN = re.compile(r"(?<![\w'-])Mary(?![\w-])")
+MARY_FR = re.compile(r"(?<![\w'-])Mar(?:y|ie)(?![\w-])")
+THOMAS = re.compile(r"\bThomas\b")
+NAME_RE = re.compile(r"(?<![\w-])(" + "|".join(sorted(ALL_NAMES, key=len, reverse=True))
+                     + r")(?![\w-])")
+# Words that French elides before a vowel: "de Anton" is written "d'Anton".
+ELIDED = re.compile(r"(?<![\w'-])(de|De|que|Que|jusque|lorsque|Lorsque|puisque|Puisque) (?=(\w+))")
+VOWELS = set("AEIOUÉÈÊÀÂÎÔÛÄËÏÖÜ")
+
+
+def names_tom_or_mary(en, fr):
+    """(Tom, Mary): how many times each is named on both sides, or None when the pair does not
+    name Tom or Mary the same number of times on each side."""
+    tom_en, tom_fr = len(TOM_EN.findall(en)), len(TOM_FR.findall(fr))
+    mary_en, mary_fr = len(MARY_EN.findall(en)), len(MARY_FR.findall(fr))
+    if tom_en != tom_fr or mary_en != mary_fr or tom_en + mary_en == 0 or THOMAS.search(fr):
+        return None
+    return tom_en, mary_en
+
+
+def elide(fr, name):
+    """`fr` with the words French elides before `name` elided there, when it starts with a
+    vowel ("de Anton" -> "d'Anton", "que Emma" -> "qu'Emma")."""
+    if name[0] not in VOWELS:
+        return fr
+
+    def one(m):
+        if m.group(2) != name:
+            return m.group(0)
+        return m.group(1)[:-1] + "'"
+    return ELIDED.sub(one, fr)
+
+
+def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN):
+    """The pair with Tom written as a man's name of `men` and Mary as a woman's of `women`,
+    the same on both sides (random.Random rng), or None when it names neither as above."""
+    if names_tom_or_mary(en, fr) is None:
+        return None
+    man, woman = rng.choice(men), rng.choice(women)
+    en = MARY_EN.sub(woman, TOM_EN.sub(man, en))
+    fr = MARY_FR.sub(woman, TOM_FR.sub(man, fr))
+    for name in (man, woman):
+        fr = elide(fr, name)
+    return en, fr
+
+
+def held_out(en, fr, rng):
+    """`respell` with the names training never draws."""
+    return respell(en, fr, rng, HELD_MEN, HELD_WOMEN)
+
+
+def names(text):
+    """The names of the lists that `text` names, as a multiset."""
+    return collections.Counter(NAME_RE.findall(text))
+
+
+def carries_names(english, translation):
+    """Each listed name of the English, spelled the same and as many times, and no other."""
+    return names(english) == names(translation)
+
+
+def carried(cli, tsv, model=None, beam=1, alpha=0.0):
+    """Translates each English sentence of `tsv` ('english<TAB>french' lines) once with the
+    CLI: ([(english, translation) that did not carry the names], number of sentences)."""
+    with open(tsv, encoding="utf-8") as f:
+        english = list(dict.fromkeys(line.split("\t")[0] for line in f.read().splitlines()
+                                     if line))
+    cmd = [cli, "translate", "--beam", str(beam), "--alpha", str(alpha)]
+    if model:
+        cmd += ["--model", model]
+    run = subprocess.run(cmd, input="\n".join(english) + "\n", capture_output=True,
+                         text=True, encoding="utf-8", check=True)
+    out = run.stdout.splitlines()
+    if len(out) != len(english):
+        raise SystemExit(f"{len(english)} sentences in, {len(out)} translations out")
+    return [(e, t) for e, t in zip(english, out) if not carries_names(e, t)], len(english)
+
+
+def main():
+    import random
+
+    from .paths import DEFAULT_CORPUS
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write", help="a split's pairs that name Tom or Mary, with held-out names")
+    w.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
+    w.add_argument("--split", default="test", choices=["train", "dev", "test"])
+    w.add_argument("--seed", type=int, default=0)
+    c = sub.add_parser("check", help="the share of translations that carry their names")
+    c.add_argument("cli")
+    c.add_argument("tsv")
+    c.add_argument("--model")
+    c.add_argument("--beam", type=int, default=1)
+    c.add_argument("--alpha", type=float, default=0.0)
+    args = ap.parse_args()
+    sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+    if args.cmd == "write":
+        from . import splits  # PyTorch, for the book's preprocessing
+        rng = random.Random(args.seed)
+        for en, fr in splits.load_raw(args.corpus)[args.split]:
+            pair = held_out(en, fr, rng)
+            if pair:
+                print("\t".join(pair))
+        return
+    missed, total = carried(args.cli, args.tsv, args.model, args.beam, args.alpha)
+    for e, t in missed:
+        print(f"missed: {e} => {t}")
+    kept = total - len(missed)
+    print(f"names carried over: {kept} of {total} ({100 * kept / total:.1f}%)")
