@@ -41,7 +41,7 @@ class Respell(unittest.TestCase):
         rng = random.Random(1)
         men, women = set(), set()
         for _ in range(300):
-            en, fr = names.respell("Tom loves Mary.", "Tom aime Marie.", rng)
+            en, fr = names.respell("Tom loves Mary.", "Tom aime Marie.", rng, invented=0.0)
             man, _, woman = en[:-1].split(" ")
             self.assertIn(man, names.TRAIN_MEN)
             self.assertIn(woman, names.TRAIN_WOMEN)
@@ -50,6 +50,30 @@ class Respell(unittest.TestCase):
             women.add(woman)
         self.assertGreater(len(men), 100)  # drawn anew each time
         self.assertGreater(len(women), 90)
+
+    def test_half_of_the_names_invented(self):
+        rng = random.Random(2)
+        listed = set(names.TRAIN_MEN) | set(names.TRAIN_WOMEN)
+        drawn = []
+        for _ in range(1000):
+            en, fr = names.respell("Tom loves Mary.", "Tom aime Marie.", rng)
+            man, _, woman = en[:-1].split(" ")
+            self.assertEqual(fr, f"{man} aime {woman}.")
+            self.assertNotEqual(man, woman)
+            drawn += [man, woman]
+        invented = [n for n in drawn if n not in listed]
+        self.assertGreater(len(invented), 850)
+        self.assertLess(len(invented), 1150)
+        self.assertGreater(len(set(invented)), 0.9 * len(invented))  # a new one each time
+
+    def test_invented_names(self):
+        rng = random.Random(3)
+        held = set(names.HELD_MEN) | set(names.HELD_WOMEN) | {"Tom", "Mary", "Marie"}
+        made = [names.invent(rng) for _ in range(5000)]
+        for n in made:
+            self.assertRegex(n, r"^[A-GI-XZÉ][a-zé]{2,}$")
+            self.assertNotIn(n, held)
+        self.assertGreater(sum(n[0] in names.VOWELS for n in made), 250)  # some elide
 
     def test_every_occurrence_and_the_possessive(self):
         en, fr = names.respell("Tom saw Tom's dog.", "Tom a vu le chien de Tom.", random.Random(4))

@@ -11,10 +11,14 @@ a name that starts with a vowel asks for ("de Tom" -> "d'Anton", "que Mary" -> "
 with such pairs drawn anew each epoch (tools/train_subword.py --names K: K copies of each
 training pair that names Tom or Mary) the model learns to carry a name over.
 
-The names come in two lists of each: the ones training draws from (TRAIN_MEN, TRAIN_WOMEN),
-and the ones it never sees (HELD_MEN, HELD_WOMEN), which the check and the dev log draw
-from, so that they measure names the model has to copy rather than remember. None of them
-is an English or French word ("Will", "Rose", "Pierre" are left out), and none starts with
+Half of the names training draws are real, from TRAIN_MEN and TRAIN_WOMEN; the other half
+are invented (`invent`: two or three syllables, "Keloma", "Strinur"), a new one each time.
+With real names only, a model learns a class of names to choose from rather than to copy:
+"Oscar won." came out "Olivier a gagné." and "Anna is my sister." "Anil est ma sœur."; an
+invented name can only be copied, piece by piece. The check and the dev log draw from other
+lists (HELD_MEN, HELD_WOMEN) that training never draws, and `invent` never makes, so that
+they measure names the model has to copy rather than remember. None of the listed names is
+an English or French word ("Will", "Rose", "Pierre" are left out), and no name starts with
 an H or a Y (whether French elides before them depends on the name).
 
     /usr/bin/python3 tools/names.py write [--split test] [--seed 0] > FILE.tsv
@@ -92,6 +96,23 @@ ELIDED = re.compile(r"(?<![\w'-])(de|De|que|Que|jusque|lorsque|Lorsque|puisque|P
 VOWELS = set("AEIOUÉÈÊÀÂÎÔÛÄËÏÖÜ")
 
 
+ONSETS = ("b c d f g j k l m n p r s t v z br ch dr gr kr pl sh st tr " * 2).split() + [""] * 6
+NUCLEI = "a a a e e i i o o u ai ei ia io ou é".split()
+CODAS = [""] * 12 + "n r s l m k t".split()
+
+
+def invent(rng):
+    """A made-up name of two or three syllables ("Keloma", "Strinur"), capitalized, none of
+    the held-out names (random.Random rng)."""
+    held = set(HELD_MEN) | set(HELD_WOMEN) | {"Tom", "Mary", "Marie"}
+    while True:
+        name = "".join(rng.choice(ONSETS) + rng.choice(NUCLEI) + rng.choice(CODAS)
+                       for _ in range(rng.choice((2, 2, 3))))
+        name = name[0].upper() + name[1:]
+        if len(name) >= 3 and name not in held and name[0] not in "HY":
+            return name
+
+
 def names_tom_or_mary(en, fr):
     """(Tom, Mary): how many times each is named on both sides, or None when the pair does not
     name Tom or Mary the same number of times on each side."""
@@ -115,12 +136,16 @@ def elide(fr, name):
     return ELIDED.sub(one, fr)
 
 
-def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN):
-    """The pair with Tom written as a man's name of `men` and Mary as a woman's of `women`,
-    the same on both sides (random.Random rng), or None when it names neither as above."""
+def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN, invented=0.5):
+    """The pair with Tom written as a man's name of `men` and Mary as a woman's of `women`
+    (each, with probability `invented`, a made-up name instead), the same on both sides
+    (random.Random rng), or None when it names neither as above."""
     if names_tom_or_mary(en, fr) is None:
         return None
-    man, woman = rng.choice(men), rng.choice(women)
+    man = invent(rng) if rng.random() < invented else rng.choice(men)
+    woman = invent(rng) if rng.random() < invented else rng.choice(women)
+    if man == woman:
+        woman = rng.choice(women)
     en = MARY_EN.sub(woman, TOM_EN.sub(man, en))
     fr = MARY_FR.sub(woman, TOM_FR.sub(man, fr))
     for name in (man, woman):
@@ -130,7 +155,7 @@ def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN):
 
 def held_out(en, fr, rng):
     """`respell` with the names training never draws."""
-    return respell(en, fr, rng, HELD_MEN, HELD_WOMEN)
+    return respell(en, fr, rng, HELD_MEN, HELD_WOMEN, invented=0.0)
 
 
 def names(text):
