@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'bf74044b982e673e';
+const VERSION = '26be881ad3183808';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -6,7 +6,7 @@
 # recorded in the file (book-token BLEU-4 and, for the sub-word model, sacreBLEU 13a), int8
 # within 0.5 of the fp32 model's, greedy and with beam search; greedy, also the BLEU recorded
 # for each input style (as written, without final punctuation, lowercased, both); and how many
-# numbers typed in digits the sub-word model carries over (recorded too).
+# numbers typed in digits and people's names the sub-word model carries over (recorded too).
 set -uo pipefail
 bin=$1 src=$2
 fail=0
@@ -56,29 +56,33 @@ PY
   done
 done
 
-# Numbers typed in digits: of the test split's pairs that name one number, written in other
-# digits (models/transformer-fra-bpe.numerals.tsv, tools/numerals.py), as many translations
-# carry their digits over as tools/ship_corpus_model.py recorded, greedy and beam search.
+# Numbers typed in digits and people's names: of the test split's pairs that name one number,
+# written in other digits (models/transformer-fra-bpe.numerals.tsv, tools/numerals.py), and
+# of those that name Tom or Mary, with names training never draws
+# (models/transformer-fra-bpe.names.tsv, tools/names.py), as many translations carry their
+# digits and names over as tools/ship_corpus_model.py recorded, greedy and beam search.
 model=$src/models/transformer-fra-bpe.safetensors
 ev=$($bin info --model "$model" | python3 -c 'import json,sys; print(json.load(sys.stdin)["evaluation"])')
-res=$(python3 - "$ev" "$bin" "$model" "$src" <<'PY'
-import json, os, sys
-ev, cli, model, src = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+for key in numerals names; do
+    res=$(python3 - "$ev" "$bin" "$model" "$src" "$key" <<'PY'
+import importlib, json, os, sys
+ev, cli, model, src, key = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 sys.path.insert(0, os.path.join(src, "tools"))
-from attnlite_tools import numerals
-rec = ev.get("numerals")
+module = importlib.import_module("attnlite_tools." + key)
+rec = ev.get(key)
 if not rec:
-    sys.exit(print("no numerals recorded"))
-tsv = os.path.join(src, "models", "transformer-fra-bpe.numerals.tsv")
+    sys.exit(print(f"no {key} recorded"))
+tsv = os.path.join(src, "models", f"transformer-fra-bpe.{key}.tsv")
 out = []
 for name, r in rec.items():
     beam = 1 if name == "greedy" else ev["beam"]["size"]
     alpha = 0.0 if name == "greedy" else ev["beam"]["alpha"]
-    missed, n = numerals.carried(cli, tsv, model, beam, alpha)
+    missed, n = module.carried(cli, tsv, model, beam, alpha)
     out.append(f"{name}:" + ("recorded" if (n, n - len(missed)) == (r["sentences"], r["int8"])
                              else f"{n - len(missed)} of {n} != recorded {r['int8']} of {r['sentences']}"))
 print(" ".join(out))
 PY
 )
-check "transformer-fra-bpe: test numbers carried over" "greedy:recorded beam4:recorded" "$res"
+    check "transformer-fra-bpe: test $key carried over" "greedy:recorded beam4:recorded" "$res"
+done
 exit $fail
