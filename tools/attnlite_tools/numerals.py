@@ -26,8 +26,9 @@ the sentences that missed.
 import argparse
 import collections
 import re
-import subprocess
 import sys
+
+from . import carried as _carried
 
 EN_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -114,18 +115,7 @@ def carries_digits(english, translation):
 def carried(cli, tsv, model=None, beam=1, alpha=0.0):
     """Translates each English sentence of `tsv` ('english<TAB>french' lines) once with the
     CLI: ([(english, translation) that did not carry the digits], number of sentences)."""
-    with open(tsv, encoding="utf-8") as f:
-        english = list(dict.fromkeys(line.split("\t")[0] for line in f.read().splitlines()
-                                     if line))
-    cmd = [cli, "translate", "--beam", str(beam), "--alpha", str(alpha)]
-    if model:
-        cmd += ["--model", model]
-    run = subprocess.run(cmd, input="\n".join(english) + "\n", capture_output=True,
-                         text=True, encoding="utf-8", check=True)
-    out = run.stdout.splitlines()
-    if len(out) != len(english):
-        raise SystemExit(f"{len(english)} sentences in, {len(out)} translations out")
-    return [(e, t) for e, t in zip(english, out) if not carries_digits(e, t)], len(english)
+    return _carried.carried(carries_digits, cli, tsv, model, beam, alpha)
 
 
 def main():
@@ -140,12 +130,7 @@ def main():
     w.add_argument("--split", default="test", choices=["train", "dev", "test"])
     w.add_argument("--variants", type=int, default=3)
     w.add_argument("--seed", type=int, default=0)
-    c = sub.add_parser("check", help="the share of translations that carry their digits")
-    c.add_argument("cli")
-    c.add_argument("tsv")
-    c.add_argument("--model")
-    c.add_argument("--beam", type=int, default=1)
-    c.add_argument("--alpha", type=float, default=0.0)
+    _carried.add_check(sub, "digits")
     args = ap.parse_args()
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")
     if args.cmd == "write":
@@ -156,8 +141,4 @@ def main():
                 for _ in range(args.variants):
                     print("\t".join(respell(en, fr, rng)))
         return
-    missed, total = carried(args.cli, args.tsv, args.model, args.beam, args.alpha)
-    for e, t in missed:
-        print(f"missed: {e} => {t}")
-    kept = total - len(missed)
-    print(f"digits carried over: {kept} of {total} ({100 * kept / total:.1f}%)")
+    _carried.check(carries_digits, args, "digits")
