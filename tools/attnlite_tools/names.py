@@ -12,7 +12,7 @@ with such pairs drawn anew each epoch (tools/train_subword.py --names K: K copie
 training pair that names Tom or Mary) the model learns to carry a name over.
 
 Half of the names training draws are real, from TRAIN_MEN and TRAIN_WOMEN; the other half
-are invented (`invent`: two or three syllables, "Keloma", "Strinur"), a new one each time.
+are invented (`invent`: two or three syllables, "Tiaro", "Faplia"), a new one each time.
 With real names only, a model learns a class of names to choose from rather than to copy:
 "Oscar won." came out "Olivier a gagné." and "Anna is my sister." "Anil est ma sœur."; an
 invented name can only be copied, piece by piece. The check and the dev log draw from other
@@ -103,7 +103,7 @@ CODAS = [""] * 12 + "n r s l m k t".split()
 
 
 def invent(rng):
-    """A made-up name of two or three syllables ("Keloma", "Strinur"), capitalized, none of
+    """A made-up name of two or three syllables ("Tiaro", "Faplia"), capitalized, none of
     the held-out names (random.Random rng)."""
     held = set(HELD_MEN) | set(HELD_WOMEN) | {"Tom", "Mary", "Marie"}
     while True:
