@@ -102,15 +102,18 @@ NUCLEI = "a a a e e i i o o u ai ei ia io ou é".split()
 CODAS = [""] * 12 + "n r s l m k t".split()
 
 
+# What `invent` never makes: the names the check draws, and the corpus's own two.
+NOT_INVENTED = frozenset(HELD_MEN + HELD_WOMEN + ["Tom", "Mary", "Marie"])
+
+
 def invent(rng):
     """A made-up name of two or three syllables ("Tiaro", "Faplia"), capitalized, none of
-    the held-out names (random.Random rng)."""
-    held = set(HELD_MEN) | set(HELD_WOMEN) | {"Tom", "Mary", "Marie"}
+    the held-out names (random.Random rng); no onset or nucleus starts with an H or a Y."""
     while True:
         name = "".join(rng.choice(ONSETS) + rng.choice(NUCLEI) + rng.choice(CODAS)
                        for _ in range(rng.choice((2, 2, 3))))
         name = name[0].upper() + name[1:]
-        if len(name) >= 3 and name not in held and name[0] not in "HY":
+        if len(name) >= 3 and name not in NOT_INVENTED:
             return name
 
 
