@@ -115,6 +115,15 @@ class Respell(unittest.TestCase):
             self.assertIn(man, names.HELD_MEN)
             self.assertIn(woman, names.HELD_WOMEN)
 
+    def test_held_out_draws_two_names_and_nothing_else(self):
+        # `write` makes the same models/*.names.tsv from the same seed: held-out names cost
+        # one draw each, none to decide whether to invent.
+        rng, ref = random.Random(7), random.Random(7)
+        for _ in range(20):
+            en, _ = names.held_out("Tom loves Mary.", "Tom aime Mary.", rng)
+            self.assertEqual(en, f"{ref.choice(names.HELD_MEN)} loves "
+                                 f"{ref.choice(names.HELD_WOMEN)}.")
+
     def test_pairs_that_name_neither(self):
         self.assertIsNone(names.respell("Go.", "Va !", random.Random(0)))
 

@@ -146,8 +146,8 @@ def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN, invented=0.5):
     (random.Random rng), or None when it names neither as above."""
     if names_tom_or_mary(en, fr) is None:
         return None
-    man = invent(rng) if rng.random() < invented else rng.choice(men)
-    woman = invent(rng) if rng.random() < invented else rng.choice(women)
+    man = invent(rng) if invented and rng.random() < invented else rng.choice(men)
+    woman = invent(rng) if invented and rng.random() < invented else rng.choice(women)
     if man == woman:
         woman = rng.choice(women)
     en = MARY_EN.sub(woman, TOM_EN.sub(man, en))
