@@ -6,7 +6,8 @@
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
     /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
-        --noise [--numbers 5] [--names 1] --name transformer-fra-bpe-casual [--minutes 100]
+        --noise [--numbers 5] [--names 1] [--short 1] --name transformer-fra-bpe-casual \
+        [--minutes 100]
                                                                # go on from a shipped model
 
 Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
@@ -24,7 +25,10 @@ split's such pairs (respelled three times, fixed digits) come out with their dig
 (tools/names.py), with another man's and another woman's name drawn each time on both sides
 ("Tom loves Mary." / "Tom aime Marie." -> "Lukas loves Aminata." / "Lukas aime Aminata."),
 and logs how many of the dev split's such pairs, with names training never draws, come out
-with their names.
+with their names.  With --short K, each epoch also adds K more copies of every training pair
+whose English has at most SHORT_WORDS (3) words, 13,709 pairs: the phrases people type most,
+and those a model that learned to carry names over takes most readily for a name ("Run!" ->
+"Rouis !", tools/invented.py).
 
 Going on from a model (--init FILE): the weights (int8 files: the fp32 weights they stand
 for), its shape and its merge table come from the file; the schedule goes on from the
@@ -76,6 +80,7 @@ from .train_book import Logger
 from .train_corpus import greedy_ids, length_batches, optimizer_step, pad, warmup_adam
 
 NUM_STEPS = 32
+SHORT_WORDS = 3
 SPECIALS = ['<unk>', '<pad>', '<bos>', '<eos>']
 
 
@@ -237,6 +242,8 @@ def main():
                     help="K copies of each pair that names one number, in other digits")
     ap.add_argument("--names", type=int, default=0, metavar="K",
                     help="K copies of each pair that names Tom or Mary, with other names")
+    ap.add_argument("--short", type=int, default=0, metavar="K",
+                    help=f"K more copies of each pair of at most {SHORT_WORDS} English words")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--hiddens", type=int, default=192)
     ap.add_argument("--layers", type=int, default=3)
@@ -286,6 +293,8 @@ def main():
     numbered = [(e, t) for e, (_, t) in zip(english, train) if numerals.names_one_number(e, t)]
     # Pairs that name Tom or Mary, with other names each epoch (--names).
     named = [(e, t) for e, (_, t) in zip(english, train) if names.names_tom_or_mary(e, t)]
+    # The shortest sentences, again (--short).
+    short = [(e, t) for e, (_, t) in zip(english, train) if len(e.split()) <= SHORT_WORDS]
     styles = ["written", "lower-no-final-punct"] if args.noise else ["written"]
     dev = DevSet(data["dev"], seg, vocab, styles)
 
@@ -302,6 +311,8 @@ def main():
         hp["numbers"] = f"{args.numbers} respelled copies of {len(numbered)} pairs"
     if args.names:
         hp["names"] = f"{args.names} renamed copies of {len(named)} pairs"
+    if args.short:
+        hp["short"] = f"{args.short} more copies of {len(short)} pairs"
     net = make_net(len(vocab), args, args.dropout)
     if init_state is not None:
         net.load_state_dict(init_state)
@@ -355,6 +366,7 @@ def main():
         # this epoch's digits and names
         extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
         extra += [names.respell(e, t, rng) for e, t in named for _ in range(args.names)]
+        extra += [p for p in short for _ in range(args.short)]
         if extra:
             src_e = src + encode([seg(normalize.casual(e, rng) if args.noise else e)
                                   for e, _ in extra], vocab)
