@@ -23,13 +23,15 @@ def carried(keeps, cli, tsv, model=None, beam=1, alpha=0.0):
 
 
 def add_check(sub, what):
-    """The `check` subcommand: ATTNLITE_CLI FILE.tsv [--model M] [--beam K] [--alpha A]."""
+    """The `check` subcommand: ATTNLITE_CLI FILE.tsv [--model M] [--beam K] [--alpha A]; its
+    parser, for more options."""
     c = sub.add_parser("check", help=f"the share of translations that carry their {what}")
     c.add_argument("cli")
     c.add_argument("tsv")
     c.add_argument("--model")
     c.add_argument("--beam", type=int, default=1)
     c.add_argument("--alpha", type=float, default=0.0)
+    return c
 
 
 def check(keeps, args, what):
