@@ -6,7 +6,8 @@
 # recorded in the file (book-token BLEU-4 and, for the sub-word model, sacreBLEU 13a), int8
 # within 0.5 of the fp32 model's, greedy and with beam search; greedy, also the BLEU recorded
 # for each input style (as written, without final punctuation, lowercased, both); and how many
-# numbers typed in digits and people's names the sub-word model carries over (recorded too).
+# numbers typed in digits and people's names the sub-word model carries over, and how many of
+# its test translations are free of invented words (recorded too).
 set -uo pipefail
 bin=$1 src=$2
 fail=0
@@ -60,10 +61,16 @@ done
 # written in other digits (models/transformer-fra-bpe.numerals.tsv, tools/numerals.py), and
 # of those that name Tom or Mary, with names training never draws
 # (models/transformer-fra-bpe.names.tsv, tools/names.py), as many translations carry their
-# digits and names over as tools/ship_corpus_model.py recorded, greedy and beam search.
+# digits and names over as tools/ship_corpus_model.py recorded, greedy and beam search; and
+# as many test translations are free of invented words, words in no French sentence of the
+# corpus nor in their English (tools/invented.py; needs the corpus, ../shared/data).
 model=$src/models/transformer-fra-bpe.safetensors
 ev=$($bin info --model "$model" | python3 -c 'import json,sys; print(json.load(sys.stdin)["evaluation"])')
-for key in numerals names; do
+for key in numerals names invented; do
+    if [ $key = invented ] && [ ! -f "$src/../shared/data/fra-eng/fra.txt" ]; then
+        echo "skip transformer-fra-bpe: test translations free of invented words (no corpus at $src/../shared/data)"
+        continue
+    fi
     res=$(python3 - "$ev" "$bin" "$model" "$src" "$key" <<'PY'
 import importlib, json, os, sys
 ev, cli, model, src, key = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
@@ -72,7 +79,7 @@ module = importlib.import_module("attnlite_tools." + key)
 rec = ev.get(key)
 if not rec:
     sys.exit(print(f"no {key} recorded"))
-tsv = os.path.join(src, "models", f"transformer-fra-bpe.{key}.tsv")
+tsv = os.path.join(src, "models", f"transformer-fra-bpe.{'test' if key == 'invented' else key}.tsv")
 out = []
 for name, r in rec.items():
     beam = 1 if name == "greedy" else ev["beam"]["size"]
@@ -83,6 +90,7 @@ for name, r in rec.items():
 print(" ".join(out))
 PY
 )
-    check "transformer-fra-bpe: test $key carried over" "greedy:recorded beam4:recorded" "$res"
+    if [ $key = invented ]; then what="translations free of invented words"; else what="$key carried over"; fi
+    check "transformer-fra-bpe: test $what" "greedy:recorded beam4:recorded" "$res"
 done
 exit $fail

@@ -12,6 +12,7 @@ import torch
 
 from . import d2l
 from . import export
+from . import invented
 from . import names
 from . import normalize
 from . import numerals
@@ -54,7 +55,9 @@ and, where models/NAME.numerals.tsv is (tools/numerals.py write: the test split'
 name one number, in other digits), how many of its sentences come out with their digits
 carried over under "numerals" (decoding -> sentences, f32, int8), and likewise, where
 models/NAME.names.tsv is (tools/names.py write: the test split's pairs that name Tom or Mary,
-with names training never draws), how many come out with their names under "names".
+with names training never draws), how many come out with their names under "names"; and how
+many test translations hold no word of their own, found neither in the corpus's French nor
+in their English (tools/invented.py), under "invented".
 The test `tests/cli/corpus_model.sh` re-scores the shipped int8 file against these figures.
 
 --rescore scores the shipped int8 file again (its fp32 figures are kept; the fp32 file need
@@ -206,8 +209,9 @@ def main_ship():
             print(split, name, json.dumps(ev[split][name]), "int8 by style", json.dumps(by))
     ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
                              dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
-    for key, module in (("numerals", numerals), ("names", names)):
-        tsv = os.path.join(ROOT, "models", f"{args.name}.{key}.tsv")
+    for key, module, part in (("numerals", numerals, "numerals"), ("names", names, "names"),
+                              ("invented", invented, "test")):
+        tsv = os.path.join(ROOT, "models", f"{args.name}.{part}.tsv")
         if not os.path.exists(tsv):
             continue
         ev[key] = OrderedDict()
