@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '77c12b589a399be8';
+const VERSION = 'fd544797d9dda02e';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

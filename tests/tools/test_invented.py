@@ -32,12 +32,12 @@ class Lexicon(unittest.TestCase):
             lex = invented.lexicon(f.name)
         finally:
             os.unlink(f.name)
-        self.assertEqual(lex, {"Va", "Je", "sens", "le", "bacon"})
+        self.assertEqual(lex, {"va", "je", "sens", "le", "bacon"})
 
 
 class Invented(unittest.TestCase):
-    LEX = frozenset({"Je", "sens", "le", "bacon", "est", "ma", "sœur", "Cours", "Il", "a",
-                     "ans"})
+    LEX = frozenset({"je", "sens", "le", "bacon", "est", "ma", "sœur", "cours", "il", "a",
+                     "ans"})  # as lexicon() gives it: lowercased
 
     def test_own_words(self):
         self.assertEqual(invented.invented("I smell bacon.", "Je sens le co.", self.LEX), ["co"])
@@ -50,9 +50,12 @@ class Invented(unittest.TestCase):
                          [])
         self.assertEqual(invented.invented("He is 25.", "Il a 25 ans.", self.LEX), [])
         self.assertEqual(invented.invented("Run!", "Cours !", self.LEX), [])
-        # case counts: a word of the English is carried as written, not lowercased
+        # case aside: a name typed in lowercase and capitalized, a word of the corpus
+        # capitalized or not
         self.assertEqual(invented.invented("anna is my sister", "Anna est ma sœur.", self.LEX),
-                         ["Anna"])
+                         [])
+        self.assertEqual(invented.invented("Run!", "COURS !", self.LEX), [])
+        self.assertEqual(invented.invented("He's 25.", "Il A 25 Ans.", self.LEX), [])
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Invented words: translations holding a word that no French sentence of the corpus holds.
 
 A sub-word translator can write any string, and a word of its output that is in none of the
-corpus's 74,050 French sentences, nor in the English it translates, is almost always a word
-it made up: "Je sens le co." for "I smell bacon.", "Rouis !" for "Run!". Names it carries
-over from the English do not count ("Anna est ma sœur." names Anna), nor do the corpus's own
-words in any order. A model that learns to carry names over may also take an ordinary word
+corpus's 74,050 French sentences, nor in the English it translates (case aside), is most
+often a word it made up: "Je sens le co." for "I smell bacon.", "Rouis !" for "Run!". Names
+it carries over from the English do not count ("Anna est ma sœur." names Anna), nor do the
+corpus's own words in any order or case. A correct French word that the corpus never
+writes counts too ("grappes", "marchons"), so the count is an upper bound, for comparing
+models on one split. A model that learns to carry names over may also take an ordinary word
 for one ("Work slowly." -> "Siach est lentement."): the count of translations free of such
 words, on the test split, says whether it does more often than the model before it.
 
@@ -32,20 +34,22 @@ def words(text):
 
 @functools.lru_cache(maxsize=4)
 def lexicon(corpus=DEFAULT_CORPUS):
-    """Every word of the corpus's French side ('english<TAB>french[<TAB>...]' lines)."""
+    """Every word of the corpus's French side ('english<TAB>french[<TAB>...]' lines),
+    lowercased."""
     lex = set()
     with open(corpus, encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
             if len(parts) >= 2:
-                lex.update(words(parts[1]))
+                lex.update(w.lower() for w in words(parts[1]))
     return frozenset(lex)
 
 
 def invented(english, translation, lex):
-    """The words of `translation` found neither in `lex` nor in `english`, in order."""
-    own = set(words(english))
-    return [w for w in words(translation) if w not in lex and w not in own]
+    """The words of `translation` found neither in `lex` (lowercased) nor in `english`, in
+    order; case aside ("Réveillez" in the corpus, "réveillez" written)."""
+    own = {w.lower() for w in words(english)}
+    return [w for w in words(translation) if w.lower() not in lex and w.lower() not in own]
 
 
 def carried(cli, tsv, model=None, beam=1, alpha=0.0, corpus=DEFAULT_CORPUS):
