@@ -22,10 +22,10 @@ def carried(keeps, cli, tsv, model=None, beam=1, alpha=0.0):
     return [(e, t) for e, t in zip(english, out) if not keeps(e, t)], len(english)
 
 
-def add_check(sub, what):
+def add_check(sub, what, help=None):
     """The `check` subcommand: ATTNLITE_CLI FILE.tsv [--model M] [--beam K] [--alpha A]; its
     parser, for more options."""
-    c = sub.add_parser("check", help=f"the share of translations that carry their {what}")
+    c = sub.add_parser("check", help=help or f"the share of translations that carry their {what}")
     c.add_argument("cli")
     c.add_argument("tsv")
     c.add_argument("--model")

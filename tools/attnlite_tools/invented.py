@@ -18,6 +18,7 @@ word of its own and that word, then the share of translations without one.
 """
 import argparse
 import functools
+import os
 import re
 import sys
 
@@ -63,9 +64,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    c = _carried.add_check(sub, "words")
+    c = _carried.add_check(sub, "words",
+                           help="the share of translations free of invented words")
     c.add_argument("--corpus", default=DEFAULT_CORPUS)
     args = ap.parse_args()
+    if not os.path.isfile(args.corpus):
+        raise SystemExit(f"invented.py: no corpus at {args.corpus} (the fra-eng file whose French "
+                         "words count as known; --corpus FILE)")
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")
     lex = lexicon(args.corpus)
     missed, total = carried(args.cli, args.tsv, args.model, args.beam, args.alpha, args.corpus)
