@@ -148,6 +148,21 @@ def casual(text, rng):
     return out or text
 
 
+def capitalize_one(text, rng):
+    """text with the first letter of one of its lowercase words (drawn with rng) in capitals:
+    "I saw a wonderful film." -> "I saw a Wonderful film.".  A word a model read only in
+    lowercase is then also read capitalized, as it comes at the start of a sentence, so that
+    a sentence starting with it ("Wonderful!") is not taken for one starting with a name.
+    text unchanged where no word starts with a-z."""
+    spans = [m.span() for m in _WORD.finditer(text) if "a" <= text[m.start()] <= "z"
+             and not (m.start() and text[m.start() - 1].isalnum())]
+    if not spans:
+        return text
+    i = rng.randrange(len(spans))
+    at = spans[i][0]
+    return text[:at] + chr(ord(text[at]) - 32) + text[at + 1:]
+
+
 def main():
     import sys
     sys.stdin.reconfigure(encoding="utf-8", newline="\n")

@@ -6,7 +6,7 @@
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
     /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
-        --noise [--numbers 5] [--names 1] [--short 1] --name transformer-fra-bpe-casual \
+        --noise [--numbers 5] [--names 1] [--short 1] [--capitals 0.3] --name NAME \
         [--minutes 100]
                                                                # go on from a shipped model
 
@@ -28,7 +28,12 @@ and logs how many of the dev split's such pairs, with names training never draws
 with their names.  With --short K, each epoch also adds K more copies of every training pair
 whose English has at most SHORT_WORDS (3) words, 13,709 pairs: the phrases people type most,
 and those a model that learned to carry names over takes most readily for a name ("Run!" ->
-"Rouis !", tools/invented.py).
+"Rouis !", tools/invented.py).  With --capitals P, each English sentence (as typed, the
+copies above too) has, with probability P, one of its lowercase words capitalized
+(normalize.capitalize_one: "I saw a Wonderful film."), drawn anew each epoch: the English
+of the corpus writes "wonderful" 56 times and "Wonderful" once, and a sentence that starts
+with a word mostly written lowercase is otherwise read as starting with a name it never saw
+("Wonderful!" -> "Wonvente !").
 
 Going on from a model (--init FILE): the weights (int8 files: the fp32 weights they stand
 for), its shape and its merge table come from the file; the schedule goes on from the
@@ -244,6 +249,9 @@ def main():
                     help="K copies of each pair that names Tom or Mary, with other names")
     ap.add_argument("--short", type=int, default=0, metavar="K",
                     help=f"K more copies of each pair of at most {SHORT_WORDS} English words")
+    ap.add_argument("--capitals", type=float, default=0.0, metavar="P",
+                    help="with probability P, one lowercase word of an English sentence "
+                         "capitalized (normalize.capitalize_one), drawn anew each epoch")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--hiddens", type=int, default=192)
     ap.add_argument("--layers", type=int, default=3)
@@ -313,6 +321,8 @@ def main():
         hp["names"] = f"{args.names} renamed copies of {len(named)} pairs"
     if args.short:
         hp["short"] = f"{args.short} more copies of {len(short)} pairs"
+    if args.capitals:
+        hp["capitals"] = f"one word capitalized in {args.capitals:g} of the English sentences"
     net = make_net(len(vocab), args, args.dropout)
     if init_state is not None:
         net.load_state_dict(init_state)
@@ -360,16 +370,21 @@ def main():
     for epoch in range(epoch0 + 1, args.epochs + 1):
         net.train()
         t0, tot, ntok = time.time(), 0.0, 0
-        if args.noise:  # how each English sentence is typed this epoch
-            src = encode([seg_cached(normalize.casual(s, rng)) for s in english], vocab)
+        def typed(s):  # how an English sentence is typed this epoch
+            s = normalize.casual(s, rng) if args.noise else s
+            if args.capitals and rng.random() < args.capitals:
+                s = normalize.capitalize_one(s, rng)
+            return s
+
+        if args.noise or args.capitals:
+            src = encode([seg_cached(typed(s)) for s in english], vocab)
         src_e, tgt_e = src, tgt
         # this epoch's digits and names
         extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
         extra += [names.respell(e, t, rng) for e, t in named for _ in range(args.names)]
         extra += [p for p in short for _ in range(args.short)]
         if extra:
-            src_e = src + encode([seg(normalize.casual(e, rng) if args.noise else e)
-                                  for e, _ in extra], vocab)
+            src_e = src + encode([seg(typed(e)) for e, _ in extra], vocab)
             tgt_e = tgt + encode([seg(t) for _, t in extra], vocab)
         batches = length_batches([(len(s), len(t)) for s, t in zip(src_e, tgt_e)],
                                  args.max_tokens, rng)
