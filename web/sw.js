@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'fd544797d9dda02e';
+const VERSION = 'afbe5b01fda15126';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
