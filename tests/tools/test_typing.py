@@ -63,5 +63,6 @@ class Casual(unittest.TestCase):
         rng = random.Random(0)
         self.assertEqual({normalize.casual("!", rng) for _ in range(200)}, {"!"})
 
+
 if __name__ == "__main__":
     unittest.main()

@@ -154,13 +154,12 @@ def capitalize_one(text, rng):
     lowercase is then also read capitalized, as it comes at the start of a sentence, so that
     a sentence starting with it ("Wonderful!") is not taken for one starting with a name.
     text unchanged where no word starts with a-z."""
-    spans = [m.span() for m in _WORD.finditer(text) if "a" <= text[m.start()] <= "z"
-             and not (m.start() and text[m.start() - 1].isalnum())]
-    if not spans:
+    starts = [m.start() for m in _WORD.finditer(text) if "a" <= text[m.start()] <= "z"
+              and not (m.start() and text[m.start() - 1].isalnum())]
+    if not starts:
         return text
-    i = rng.randrange(len(spans))
-    at = spans[i][0]
-    return text[:at] + chr(ord(text[at]) - 32) + text[at + 1:]
+    at = starts[rng.randrange(len(starts))]
+    return text[:at] + text[at].upper() + text[at + 1:]
 
 
 def main():

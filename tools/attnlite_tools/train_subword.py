@@ -366,16 +366,17 @@ def main():
                 f"{init_epochs * batches_per_epoch}): dev BLEU-4 {bleu_text(by)}"
                 f"{carried_text(net, dev, seg, vocab, hp)}")
     bos, pad_id = vocab['<bos>'], vocab['<pad>']
+
+    def typed(s):  # how an English sentence is typed, drawn anew each time
+        s = normalize.casual(s, rng) if args.noise else s
+        if args.capitals and rng.random() < args.capitals:
+            s = normalize.capitalize_one(s, rng)
+        return s
+
     start = time.time()
     for epoch in range(epoch0 + 1, args.epochs + 1):
         net.train()
         t0, tot, ntok = time.time(), 0.0, 0
-        def typed(s):  # how an English sentence is typed this epoch
-            s = normalize.casual(s, rng) if args.noise else s
-            if args.capitals and rng.random() < args.capitals:
-                s = normalize.capitalize_one(s, rng)
-            return s
-
         if args.noise or args.capitals:
             src = encode([seg_cached(typed(s)) for s in english], vocab)
         src_e, tgt_e = src, tgt
