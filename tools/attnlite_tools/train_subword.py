@@ -272,6 +272,11 @@ def main():
     ap.add_argument("--finish", action="store_true", help="average, choose and export")
     ap.add_argument("--average", type=int, default=5)
     args = ap.parse_args()
+    for flag in ("numbers", "names", "short"):
+        if getattr(args, flag) < 0:
+            ap.error(f"--{flag} K: K must be 0 or more, got {getattr(args, flag)}")
+    if not 0.0 <= args.capitals <= 1.0:   # also refuses nan
+        ap.error(f"--capitals P: P must be a probability in [0, 1], got {args.capitals}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
