@@ -129,6 +129,14 @@ int al_model_src_id(const al_model* model, const char* token);
  * full length without the NUL, or -1 (invalid UTF-8, NULL sentence) with *err set. */
 long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err);
 
+/* The sentences of `text` (UTF-8, NUL-terminated) as a front end cuts a text before it
+ * translates each sentence alone (include/attnlite/sentences.h: after . ! ? and a space, not
+ * after "Mr." and the like): spans[2k] and spans[2k + 1] are sentence k's first byte and one
+ * past its last. Writes the first min(n, cap) sentences (2 * cap values; spans may be NULL
+ * when cap is 0) and returns n, the number of sentences (0 for a blank text), or -1 with
+ * *err set for a NULL text. */
+long al_split_sentences(const char* text, size_t* spans, size_t cap, al_error** err);
+
 /* 1 when the model is a sub-word translator (its file carries a byte-pair merge table,
  * metadata attnlite.bpe; include/attnlite/bpe.h): it reads the English as written (cased) in
  * pieces, '_' ending a word, and its translations' text is the detokenized French. 0

@@ -9,6 +9,7 @@
 #include "families/families.h"
 #include "model/model_impl.h"
 #include "attnlite/ops/ops.h"
+#include "attnlite/sentences.h"
 #include "attnlite/vocab.h"
 
 using namespace attnlite;
@@ -130,6 +131,24 @@ extern "C" {
 long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
   return write_tokens("al_tokenize", sentence, out, cap, err,
                       [](const char* s) { return tokenize(s); });
+}
+
+long al_split_sentences(const char* text, size_t* spans, size_t cap, al_error** err) {
+  long n = -1;
+  guard(err, [&] {
+    if (!text) throw Error("al_split_sentences: text is NULL");
+    if (cap && !spans) throw Error("al_split_sentences: spans is NULL");
+    const std::string_view t(text);
+    const size_t room = std::min(cap, t.size() + 1);  // sentences are no more than bytes
+    std::unique_ptr<SentenceSpan[]> found(new SentenceSpan[room]);
+    const size_t count = split_sentences(t, found.get(), room);
+    for (size_t k = 0; k < count && k < room; ++k) {
+      spans[2 * k] = found[k].begin;
+      spans[2 * k + 1] = found[k].end;
+    }
+    n = (long)count;
+  });
+  return n;
 }
 
 int al_model_is_subword(const al_model* m) { return m && m->model->bpe() != nullptr; }

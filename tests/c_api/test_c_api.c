@@ -440,6 +440,25 @@ static void test_errors(const al_model* m, al_translator* tr) {
   err = NULL;
   CHECK(al_tokenize("caf\xc3(", buf, sizeof buf, &err) == -1);
   check_error(err, NULL);
+
+  /* Sentences: byte spans, a counting call, a short array, NULLs. */
+  size_t spans[6] = {99, 99, 99, 99, 99, 99};
+  const char* text = " I'm home. Mr. Smith is here!  ok ";
+  CHECK(al_split_sentences(text, NULL, 0, NULL) == 3);
+  CHECK(al_split_sentences(text, spans, 3, NULL) == 3);
+  CHECK(spans[0] == 1 && spans[1] == 10);   /* "I'm home." */
+  CHECK(spans[2] == 11 && spans[3] == 29);  /* "Mr. Smith is here!" */
+  CHECK(spans[4] == 31 && spans[5] == 33);  /* "ok" */
+  spans[2] = 99;
+  CHECK(al_split_sentences("Go. Run!", spans, 1, NULL) == 2);
+  CHECK(spans[0] == 0 && spans[1] == 3 && spans[2] == 99);
+  CHECK(al_split_sentences(" \t ", spans, 3, NULL) == 0);
+  err = NULL;
+  CHECK(al_split_sentences(NULL, spans, 3, &err) == -1);
+  check_error(err, "al_split_sentences: text is NULL");
+  err = NULL;
+  CHECK(al_split_sentences("Go.", NULL, 1, &err) == -1);
+  check_error(err, "al_split_sentences: spans is NULL");
 }
 
 /* A sub-word translator (tests/fixtures/bpe_tiny.safetensors: random weights, the pieces and
