@@ -12,11 +12,12 @@ export const median = (xs) => {
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-// One run of `attnlite translate --model MODEL [--beam K]` over the lines: { t (ms), out }.
+// One run of `attnlite translate --whole --model MODEL [--beam K]` over the lines (each line one
+// sentence, as the WebAssembly Model.translate it is compared with): { t (ms), out }.
 export function runCli(model, lines, beam = 1) {
   const extra = beam > 1 ? ['--beam', String(beam)] : [];
   const t0 = performance.now();
-  const p = spawnSync(nativeCli, ['translate', '--model', model, ...extra],
+  const p = spawnSync(nativeCli, ['translate', '--whole', '--model', model, ...extra],
     { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 64 << 20 });
   const t = performance.now() - t0;
   if (p.status !== 0) throw new Error(`native CLI failed: ${p.stderr}`);

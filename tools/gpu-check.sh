@@ -27,7 +27,8 @@
 #      ratios (the peer's decoders are first
 #      checked against the book's model on the GPU: --check --device cuda);
 #   5. the CLI on held-out sentences (the test splits of both whole-corpus translators, greedy
-#      and beam 4): CPU (one thread) against CUDA, outputs identical, wall time of each and
+#      and beam 4, each line as one sentence, --whole, as the earlier runs): CPU (one thread)
+#      against CUDA, outputs identical, wall time of each and
 #      where it went (translate --times: load, set-up, first call, the rest); the
 #      default model's split at other batch sizes, and with finished sentences kept in their
 #      batches (ATTNLITE_CUDA_DROP=0); with bfloat16 weights (--precision bf16): the lines
@@ -222,10 +223,10 @@ parity() {  # parity MODEL BEAM: translate the test split's English on both devi
   local n; n=$(wc -l < "$OUT/$model.src")
   local a b c
   a=$(now)
-  "$CLI" translate --model "$model" --beam "$beam" --device cpu --times < "$OUT/$model.src" \
+  "$CLI" translate --whole --model "$model" --beam "$beam" --device cpu --times < "$OUT/$model.src" \
     > "$OUT/$tag.cpu" 2> "$OUT/$tag.cpu.err" || return 1
   b=$(now)
-  "$CLI" translate --model "$model" --beam "$beam" --device cuda --times < "$OUT/$model.src" \
+  "$CLI" translate --whole --model "$model" --beam "$beam" --device cuda --times < "$OUT/$model.src" \
     > "$OUT/$tag.cuda" 2> "$OUT/$tag.cuda.err" || return 1
   c=$(now)
   local same; same=$(paste -d '\n' "$OUT/$tag.cpu" "$OUT/$tag.cuda" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
@@ -251,7 +252,7 @@ sweep() {
     cuda:-:-:1:gemv cuda:-:-:4:gemv; do
     IFS=: read -r dev b drop beam lt <<< "$run"
     out="$OUT/$m.b$b.drop$drop.beam$beam.lt$lt.$dev"
-    local envs=() args=(translate --model $m --device "$dev" --beam "$beam")
+    local envs=() args=(translate --whole --model $m --device "$dev" --beam "$beam")
     [ "$drop" = - ] || envs+=(ATTNLITE_CUDA_DROP="$drop")
     [ "$lt" = - ] || envs+=(ATTNLITE_CUDA_LT="$lt")
     [ "$b" = - ] || args+=(--batch "$b")
@@ -281,10 +282,10 @@ bf16() {
       src="$OUT/$m.src"
       [ -s "$ref" ] || return 1
     else
-      "$CLI" translate --model "$m" --beam "$beam" --device cuda < "$src" > "$ref" 2>/dev/null || return 1
+      "$CLI" translate --whole --model "$m" --beam "$beam" --device cuda < "$src" > "$ref" 2>/dev/null || return 1
     fi
     b=$(now)
-    "$CLI" translate --model "$m" --beam "$beam" --device cuda --precision bf16 < "$src" > "$out" 2>/dev/null || return 1
+    "$CLI" translate --whole --model "$m" --beam "$beam" --device cuda --precision bf16 < "$src" > "$out" 2>/dev/null || return 1
     c=$(now)
     same=$(paste -d '\n' "$ref" "$out" | paste - - | awk -F'\t' '$1 == $2' | wc -l)
     printf '{"model": "%s", "beam": %d, "sentences": %d, "identical": %d, "fp32_s": %s, "bf16_s": %s}\n' \

@@ -14,6 +14,8 @@ Classes:
 * :func:`heatmap` -- a translation's attention maps as ``attnlite heatmap translate`` draws
   them (also :meth:`Translator.heatmap`): a :class:`Figure`, the PNG or SVG file's bytes,
   shown inline by Jupyter.
+* :func:`split_sentences` -- a text cut into the sentences a translator reads one at a
+  time, as the command line cuts it.
 * :class:`Error` -- every failure the library reports, with its message.
 * :func:`export` -- writes a PyTorch model built with the book's code (the Transformer, the
   Bahdanau seq2seq, the language model, the ViT) as a model file ``Model.load`` reads.
@@ -35,7 +37,7 @@ from .classifier import Classification, Classifier, digit_from_image
 from .export import export
 from .figure import Figure, heatmap
 from .generator import Generation, Generator, Perplexity
-from .model import Model, models_dir, resolve_model, tokenize
+from .model import Model, models_dir, resolve_model, split_sentences, tokenize
 from .translator import Hypothesis, Translation, Translator
 
 __version__ = "0.1.0"
@@ -58,5 +60,6 @@ __all__ = [
     "library_path",
     "models_dir",
     "resolve_model",
+    "split_sentences",
     "tokenize",
 ]

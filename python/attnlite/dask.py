@@ -53,7 +53,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 from . import _capi
 from ._capi import Error
-from .model import Model, resolve_model
+from .model import Model, resolve_model, split_sentences
 from .translator import Translator, cuda_batch, source_length
 
 __all__ = ["ModelPlugin", "TranslateFileResult", "translate_file", "worker_loads", "main"]
@@ -181,35 +181,56 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
     kw = dict(beam=opts["beam"], alpha=opts["alpha"], max_steps=opts["max_steps"],
               d2l_compat=opts["d2l_compat"])
     try:
-        texts = [""] * len(lines)
+        # A line is cut into its sentences as the CLI cuts it (unless "whole"): each part is
+        # translated alone and a line's translations are joined by a space.
+        parts: List[List[Optional[str]]] = [[] for _ in lines]
         errors: List[Tuple[int, str]] = []
-        todo = []
+        todo = []  # (line, part, sentence)
         for i, raw in enumerate(lines):
             if b"\0" in raw:
                 errors.append((first_line + i, NUL_MESSAGE))
-            else:
-                # Invalid UTF-8 comes through as lone surrogates, which the package passes on
-                # as invalid UTF-8 for the library to refuse with the CLI's message.
-                todo.append((i, raw.decode("utf-8", errors="surrogateescape")))
+                continue
+            # Invalid UTF-8 comes through as lone surrogates, which the package passes on as
+            # invalid UTF-8 for the library to refuse with the CLI's message.
+            line = raw.decode("utf-8", errors="surrogateescape")
+            cut = [] if opts["whole"] else _sentences(tr.model, line)
+            for k, s in enumerate(cut or [line]):
+                todo.append((i, k, s))
+            parts[i] = [None] * max(1, len(cut))
         # Sentences of like lengths decode together (a batch runs until its longest
         # translation ends), as the command line orders its batches; each keeps its index.
         if tr.max_batch > 1:
-            todo.sort(key=lambda item: source_length(tr.model, item[1]))
+            todo.sort(key=lambda item: source_length(tr.model, item[2]))
+        failed = set()
         for start in range(0, len(todo), tr.max_batch):
             chunk = todo[start:start + tr.max_batch]
             try:
-                for (i, _), t in zip(chunk, tr.translate([s for _, s in chunk], **kw)):
-                    texts[i] = t.text
+                for (i, k, _), t in zip(chunk, tr.translate([s for _, _, s in chunk], **kw)):
+                    parts[i][k] = t.text
             except Error:
-                for i, s in chunk:
+                for i, k, s in chunk:
                     try:
-                        texts[i] = tr.translate(s, **kw).text
+                        parts[i][k] = tr.translate(s, **kw).text
                     except Error as e:
-                        errors.append((first_line + i, e.message))
+                        if i not in failed:
+                            failed.add(i)
+                            errors.append((first_line + i, e.message))
         errors.sort()
+        texts = ("" if i in failed or None in p else " ".join(p)  # type: ignore[arg-type]
+                 for i, p in enumerate(parts))
         return "".join(t + "\n" for t in texts).encode("utf-8"), errors
     finally:
         plugin.release(key, tr)
+
+
+def _sentences(model: Model, line: str) -> List[str]:
+    """The sentences the CLI cuts ``line`` into: those that read as at least one token; none
+    when the line is not UTF-8 or no sentence reads as a token (it then stays whole, for the
+    library to say why it refuses it)."""
+    try:
+        return [s for s in split_sentences(line) if model.tokenize(s)]
+    except Error:
+        return []
 
 
 def _translate_partition(plugin_name: str, first_line: int, lines: List[bytes],
@@ -300,7 +321,8 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
                    beam: int = 1, alpha: float = 0.0, max_batch: Optional[int] = None,
                    progress: bool = True, retries: int = 2, max_steps: int = 0,
                    d2l_compat: bool = False, max_pending: Optional[int] = None,
-                   file=None, device: str = "cpu", precision: str = "fp32") -> TranslateFileResult:
+                   file=None, device: str = "cpu", precision: str = "fp32",
+                   whole: bool = False) -> TranslateFileResult:
     """Translates every line of ``src_path`` on the cluster of ``client`` into ``out_path``.
 
     The output has one line per input line, in input order, byte for byte what
@@ -319,8 +341,11 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         src_path: the input, one English sentence per line (read as bytes, UTF-8 expected).
         out_path: the output file (written as partitions come back, in order).
         partition_lines: lines per task.
-        beam, alpha, max_steps, d2l_compat: the decoding options, as ``attnlite translate``'s
-            ``--beam``, ``--alpha``, ``--max-steps``, ``--d2l-compat``.
+        beam, alpha, max_steps, d2l_compat, whole: the decoding options, as ``attnlite
+            translate``'s ``--beam``, ``--alpha``, ``--max-steps``, ``--d2l-compat`` and
+            ``--whole``: a line of several sentences is cut into them, each translated
+            alone, the translations joined by a space (:func:`attnlite.split_sentences`),
+            unless ``whole``.
         max_batch: sentences a worker decodes together (default: 32 on the CPU; with
             ``device="cuda"`` the CLI's: 256, or 1,024 / ``beam`` past a beam of 4).
         progress: a line on stderr (or ``file``) for every finished partition and a summary.
@@ -365,7 +390,7 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
             if m.task != "translate":
                 raise Error(f"{m.source} is a {m.kind} model, not a translator")
     opts = {"beam": beam, "alpha": float(alpha), "max_batch": max_batch,
-            "d2l_compat": bool(d2l_compat), "max_steps": max_steps}
+            "d2l_compat": bool(d2l_compat), "max_steps": max_steps, "whole": bool(whole)}
     err = file if file is not None else sys.stderr
 
     def say(msg: str) -> None:
@@ -493,6 +518,8 @@ def main(argv=None) -> int:
     p.add_argument("--alpha", type=float, default=0.0, metavar="A", help="length penalty (default 0)")
     p.add_argument("--max-steps", type=int, default=0, metavar="N", help="stop after N decoding steps")
     p.add_argument("--d2l-compat", action="store_true", help="position 0 at every decoder step, as the book")
+    p.add_argument("--whole", action="store_true",
+                   help="translate each line as one sentence (default: cut into sentences, as the CLI)")
     p.add_argument("--partition-lines", type=int, default=1000, metavar="N", help="lines per task (default 1000)")
     p.add_argument("--max-batch", type=int, default=None, metavar="N",
                    help="sentences decoded together (default 32; with --device cuda 256, or "
@@ -518,7 +545,8 @@ def main(argv=None) -> int:
         errors = translate_file(client, model, a.src, a.out, partition_lines=a.partition_lines,
                                 beam=a.beam, alpha=a.alpha, max_batch=a.max_batch,
                                 progress=not a.quiet, retries=a.retries, max_steps=a.max_steps,
-                                d2l_compat=a.d2l_compat, device=a.device, precision=a.precision)
+                                d2l_compat=a.d2l_compat, device=a.device, precision=a.precision,
+                                whole=a.whole)
     except (Error, ValueError, TypeError, OSError) as e:
         print(f"attnlite.dask: error: {e}", file=sys.stderr)
         return 2

@@ -73,6 +73,28 @@ def tokenize(sentence: str) -> List[str]:
     return _read_tokens(lambda out, cap, err: L.al_tokenize(s, out, cap, err))
 
 
+def split_sentences(text: str) -> List[str]:
+    """The sentences of ``text``, as ``attnlite translate`` cuts a text before it translates
+    each sentence alone (after . ! ? and a space; not after "Mr." and the like:
+    ``include/attnlite/sentences.h``), without the spaces between them::
+
+        >>> attnlite.split_sentences("I'm home. Mr. Smith is here!  ok")
+        ["I'm home.", 'Mr. Smith is here!', 'ok']
+
+    Translate them with ``Translator.translate(list)`` and join the texts with a space, as the
+    command line does."""
+    b = encode(text, "text")
+    L = _capi.lib()
+    err = ctypes.c_void_p()
+    n = L.al_split_sentences(b, None, 0, ctypes.byref(err))
+    if n < 0:
+        raise _capi.take_error(err, "split_sentences failed")
+    spans = (ctypes.c_size_t * (2 * n))()
+    if n and L.al_split_sentences(b, spans, n, ctypes.byref(err)) != n:
+        raise _capi.take_error(err, "split_sentences failed")
+    return [b[spans[2 * k]:spans[2 * k + 1]].decode("utf-8", errors="surrogatepass") for k in range(n)]
+
+
 def _read_tokens(call) -> List[str]:
     """Runs an al_*tokenize call twice (size, then text) and splits its output."""
     err = ctypes.c_void_p()

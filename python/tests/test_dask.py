@@ -176,6 +176,24 @@ def test_subword_model_as_bytes_beam_alpha(client, tmp_path, capfd):
     assert ours(capfd.readouterr().err) == []  # progress=False: quiet
 
 
+def test_lines_of_several_sentences_are_cut_as_the_cli_cuts_them(client, tmp_path):
+    lines = [b"I'm home. I'm happy. Where is the station?", b"Mr. Smith is here! \xf0\x9f\x98\x80",
+             b"All right. I'll take it.", b"\xf0\x9f\x98\x80", b"go . i lost .", b"Run! Now."]
+    src = slice_file(tmp_path, lines, len(lines))
+    outs = {}
+    for whole in (False, True):
+        want, errors = run_cli(BPE, src, *(["--whole"] if whole else []))
+        out = tmp_path / f"out-{whole}.txt"
+        r = ad.translate_file(client, str(BPE), src, out, partition_lines=4, max_batch=3,
+                              progress=False, whole=whole)
+        assert out.read_bytes() == want
+        assert list(r) == errors and [n for n, _ in errors] == [4]
+        outs[whole] = want.decode().split("\n")
+    assert outs[False][0] == "Je suis chez moi. Je suis heureux. Où se trouve la gare ?"
+    assert outs[True][0] != outs[False][0]
+    assert outs[False][5].count("!") == 2  # "Run!" and "Now." each translated
+
+
 def test_nul_byte_and_empty_file(client, tmp_path):
     src = tmp_path / "nul.txt"
     src.write_bytes(b"go .\ni am\x00 home .\n")

@@ -81,6 +81,28 @@ def test_subword_model_tokenizes_as_cli():
         assert " ".join(m.tokenize(s)) == cli("tokenize", "--model", "transformer-fra-bpe", s).strip()
 
 
+def test_split_sentences():
+    assert attnlite.split_sentences("  I'm home. Mr. Smith is here!  ok ") == \
+        ["I'm home.", "Mr. Smith is here!", "ok"]
+    assert attnlite.split_sentences("\u00c7a va. \u00c0 demain\u2026 Oui.") == \
+        ["\u00c7a va.", "\u00c0 demain\u2026", "Oui."]
+    assert attnlite.split_sentences("go . i lost .") == ["go .", "i lost ."]
+    assert attnlite.split_sentences("It costs 3.5 euros.") == ["It costs 3.5 euros."]
+    assert attnlite.split_sentences(" \t ") == [] and attnlite.split_sentences("") == []
+    # lone surrogates (invalid UTF-8 read with surrogateescape) come back as they went in
+    assert attnlite.split_sentences("a\udcff. B.") == ["a\udcff.", "B."]
+    with pytest.raises(TypeError):
+        attnlite.split_sentences(b"Go.")
+    with pytest.raises(ValueError):
+        attnlite.split_sentences("Go.\0 Run.")
+    # the CLI translates each sentence alone and joins the translations with a space
+    text = "I'm home. I'm happy. Where is the station?"
+    with attnlite.Translator("transformer-fra-bpe", max_batch=4) as tr:
+        joined = " ".join(t.text for t in tr.translate(attnlite.split_sentences(text)))
+    assert joined == cli("translate", text).strip()
+    assert joined.startswith("Je suis chez moi. ")
+
+
 def test_models_dir_env(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTNLITE_MODELS", str(tmp_path))
     monkeypatch.chdir(tmp_path)  # no ./models either

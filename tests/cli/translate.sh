@@ -92,4 +92,32 @@ check "invalid UTF-8 message" "1" "$(grep -c 'not valid UTF-8' "$tmp/err")"
 python3 -c 'print(" ".join(["word"]*10000))' | $book 2>"$tmp/err" >/dev/null; st=$?
 check "10,000-word sentence exit status" "1" "$st"
 check "10,000-word sentence message" "1" "$(grep -c 'sentence is too long' "$tmp/err")"
+
+# A text of several sentences: cut into them, each translated alone, joined by a space (the
+# same as translating each alone); --whole translates it as one.
+home=$($book "i'm home .") go=$($book "go .")
+check "two sentences: each alone, joined" "$home $go" "$($book "i'm home . go .")"
+check "two sentences on stdin" "$home $go" "$(printf "i'm home . go .\n" | $book)"
+check "--batch: the same" "$home $go|$go" "$(printf "i'm home . go .\ngo .\n" | $book --batch 4 | paste -sd'|')"
+parts() {  # each JSON line's input, part, parts and source
+  python3 -c '
+import json,sys
+print("|".join("%s %s %s %s" % (j["input"], j["part"], j["parts"], j["source"]) for j in map(json.loads, sys.stdin)))'
+}
+check "--json: an object per sentence, input/part/parts" "1 1 2 i'm home .|1 2 2 go .|2 1 1 go ." \
+  "$($book --json "i'm home . go ." "go ." | parts)"
+check "--whole: one sentence" "1 1 1 i'm home . go ." "$($book --json --whole "i'm home . go ." | parts)"
+check "--whole: not the joined sentences" "1" "$([ "$($book --whole "i'm home . go .")" != "$home $go" ] && echo 1)"
+check "Mr. is no end" "1 1 1 mr. smith is here ." "$($book --json "mr. smith is here ." 2>/dev/null | parts)"
+check "--ref: bleu of the joined translations" "$(printf '%s\t1.000' "$home $go")" "$($book --ref "$home $go" "i'm home . go .")"
+check "--verbose: each sentence, then the joined bleu" "i'm home . => $home|go . => $go|  => $home $go, bleu 1.000" \
+  "$($book --verbose --ref "$home $go" "i'm home . go ." | paste -sd'|')"
+# a sentence of emoji alone is left out; a text of emoji alone is refused, its line kept
+out=$(printf "go . \xf0\x9f\x98\x80\n\xf0\x9f\x98\x80\ngo .\n" | $book 2>"$tmp/err")
+check "emoji sentence left out" "$go||$go" "$(printf '%s\n' "$out" | paste -sd'|')"
+check "emoji text refused" "1" "$(grep -c 'sentence 2: empty sentence: nothing in it' "$tmp/err")"
+# a text longer than a sentence may be, made of short sentences
+long=$(python3 -c 'print(" ".join(["go ."] * 1000))')
+check "4,000-byte text of short sentences" "1000" "$($book "$long" | grep -o "$go" | wc -l)"
+
 exit $fail

@@ -34,10 +34,11 @@ export async function loadAttnlite(dir = wasmDir) {
   return Attnlite.create();
 }
 
-// `attnlite translate --json --weights` over stdin: one parsed object per sentence.
+// `attnlite translate --whole --json --weights` over stdin: one parsed object per line, each
+// translated as one sentence (uncut), as Model.translate translates its sentence.
 export function nativeTranslate(modelPath, lines, extra = []) {
   if (!existsSync(nativeCli)) throw new Error(`${nativeCli} is missing: build the native CLI first`);
-  const p = spawnSync(nativeCli, ['translate', '--json', '--weights', '--model', modelPath, ...extra],
+  const p = spawnSync(nativeCli, ['translate', '--whole', '--json', '--weights', '--model', modelPath, ...extra],
     { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
   if (p.status !== 0) throw new Error(`native CLI failed (${p.status}): ${p.stderr}`);
   return p.stdout.trim().split('\n').map((l) => JSON.parse(l));

@@ -11,7 +11,8 @@ def carried(keeps, cli, tsv, model=None, beam=1, alpha=0.0):
     with open(tsv, encoding="utf-8") as f:
         english = list(dict.fromkeys(line.split("\t")[0] for line in f.read().splitlines()
                                      if line))
-    cmd = [cli, "translate", "--beam", str(beam), "--alpha", str(alpha)]
+    # each line whole, as `attnlite eval` scores a split (the figures the model files record)
+    cmd = [cli, "translate", "--whole", "--beam", str(beam), "--alpha", str(alpha)]
     if model:
         cmd += ["--model", model]
     run = subprocess.run(cmd, input="\n".join(english) + "\n", capture_output=True,

@@ -12,6 +12,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/ops/ops.h"
+#include "attnlite/sentences.h"
 #include "attnlite/translate.h"
 #include "common.h"
 
@@ -20,20 +21,27 @@ namespace attnlite::cli {
 namespace {
 
 const char* kTranslateHelp =
-    "usage: attnlite translate [options] [SENTENCE ...]\n"
+    "usage: attnlite translate [options] [TEXT ...]\n"
     "\n"
-    "Translates each SENTENCE (or, with none, each line of standard input, one translation\n"
+    "Translates each TEXT (or, with none, each line of standard input, one translation\n"
     "per output line) with greedy decoding as d2l's predict_seq2seq, or with beam search.\n"
+    "A text of several sentences is cut into them (after . ! ? and a space; not after\n"
+    "Mr. and the like: docs/input.md), each is translated alone and the translations\n"
+    "are joined by a space: \"I'm home. I'm happy.\" -> \"Je suis chez moi. Je suis\n"
+    "heureux.\"\n"
     "\n"
     "options:\n"
     "  --model PATH|NAME  model file, or a shipped model name: transformer-fra-bpe\n"
     "                     (default: the whole-corpus Transformer on sub-words, cased,\n"
     "                     int8), transformer-fra (the whole-corpus word model, lowercase\n"
     "                     words), transformer-d2l, bahdanau-d2l (the book's models)\n"
-    "  --ref TEXT         reference translation (repeat once per sentence, in order);\n"
+    "  --ref TEXT         reference translation (repeat once per TEXT, in order);\n"
     "                     prints the book's bleu(k=2) after a tab\n"
     "  --tsv              stdin lines are 'english<TAB>french reference'\n"
-    "  --json             one JSON object per sentence: tokens, scores, attention shapes\n"
+    "  --whole            translate each TEXT or line as one sentence, uncut\n"
+    "  --json             one JSON object per sentence: tokens, scores, attention shapes;\n"
+    "                     \"input\" numbers its TEXT or line from 1, \"part\" of \"parts\"\n"
+    "                     its sentences\n"
     "  --weights          with --json, include every attention weight\n"
     "  --d2l-compat       Transformer: position 0 at every decoding step, exactly as the book's\n"
     "                     predict_seq2seq (default: position t at step t)\n"
@@ -145,7 +153,7 @@ int cmd_translate(int argc, char** argv) {
   std::vector<std::string> refs = args.values("--ref");
   const bool tsv = args.flag("--tsv"), as_json = args.flag("--json"),
              weights = args.flag("--weights"), verbose = args.flag("--verbose"),
-             tokens_out = args.flag("--tokens");
+             tokens_out = args.flag("--tokens"), whole = args.flag("--whole");
   Times times(args.flag("--times"));
   DecodeOptions opts;
   opts.d2l_compat = args.flag("--d2l-compat");
@@ -171,8 +179,8 @@ int cmd_translate(int argc, char** argv) {
   if (weights && !as_json) throw UsageError{"--weights needs --json"};
   if (tsv && !sentences.empty()) throw UsageError{"--tsv reads standard input; give no sentences"};
   if (!refs.empty() && (sentences.empty() || refs.size() != sentences.size()))
-    throw UsageError{"give one --ref per sentence argument (" + std::to_string(sentences.size()) +
-                     " sentences, " + std::to_string(refs.size()) + " references)"};
+    throw UsageError{"give one --ref per TEXT argument (" + std::to_string(sentences.size()) +
+                     " texts, " + std::to_string(refs.size()) + " references)"};
 
   CudaStartUp start_up(device_arg == "cuda");  // while the model is read
   auto model = Model::load(resolve_model(model_arg));
@@ -188,21 +196,36 @@ int cmd_translate(int argc, char** argv) {
   opts.attention = as_json;  // weights are only read for --json
 
   int failures = 0;
-  // A sentence (the `index`-th of the input), and what it prints once translated: its result
-  // or its error (`out`, for stdout), its warnings and errors (`err`, for stderr).
+  // A sentence: part `part` of the `parts` cut from the `index`-th text of the input (one
+  // unless --whole), and what it prints once translated: its translation (`text`; printed
+  // with the other parts' as one line), its --json or --verbose lines (`out`, for stdout), its
+  // warnings and errors (`err`, for stderr).
   struct Item {
     std::string src;
-    std::string ref;
+    std::string ref;  // the whole text's
     bool has_ref;
     size_t index;
+    size_t part, parts;
     size_t length = 0;  // source tokens: the decoding order
-    std::string out, err;
+    std::string text, out, err;
+    bool ok = false;
+  };
+  // The book's bleu on the book's tokens (a sub-word model's text is cased and detokenized).
+  auto text_bleu = [&](const std::string& text, const std::string& ref) {
+    return model->bpe() ? bleu(preprocessed(text), preprocessed(ref), 2) : bleu(text, ref, 2);
+  };
+  // "sentence 3", or "sentence 3, part 2 of 4" for a text cut into several
+  auto where = [](const Item& it) {
+    std::string w = "sentence " + std::to_string(it.index + 1);
+    if (it.parts > 1) w += ", part " + std::to_string(it.part + 1) + " of " + std::to_string(it.parts);
+    return w;
   };
   // Sentence `it`'s result: row i of the Translator's last call.
   auto emit = [&](int i, Item& it) {
     const std::string& src = it.src;
-    const std::string* ref = it.has_ref ? &it.ref : nullptr;
-    const size_t index = it.index;
+    // a text cut into several sentences has its bleu once, on the joined translations
+    const std::string* ref = it.has_ref && it.parts == 1 ? &it.ref : nullptr;
+    const std::string at = where(it);
     std::string *out = &it.out, *err = &it.err;
     const Translation& r = tr.result(i);
     std::vector<std::string> unknown;
@@ -210,23 +233,25 @@ int cmd_translate(int argc, char** argv) {
       for (const auto& w : model->source_tokens(src))
         if (model->src_vocab().lookup(w) == model->src_vocab().unk_id) unknown.push_back(w);
     if (model->bpe() && r.num_unknown)
-      appendf(err, "attnlite translate: warning: sentence %zu: %d character(s) the model has never seen become <unk>\n",
-                   index + 1, r.num_unknown);
+      appendf(err, "attnlite translate: warning: %s: %d character(s) the model has never seen become <unk>\n",
+                   at.c_str(), r.num_unknown);
     if (!unknown.empty()) {
       std::string list;
       for (const auto& w : unknown) list += (list.empty() ? "" : ", ") + w;
-      appendf(err, "attnlite translate: warning: sentence %zu: unknown word(s) become <unk>: %s\n",
-                   index + 1, list.c_str());
+      appendf(err, "attnlite translate: warning: %s: unknown word(s) become <unk>: %s\n",
+                   at.c_str(), list.c_str());
     }
     if (r.truncated)
-      appendf(err, "attnlite translate: warning: sentence %zu: longer than %d tokens, truncated as the book does\n",
-                   index + 1, r.S - 1);
+      appendf(err, "attnlite translate: warning: %s: longer than %d tokens, truncated as the book does\n",
+                   at.c_str(), r.S - 1);
     const std::string text(r.text);
-    // the book's bleu on the book's tokens (a sub-word model's text is cased and detokenized)
-    const double b = !ref ? 0.0 : model->bpe() ? bleu(preprocessed(text), preprocessed(*ref), 2)
-                                               : bleu(text, *ref, 2);
+    const double b = ref ? text_bleu(text, *ref) : 0.0;
+    it.ok = true;
     if (as_json) {
       json j;
+      j["input"] = it.index + 1;
+      j["part"] = it.part + 1;
+      j["parts"] = it.parts;
       j["source"] = src;
       j["translation"] = text;
       json toks = json::array(), scores = json::array(), ids = json::array(), srcs = json::array();
@@ -251,9 +276,9 @@ int cmd_translate(int argc, char** argv) {
       j["length_penalty"] = opts.length_penalty;
       j["nbest"] = nbest_json(tr.nbest(i), model->tgt_vocab());
       j["attention"] = attention_json(r, weights);
-      if (ref) {
-        j["reference"] = *ref;
-        j["bleu"] = b;
+      if (it.has_ref) {
+        j["reference"] = it.ref;
+        if (ref) j["bleu"] = b;
       }
       *out += j.dump() + "\n";
     } else if (verbose) {
@@ -269,23 +294,17 @@ int cmd_translate(int argc, char** argv) {
           appendf(out, ")\n");
         }
       }
+    }
+    if (tokens_out) {
+      for (int k = 0; k < r.num_tokens; ++k)
+        it.text += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
     } else {
-      if (tokens_out) {
-        std::string t;
-        for (int k = 0; k < r.num_tokens; ++k)
-          t += (k ? " " : "") + model->tgt_vocab().token(r.tokens[k]);
-        appendf(out, "%s", t.c_str());
-      } else {
-        appendf(out, "%s", text.c_str());
-      }
-      if (ref) appendf(out, "\t%.3f", b);
-      appendf(out, "\n");
+      it.text = text;
     }
   };
   auto fail = [&](Item& it, const char* what) {
     ++failures;
-    appendf(&it.err, "attnlite translate: error: sentence %zu: %s\n", it.index + 1, what);
-    if (sentences.empty() && !as_json) it.out += "\n";  // keep stdin lines aligned
+    appendf(&it.err, "attnlite translate: error: %s: %s\n", where(it).c_str(), what);
   };
   // Sentences wait in a window of `batch` x kWindowBatches, are decoded `batch` at a time in
   // the order of their source lengths (a batch decodes until its longest translation ends, so
@@ -299,6 +318,30 @@ int cmd_translate(int argc, char** argv) {
   constexpr int kWindowBatches = 16;
   const size_t window = batch == 1 ? 1 : (size_t)batch * kWindowBatches;
   std::vector<Item> pending;
+  // The sentences of one text, pending[first, last): their messages, then its line.
+  auto print_text = [&](size_t first, size_t last) {
+    bool ok = true;
+    std::string joined;
+    for (size_t k = first; k < last; ++k) {
+      const Item& it = pending[k];
+      std::fputs(it.err.c_str(), stderr);
+      ok = ok && it.ok;
+      if (it.ok) joined += (joined.empty() ? "" : " ") + it.text;
+    }
+    std::string line;
+    if (as_json || verbose) {
+      for (size_t k = first; k < last; ++k) line += pending[k].out;
+      const Item& it = pending[first];
+      if (verbose && ok && it.has_ref && it.parts > 1)  // the bleu of the joined translations
+        appendf(&line, "  => %s, bleu %.3f\n", joined.c_str(), text_bleu(joined, it.ref));
+    } else if (ok) {
+      line = joined;
+      if (pending[first].has_ref) appendf(&line, "\t%.3f", text_bleu(joined, pending[first].ref));
+      line += "\n";
+    }
+    if (!ok && sentences.empty() && !as_json) line += "\n";  // keep stdin lines aligned
+    std::fputs(line.c_str(), stdout);
+  };
   std::vector<size_t> order, members;
   std::vector<std::string_view> views;
   auto one = [&](Item& it) {
@@ -355,18 +398,37 @@ int cmd_translate(int argc, char** argv) {
         break;
       }
     }
-    for (const Item& it : pending) {
+    for (size_t first = 0; first < pending.size();) {
+      size_t last = first + 1;
+      while (last < pending.size() && pending[last].index == pending[first].index) ++last;
       std::fflush(stdout);
-      std::fputs(it.err.c_str(), stderr);
-      std::fputs(it.out.c_str(), stdout);
+      print_text(first, last);
+      first = last;
     }
     std::fflush(stdout);
     pending.clear();
   };
   size_t count = 0;
-  auto add = [&](std::string src, const std::string* ref, size_t index) {
-    ++count;
-    pending.push_back({std::move(src), ref ? *ref : std::string(), ref != nullptr, index, 0, {}, {}});
+  // Text `index`, cut into sentences (a text that is not UTF-8, or whose every sentence reads
+  // as no token, stays whole: the Translator says why it refuses it; a sentence that reads as
+  // no token, emoji alone, is left out).
+  std::vector<std::string_view> parts;
+  auto add = [&](const std::string& src, const std::string* ref, size_t index) {
+    parts.clear();
+    if (!whole) {
+      try {
+        for (std::string_view p : split_sentences(src))
+          if (!model->source_tokens(p).empty()) parts.push_back(p);
+      } catch (const Error&) {  // not UTF-8
+        parts.clear();
+      }
+    }
+    if (parts.empty()) parts.emplace_back(src);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      ++count;
+      pending.push_back({std::string(parts[k]), ref ? *ref : std::string(), ref != nullptr, index,
+                         k, parts.size(), 0, {}, {}, {}, false});
+    }
     if (pending.size() >= window) flush();
   };
 
