@@ -44,7 +44,9 @@ const state = {
   client: null,      // the translation worker (TranslatorClient)
   model: null,       // the worker's model, as described by it ({kind, layers, heads ...})
   modelName: '',
-  result: null,      // the last translation
+  result: null,      // the translation shown: of the text's one sentence, or of the one chosen
+  results: [],       // the last text's translations, a sentence each (cut as the CLI cuts it)
+  text: '',          // their French, joined by spaces
   view: { kind: 'cross', layer: 0, head: 0, all: false, pad: false, cmap: 'Reds' },
   fig: null,         // what the heatmap canvas shows: {layout, mats, rows, cols, qLabels, kLabels, ...}
   translations: 0,
@@ -131,6 +133,7 @@ function useModel(model, name, value) {
   for (const o of $('beam').options) o.disabled = Number(o.value) > model.maxBeam;
   if (Number($('beam').value) > model.maxBeam) $('beam').value = String(model.maxBeam);
   state.result = null;
+  state.results = [];
   state.view.layer = 0;
   state.view.head = 0;
   state.view.kind = model.selfAttention ? state.view.kind : 'cross';
@@ -278,12 +281,14 @@ function showCurrentModel() {
 // The translation and its maps go when the input they showed is refused.
 function clearResult() {
   state.result = null;
+  state.results = [];
   state.fig = null;
   $('result').hidden = true;
   $('attention-card').hidden = true;
 }
 
-// In the worker; a new request (another sentence, option or model) cancels one still running.
+// In the worker, a sentence at a time (a text of several is cut into them, as the CLI cuts
+// it); a new request (another text, option or model) cancels one still running.
 async function translate() {
   if (!state.model) return;
   const sentence = $('sentence').value;
@@ -295,9 +300,9 @@ async function translate() {
   }
   const a = $('alpha').value.trim();
   setState('busy');
-  let r;
+  let rs;
   try {
-    r = await state.client.translate(sentence, {
+    rs = await state.client.translateText(sentence, {
       d2lCompat: $('d2l-compat').checked,
       beam: Number($('beam').value),
       alpha: a === '' ? NaN : Number(a),  // the library says what is wrong with a bad value
@@ -309,8 +314,18 @@ async function translate() {
     setState('error');
     return;
   }
-  r.sentence = sentence;  // as typed: the downloaded figure's title quotes it, as the CLI's does
-  state.result = r;
+  // Each with its English as typed: the downloaded figure's title quotes it, as the CLI's does.
+  if (rs.length === 1) rs[0].sentence = sentence;
+  state.results = rs;
+  state.result = rs[0];
+  state.text = rs.map((x) => x.text).join(' ');
+  const r = {  // what the notes below say of the whole text
+    unknownChars: [...new Set(rs.flatMap((x) => x.unknownChars))],
+    unknown: rs.flatMap((x) => x.unknown),
+    subword: rs[0].subword,
+    truncated: rs.some((x) => x.truncated),
+    S: rs[0].S,
+  };
   state.translations += 1;
   document.body.dataset.translations = String(state.translations);
   clearError();
@@ -322,9 +337,13 @@ async function translate() {
   if (r.unknown.length)
     notes.push(`Unknown word${r.unknown.length > 1 ? 's' : ''} (the model reads <unk>): ${r.unknown.join(', ')}`);
   const unit = r.subword ? 'sub-word pieces' : 'tokens';
-  if (r.truncated) notes.push(`The sentence has more than ${r.S - 1} ${unit}; the model sees only the first ${r.S - 1}, as in the book.`);
+  if (r.truncated) {
+    notes.push(rs.length > 1
+      ? `A sentence has more than ${r.S - 1} ${unit}; the model sees only its first ${r.S - 1}, as in the book.`
+      : `The sentence has more than ${r.S - 1} ${unit}; the model sees only the first ${r.S - 1}, as in the book.`);
+  }
   if (notes.length) showError(notes.join(' · '), 'warn');
-  showResult(r);
+  showResult(state.result);
   setState('ready');
 }
 
@@ -461,7 +480,7 @@ async function main() {
 
 // For the page's tests and for poking at results from the console.
 window.attnlitePage = {
-  figure: () => state.fig, result: () => state.result, view: () => ({ ...state.view }),
+  figure: () => state.fig, result: () => state.result, results: () => state.results, view: () => ({ ...state.view }),
   lm: lmSection.debug, vit: vitSection.debug,
   translator: () => ({ restarts: state.client?.restarts, running: state.client?.running, model: state.model }),
   workerHeap: () => state.client.heap(),

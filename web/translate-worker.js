@@ -7,6 +7,10 @@
 //                                            figure renderer, attnlite-figures.wasm, is not loaded)
 //   { id, op: 'load', bytes }                -> the model's description (kind, sizes, limits)
 //   { id, op: 'translate', sentence, options } -> Model.translate's result (structured clone)
+//   { id, op: 'translateText', text, options } -> [result, ...]: the text cut into sentences
+//                                            as the CLI cuts it (splitSentences; a sentence that
+//                                            reads as no token, emoji alone, is left out), each
+//                                            translated alone, its English in result.sentence
 //   { id, op: 'unload' }                     frees the model (the worker stays)
 //   { id, op: 'heap' }                       -> { used, size }: the allocator's bytes in use
 // Answers: { id, ok: true, value } or { id, ok: false, name, message } (name: AttnliteError,
@@ -39,6 +43,19 @@ async function handle(msg) {
     case 'translate':
       if (!model) throw new Error('no model is loaded');
       return model.translate(msg.sentence, msg.options);
+    case 'translateText': {
+      if (!model) throw new Error('no model is loaded');
+      const parts = al.splitSentences(msg.text).filter((p) => {
+        try {
+          return model.tokenize(p).length > 0;
+        } catch {
+          return true;  // too long: translate() says so
+        }
+      });
+      // none left: the whole text, for the library to say why it refuses it
+      if (!parts.length) return [{ ...model.translate(msg.text, msg.options), sentence: msg.text }];
+      return parts.map((p) => ({ ...model.translate(p, msg.options), sentence: p }));
+    }
     case 'unload':
       model?.free();
       model = null;

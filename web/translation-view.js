@@ -52,9 +52,13 @@ export function attach(pageState, onError) {
   showError = onError;
 }
 
+// r: the translation whose tokens, hypotheses and maps are shown: the text's, or, for a text
+// of several sentences (state.results), the chosen sentence's, the French of all above.
 export function showResult(r) {
   $('result').hidden = false;
-  setFrench($('output-text'), r.text || '(nothing before <eos>)');
+  const several = state.results.length > 1;
+  setFrench($('output-text'), (several ? state.text : r.text) || '(nothing before <eos>)');
+  showSentences(r);
   const box = $('tokens');
   box.textContent = '';
   r.tokens.forEach((t, i) => {
@@ -77,6 +81,30 @@ export function showResult(r) {
   $('attention-card').hidden = false;
   syncControls();
   drawAttention();
+}
+
+// A text of several sentences: a button for each, the chosen one pressed; choosing another
+// shows its tokens, hypotheses and maps.
+function showSentences(r) {
+  const box = $('sentences');
+  box.querySelectorAll('button').forEach((b) => b.remove());
+  box.hidden = state.results.length < 2;
+  if (box.hidden) return;
+  state.results.forEach((x, i) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'chip';
+    b.textContent = x.sentence;
+    b.title = `sentence ${i + 1} of ${state.results.length}: its tokens and attention maps`;
+    b.setAttribute('aria-pressed', String(x === r));
+    b.addEventListener('click', () => {
+      if (state.result === x) return;
+      state.result = x;
+      state.cursor = null;
+      showResult(x);
+    });
+    box.append(b);
+  });
 }
 
 // The beam's hypotheses, best first, with their scores (beam > 1 only). The attention

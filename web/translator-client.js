@@ -92,12 +92,22 @@ export class TranslatorClient {
   }
 
   // Model.translate in the worker; a newer call cancels this one.
-  async translate(sentence, options) {
+  translate(sentence, options) {
+    return this._translating('translate', { sentence, options });
+  }
+
+  // A text of one or more sentences: each translated alone in the worker, in order
+  // ([result, ...], each with its English in .sentence); a newer call cancels this one.
+  translateText(text, options) {
+    return this._translating('translateText', { text, options });
+  }
+
+  async _translating(op, request) {
     this.cancel();
     const epoch = this.restarts;  // a cancel moves it on: this call is then no longer counted
     this.running += 1;
     try {
-      return await this._call('translate', { sentence, options });
+      return await this._call(op, request);
     } finally {
       if (this.restarts === epoch) this.running -= 1;
     }

@@ -335,6 +335,34 @@ describe('the page in Chromium', { skip: !haveBrowser && `no browser at ${chromi
     assert.equal(await page.getAttribute('#error', 'class'), 'error warn');
   });
 
+  // A text of several sentences is cut as the CLI cuts it: each translated alone, the French
+  // joined; a button per sentence chooses whose tokens and maps are shown.
+  test('a text of two sentences: both translated, the tokens and maps of the one chosen', async () => {
+    const [home, go] = nativeTranslate(join(root, 'models', 'transformer-d2l.safetensors'), ["i'm home .", 'go .']);
+    const both = `${home.translation} ${go.translation}`;
+    const chips = () => page.$$eval('#sentences .chip', (bs) => bs.map((b) => `${b.textContent}:${b.getAttribute('aria-pressed')}`));
+    await translate("i'm home . go .");
+    assert.equal(await page.textContent('#output-text'), both);
+    assert.equal(await page.isVisible('#sentences'), true);
+    assert.deepEqual(await chips(), ["i'm home .:true", 'go .:false']);
+    assert.equal(await page.evaluate(() => window.attnlitePage.results().length), 2);
+    assert.equal(await page.locator('#tokens .token').count(), home.tokens.length);
+    const homeMap = await canvasHash();
+    await page.click('#sentences .chip:text-is("go .")');
+    assert.equal(await page.evaluate(() => window.attnlitePage.result().sentence), 'go .');
+    assert.deepEqual(await chips(), ["i'm home .:false", 'go .:true']);
+    assert.equal(await page.locator('#tokens .token').count(), go.tokens.length);
+    assert.equal(await page.textContent('#output-text'), both, 'the French of the whole text stays');
+    assert.notEqual(await canvasHash(), homeMap, 'the map of "go ."');
+    assert.equal((await cellColours()).k, 3, 'go . <eos>');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(outDir, 'sentences-390.png'), fullPage: false });
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await translate("i'm home .");
+    assert.equal(await page.isHidden('#sentences'), true, 'one sentence: no buttons');
+    assert.deepEqual(pageErrors, []);
+  });
+
   test('the Bahdanau model shows its single cross-attention map', { skip: !models.some((m) => m.name === 'bahdanau-d2l') && 'models/bahdanau-d2l.safetensors is not here yet' }, async () => {
     await page.fill('#sentence', "i'm home .");
     const n = await page.evaluate(() => Number(document.body.dataset.translations));

@@ -1,7 +1,7 @@
 // attnlite JS API: Attnlite, the loaded WASM modules (the runtime: tokenizer, digits, models;
 // the figure renderer of figures.mjs) and, from figures.mjs, HeatmapLayout, where a rendered
 // heatmap's cells are.
-import { AttnliteError, MAX_BEAM, batchSize, checked, optionsOf, sizeOption, words, text } from './checks.mjs';
+import { AttnliteError, MAX_BEAM, batchSize, checked, optionsOf, sizeOption, typeName, words, text } from './checks.mjs';
 import { FIGURES, Figures, HeatmapLayout, instantiate } from './figures.mjs';
 import { Model } from './model.mjs';
 
@@ -87,6 +87,31 @@ export class Attnlite {
         m._free(out);
       }
     }));
+  }
+
+  // The sentences of a text, as `attnlite translate` cuts a text before it translates each
+  // sentence alone (al_split_sentences; include/attnlite/sentences.h: after . ! ? and a space,
+  // not after "Mr." and the like), without the spaces between them: "I'm home. Mr. Smith is
+  // here!  ok" -> ["I'm home.", 'Mr. Smith is here!', 'ok']; [] for a blank text. A text has no
+  // length limit (a sentence has: MAX_INPUT_BYTES).
+  splitSentences(textValue) {
+    if (typeof textValue !== 'string') throw new TypeError(`splitSentences: the text must be a string, got ${typeName(textValue)}`);
+    if (textValue.includes('\0')) throw new AttnliteError('splitSentences: the text contains a NUL character');
+    const m = this.mod;
+    return this._withStrings([textValue], (p) => {
+      const n = this._check((e) => m._al_split_sentences(p, 0, 0, e), (v) => v < 0, 'cannot split sentences');
+      if (n === 0) return [];
+      const spans = m._malloc(n * 8);  // n pairs of 32-bit size_t
+      try {
+        m._al_split_sentences(p, spans, n, 0);
+        const at = m.HEAPU32.subarray(spans >> 2, (spans >> 2) + 2 * n);
+        const out = [];
+        for (let k = 0; k < n; ++k) out.push(m.UTF8ToString(p + at[2 * k], at[2 * k + 1] - at[2 * k]));
+        return out;
+      } finally {
+        m._free(spans);
+      }
+    });
   }
 
   // ---- images ----
