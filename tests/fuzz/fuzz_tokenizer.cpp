@@ -1,6 +1,6 @@
 // libFuzzer target: the book's text handling on arbitrary bytes. The input is split at the
-// first 0x01 byte into a sentence A and a label B: normalize_source, preprocess_nmt,
-// split_tokens and tokenize run on A, bleu on (A, B). Invalid UTF-8 must be an attnlite::Error, never a crash; the
+// first 0x01 byte into a sentence A and a label B: split_sentences, normalize_source,
+// preprocess_nmt, split_tokens and tokenize run on A, bleu on (A, B). Invalid UTF-8 must be an attnlite::Error, never a crash; the
 // outputs must satisfy the properties checked below.
 #include <cmath>
 #include <cstdint>
@@ -12,6 +12,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/normalize.h"
+#include "attnlite/sentences.h"
 #include "attnlite/vocab.h"
 
 using namespace attnlite;
@@ -45,6 +46,37 @@ void check_split(std::string_view text) {
   std::string_view few[3];
   FUZZ_CHECK(split_tokens(text, few, 3) == total);
   for (int i = 0; i < total && i < 3; ++i) FUZZ_CHECK(few[i] == all[(size_t)i]);
+}
+
+// A text cut into sentences (any bytes): the spans are in bounds, in order, apart, not empty,
+// with no space at either end; only spaces lie between them; a counting call and a short
+// array agree with the whole list; a sentence cut again is itself.
+void check_sentences(std::string_view text) {
+  const size_t total = split_sentences(text, nullptr, 0);
+  FUZZ_CHECK(total <= text.size());
+  std::vector<SentenceSpan> all(total);
+  FUZZ_CHECK(split_sentences(text, all.data(), total) == total);
+  auto space = [](unsigned char c) {  // the bytes of ASCII white space, U+00A0 and U+202F
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xc2 || c == 0xa0 || c == 0xe2 ||
+           c == 0x80 || c == 0xaf;
+  };
+  size_t at = 0;
+  for (const SentenceSpan& sp : all) {
+    FUZZ_CHECK(at <= sp.begin && sp.begin < sp.end && sp.end <= text.size());
+    for (size_t i = at; i < sp.begin; ++i) FUZZ_CHECK(space((unsigned char)text[i]));
+    const unsigned char first = (unsigned char)text[sp.begin], last = (unsigned char)text[sp.end - 1];
+    FUZZ_CHECK(first != ' ' && !(first >= '\t' && first <= '\r'));
+    FUZZ_CHECK(last != ' ' && !(last >= '\t' && last <= '\r'));
+    const std::string_view one = text.substr(sp.begin, sp.end - sp.begin);
+    SentenceSpan again[2];
+    FUZZ_CHECK(split_sentences(one, again, 2) == 1 && again[0].begin == 0 && again[0].end == one.size());
+    at = sp.end;
+  }
+  for (size_t i = at; i < text.size(); ++i) FUZZ_CHECK(space((unsigned char)text[i]));
+  SentenceSpan few[2];
+  FUZZ_CHECK(split_sentences(text, few, 2) == total);
+  for (size_t k = 0; k < total && k < 2; ++k)
+    FUZZ_CHECK(few[k].begin == all[k].begin && few[k].end == all[k].end);
 }
 
 // The translator's normalization: no longer than its input, idempotent, no space at either
@@ -111,6 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view b = sep == std::string_view::npos ? std::string_view() : in.substr(sep + 1);
 
   check_split(a);  // split_tokens takes any bytes
+  check_sentences(a);  // so does split_sentences
   std::string pre;
   bool valid = true;
   try {
