@@ -104,6 +104,10 @@ $bin heatmap translate --model bahdanau-d2l "go ." --view rollout --out "$tmp/x.
 check "--view rollout of the Bahdanau model: message" "1" "$(grep -c 'needs a Transformer' "$tmp/err")"
 $bin heatmap translate "go ." --view sideways --out "$tmp/x.png" 2>/dev/null; check "bad --view is a usage error" "2" "$?"
 $bin heatmap translate "go ." --view alignment --annotate --out "$tmp/x.png" 2>/dev/null; check "--annotate with the alignment view is a usage error" "2" "$?"
+$bin heatmap translate --model transformer-d2l "i'm home . go ." --out "$tmp/two.png" >/dev/null 2>"$tmp/err"
+check "a text of two sentences: drawn as one, with a warning" "0 1" "$? $(grep -c 'the text holds 2 sentences; the maps are of it read as one' "$tmp/err")"
+$bin heatmap translate --model transformer-d2l "i'm home ." --out "$tmp/one.png" >/dev/null 2>"$tmp/err"
+check "one sentence: no warning" "0" "$(grep -c . "$tmp/err")"
 $bin heatmap 01-eye --out /nonexistent/dir 2>/dev/null; check "unwritable output" "1" "$?"
 $bin heatmap 01-eye --format svg --out /nonexistent/dir 2>/dev/null; check "unwritable SVG output" "1" "$?"
 exit $fail

@@ -11,6 +11,7 @@
 
 #include "attnlite/error.h"
 #include "attnlite/figures/figures.h"
+#include "attnlite/sentences.h"
 #include "common.h"
 
 namespace attnlite::cli {
@@ -226,6 +227,12 @@ int cmd_heatmap(int argc, char** argv) {
     }
     pos = args.positionals();  // "translate" SENTENCE
     if (pos.size() != 2) throw UsageError{"give exactly one sentence"};
+    // A figure is of one translation: a text of several sentences is read as one here, where
+    // `attnlite translate` would cut it.
+    if (const size_t n = split_sentences(pos[1]).size(); n > 1)
+      std::fprintf(stderr,
+                   "attnlite heatmap: warning: the text holds %zu sentences; the maps are of it "
+                   "read as one (attnlite translate translates each alone)\n", n);
     auto model = Model::load(resolve_model(model_arg));
     figures::Figure f;
     if (view != "maps" && (o.beam_size != 1 || o.length_penalty != 0.f))
