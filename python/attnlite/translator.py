@@ -233,7 +233,9 @@ class Translator(_capi.Handle):
         (returns a list, decoded ``max_batch`` at a time).
 
         Each sentence is normalized first (typographic apostrophes and quotes, dashes,
-        Unicode spaces), then split into the model's tokens (:meth:`Model.tokenize`).
+        Unicode spaces), then split into the model's tokens (:meth:`Model.tokenize`). A str is
+        translated as one sentence: cut a text of several with
+        :func:`attnlite.split_sentences` first, as the command line does.
 
         Args:
             beam: 1 for greedy decoding; K > 1 for beam search with K hypotheses
