@@ -39,7 +39,7 @@ def run_cli(model, src: Path, *opts):
                            stdin=f, capture_output=True, timeout=120)
     assert p.returncode in (0, 1), p.stderr
     errors = [(int(m.group(1)), m.group(2)) for m in
-              re.finditer(rb"attnlite translate: error: sentence (\d+): (.*)", p.stderr)]
+              re.finditer(rb"attnlite translate: error: sentence (\d+)(?:, part \d+ of \d+)?: (.*)", p.stderr)]
     return p.stdout, [(n, msg.decode()) for n, msg in errors]
 
 
@@ -178,7 +178,8 @@ def test_subword_model_as_bytes_beam_alpha(client, tmp_path, capfd):
 
 def test_lines_of_several_sentences_are_cut_as_the_cli_cuts_them(client, tmp_path):
     lines = [b"I'm home. I'm happy. Where is the station?", b"Mr. Smith is here! \xf0\x9f\x98\x80",
-             b"All right. I'll take it.", b"\xf0\x9f\x98\x80", b"go . i lost .", b"Run! Now."]
+             b"All right. I'll take it.", b"\xf0\x9f\x98\x80", b"go . i lost .", b"Run! Now.",
+             b"Go. " + b"word " * 1000 + b"."]  # its second sentence too long: the line fails
     src = slice_file(tmp_path, lines, len(lines))
     outs = {}
     for whole in (False, True):
@@ -187,7 +188,7 @@ def test_lines_of_several_sentences_are_cut_as_the_cli_cuts_them(client, tmp_pat
         r = ad.translate_file(client, str(BPE), src, out, partition_lines=4, max_batch=3,
                               progress=False, whole=whole)
         assert out.read_bytes() == want
-        assert list(r) == errors and [n for n, _ in errors] == [4]
+        assert list(r) == errors and [n for n, _ in errors] == [4, 7]
         outs[whole] = want.decode().split("\n")
     assert outs[False][0] == "Je suis chez moi. Je suis heureux. Où se trouve la gare ?"
     assert outs[True][0] != outs[False][0]
