@@ -12,62 +12,62 @@
 using namespace attnlite;
 
 namespace {
-std::vector<std::string> cut(const std::string& text) {
+std::vector<std::string> sentences_of(const std::string& text) {
   std::vector<std::string> out;
   for (std::string_view v : split_sentences(text)) out.emplace_back(v);
   return out;
 }
-using V = std::vector<std::string>;
+using SentenceList = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE("split_sentences ends a sentence at . ! ? and a space", "[sentences]") {
-  CHECK(cut("I'm home. I'm happy. Where is the station? Tom likes cats.") ==
-        V{"I'm home.", "I'm happy.", "Where is the station?", "Tom likes cats."});
-  CHECK(cut("Run! Now.") == V{"Run!", "Now."});
-  CHECK(cut("Really?! Yes!!! OK") == V{"Really?!", "Yes!!!", "OK"});
+  CHECK(sentences_of("I'm home. I'm happy. Where is the station? Tom likes cats.") ==
+        SentenceList{"I'm home.", "I'm happy.", "Where is the station?", "Tom likes cats."});
+  CHECK(sentences_of("Run! Now.") == SentenceList{"Run!", "Now."});
+  CHECK(sentences_of("Really?! Yes!!! OK") == SentenceList{"Really?!", "Yes!!!", "OK"});
   // typed on a phone: lowercase, no final full stop
-  CHECK(cut("i'm home. i'm happy") == V{"i'm home.", "i'm happy"});
+  CHECK(sentences_of("i'm home. i'm happy") == SentenceList{"i'm home.", "i'm happy"});
   // the book's preprocessed form, a space before each mark
-  CHECK(cut("go . i lost . he's calm .") == V{"go .", "i lost .", "he's calm ."});
+  CHECK(sentences_of("go . i lost . he's calm .") == SentenceList{"go .", "i lost .", "he's calm ."});
   // closing marks stay with their sentence
-  CHECK(cut("\"Is she young?\" \"Yes, she is.\"") == V{"\"Is she young?\"", "\"Yes, she is.\""});
-  CHECK(cut("(He left.) She stayed.") == V{"(He left.)", "She stayed."});
-  CHECK(cut("\u201cHi.\u201d \u2018Bye.\u2019 \u00abSalut.\u00bb Ok.") ==
-        V{"\u201cHi.\u201d", "\u2018Bye.\u2019", "\u00abSalut.\u00bb", "Ok."});
+  CHECK(sentences_of("\"Is she young?\" \"Yes, she is.\"") == SentenceList{"\"Is she young?\"", "\"Yes, she is.\""});
+  CHECK(sentences_of("(He left.) She stayed.") == SentenceList{"(He left.)", "She stayed."});
+  CHECK(sentences_of("\u201cHi.\u201d \u2018Bye.\u2019 \u00abSalut.\u00bb Ok.") ==
+        SentenceList{"\u201cHi.\u201d", "\u2018Bye.\u2019", "\u00abSalut.\u00bb", "Ok."});
   // any space: tabs, new lines, no-break spaces
-  CHECK(cut("One.\tTwo.\nThree.\u00a0Four.\u202fFive.") == V{"One.", "Two.", "Three.", "Four.", "Five."});
-  CHECK(cut("Ça va. À demain.") == V{"Ça va.", "À demain."});
+  CHECK(sentences_of("One.\tTwo.\nThree.\u00a0Four.\u202fFive.") == SentenceList{"One.", "Two.", "Three.", "Four.", "Five."});
+  CHECK(sentences_of("Ça va. À demain.") == SentenceList{"Ça va.", "À demain."});
 }
 
 TEST_CASE("split_sentences keeps a period that ends no sentence", "[sentences]") {
-  CHECK(cut("It costs 3.5 euros. Fine.") == V{"It costs 3.5 euros.", "Fine."});
-  CHECK(cut("Mr. Smith met Dr. Jones and Mrs. Brown.") == V{"Mr. Smith met Dr. Jones and Mrs. Brown."});
-  CHECK(cut("mr. smith is here. ok") == V{"mr. smith is here.", "ok"});
-  CHECK(cut("Fruit, e.g. apples. Or i.e. Pears.") == V{"Fruit, e.g. apples.", "Or i.e. Pears."});
-  CHECK(cut("J. K. Rowling wrote it. It was I. Yes.") == V{"J. K. Rowling wrote it.", "It was I.", "Yes."});
+  CHECK(sentences_of("It costs 3.5 euros. Fine.") == SentenceList{"It costs 3.5 euros.", "Fine."});
+  CHECK(sentences_of("Mr. Smith met Dr. Jones and Mrs. Brown.") == SentenceList{"Mr. Smith met Dr. Jones and Mrs. Brown."});
+  CHECK(sentences_of("mr. smith is here. ok") == SentenceList{"mr. smith is here.", "ok"});
+  CHECK(sentences_of("Fruit, e.g. apples. Or i.e. Pears.") == SentenceList{"Fruit, e.g. apples.", "Or i.e. Pears."});
+  CHECK(sentences_of("J. K. Rowling wrote it. It was I. Yes.") == SentenceList{"J. K. Rowling wrote it.", "It was I.", "Yes."});
   // after etc, a.m., "U.S." and the like: an end only before a capital or a digit
-  CHECK(cut("Apples, pears, etc. and plums.") == V{"Apples, pears, etc. and plums."});
-  CHECK(cut("Apples, pears, etc. Then plums.") == V{"Apples, pears, etc.", "Then plums."});
-  CHECK(cut("I live in the U.S. now. I live in the U.S. It is big.") ==
-        V{"I live in the U.S. now.", "I live in the U.S.", "It is big."});
-  CHECK(cut("Come at 9 a.m. sharp. At 5 p.m. \"Tom\" leaves.") ==
-        V{"Come at 9 a.m. sharp.", "At 5 p.m.", "\"Tom\" leaves."});
+  CHECK(sentences_of("Apples, pears, etc. and plums.") == SentenceList{"Apples, pears, etc. and plums."});
+  CHECK(sentences_of("Apples, pears, etc. Then plums.") == SentenceList{"Apples, pears, etc.", "Then plums."});
+  CHECK(sentences_of("I live in the U.S. now. I live in the U.S. It is big.") ==
+        SentenceList{"I live in the U.S. now.", "I live in the U.S.", "It is big."});
+  CHECK(sentences_of("Come at 9 a.m. sharp. At 5 p.m. \"Tom\" leaves.") ==
+        SentenceList{"Come at 9 a.m. sharp.", "At 5 p.m.", "\"Tom\" leaves."});
   // an ellipsis the same
-  CHECK(cut("Wait... what? I waited\u2026 Nobody came. So... 3 left.") ==
-        V{"Wait... what?", "I waited\u2026", "Nobody came.", "So...", "3 left."});
+  CHECK(sentences_of("Wait... what? I waited\u2026 Nobody came. So... 3 left.") ==
+        SentenceList{"Wait... what?", "I waited\u2026", "Nobody came.", "So...", "3 left."});
   // no space after: one word
-  CHECK(cut("See www.example.com.Now or U.S.A!Yes") == V{"See www.example.com.Now or U.S.A!Yes"});
+  CHECK(sentences_of("See www.example.com.Now or U.S.A!Yes") == SentenceList{"See www.example.com.Now or U.S.A!Yes"});
 }
 
 TEST_CASE("split_sentences: spaces, marks alone, spans", "[sentences]") {
-  CHECK(cut("").empty());
-  CHECK(cut("  \t\n ").empty());
-  CHECK(cut("   Hello.   ") == V{"Hello."});
-  CHECK(cut("Hello") == V{"Hello"});
-  CHECK(cut("...") == V{"..."});
+  CHECK(sentences_of("").empty());
+  CHECK(sentences_of("  \t\n ").empty());
+  CHECK(sentences_of("   Hello.   ") == SentenceList{"Hello."});
+  CHECK(sentences_of("Hello") == SentenceList{"Hello"});
+  CHECK(sentences_of("...") == SentenceList{"..."});
   // marks with no word before them are not a sentence of their own
-  CHECK(cut("!!! Hi. ? Ok") == V{"!!! Hi.", "? Ok"});
-  CHECK(cut("Hi.   ") == V{"Hi."});
+  CHECK(sentences_of("!!! Hi. ? Ok") == SentenceList{"!!! Hi.", "? Ok"});
+  CHECK(sentences_of("Hi.   ") == SentenceList{"Hi."});
   // spans: offsets into the text, a counting call, a short buffer
   const std::string text = "  Go. Run!  Hi ";
   CHECK(split_sentences(text, nullptr, 0) == 3);
@@ -78,9 +78,9 @@ TEST_CASE("split_sentences: spaces, marks alone, spans", "[sentences]") {
   CHECK(sp[1].begin == 6);
   CHECK(sp[1].end == 10);
   // not UTF-8: bytes are bytes
-  CHECK(cut("\xff\xfe. Ok.") == V{"\xff\xfe.", "Ok."});
-  CHECK(cut("Ok.\xc2") == V{"Ok.\xc2"});
-  CHECK(cut("Ok. \xe2\x80") == V{"Ok.", "\xe2\x80"});
+  CHECK(sentences_of("\xff\xfe. Ok.") == SentenceList{"\xff\xfe.", "Ok."});
+  CHECK(sentences_of("Ok.\xc2") == SentenceList{"Ok.\xc2"});
+  CHECK(sentences_of("Ok. \xe2\x80") == SentenceList{"Ok.", "\xe2\x80"});
 }
 
 TEST_CASE("sentences cut from a text translate as they do alone", "[sentences][translate]") {

@@ -12,7 +12,7 @@ using Bytes = std::string_view;
 // Whether s[i..] starts with the UTF-8 of a literal (no bounds-checked string_view calls: they
 // bring their exceptions into the WebAssembly module).
 template <size_t N>
-bool starts(Bytes s, size_t i, const char (&what)[N]) {
+bool bytes_at(Bytes s, size_t i, const char (&what)[N]) {
   return i + (N - 1) <= s.size() && std::memcmp(s.data() + i, what, N - 1) == 0;
 }
 
@@ -20,29 +20,29 @@ bool starts(Bytes s, size_t i, const char (&what)[N]) {
 size_t space_at(Bytes s, size_t i) {
   const char c = s[i];
   if (c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r') return 1;
-  if (starts(s, i, "\u00a0")) return 2;
-  if (starts(s, i, "\u202f")) return 3;
+  if (bytes_at(s, i, "\u00a0")) return 2;
+  if (bytes_at(s, i, "\u202f")) return 3;
   return 0;
 }
 
 size_t terminal_at(Bytes s, size_t i) {
   const char c = s[i];
   if (c == '.' || c == '!' || c == '?') return 1;
-  return starts(s, i, "\u2026") ? 3 : 0;
+  return bytes_at(s, i, "\u2026") ? 3 : 0;
 }
 
 size_t closer_at(Bytes s, size_t i) {
   const char c = s[i];
   if (c == '"' || c == '\'' || c == ')' || c == ']' || c == '}') return 1;
-  if (starts(s, i, "\u00bb")) return 2;
-  return starts(s, i, "\u2019") || starts(s, i, "\u201d") ? 3 : 0;
+  if (bytes_at(s, i, "\u00bb")) return 2;
+  return bytes_at(s, i, "\u2019") || bytes_at(s, i, "\u201d") ? 3 : 0;
 }
 
 size_t opener_at(Bytes s, size_t i) {
   const char c = s[i];
   if (c == '"' || c == '\'' || c == '(' || c == '[' || c == '{') return 1;
-  if (starts(s, i, "\u00ab")) return 2;
-  return starts(s, i, "\u2018") || starts(s, i, "\u201c") ? 3 : 0;
+  if (bytes_at(s, i, "\u00ab")) return 2;
+  return bytes_at(s, i, "\u2018") || bytes_at(s, i, "\u201c") ? 3 : 0;
 }
 
 bool ascii_alnum(char c) {
@@ -91,7 +91,7 @@ const char* const kMaybeLast[] = {"etc", "jr", "sr", "inc", "ltd", "co", "a.m", 
 enum class End { Never, BeforeCapital, Always };
 
 // Whether the run of terminal marks s[run, run_end) ends a sentence that started at `from`.
-End classify(Bytes s, size_t from, size_t run, size_t run_end) {
+End end_kind(Bytes s, size_t from, size_t run, size_t run_end) {
   bool bang = false;
   size_t periods = 0;
   for (size_t i = run; i < run_end; ++i) {
@@ -170,7 +170,7 @@ size_t split_sentences(std::string_view text, SentenceSpan* out, size_t cap) {
     if (i >= s.size() || !space_at(s, i)) continue;  // "3.5", "U.S.A", or the text's end
     const size_t next = skip_spaces(i);
     if (next >= s.size() || !content) continue;  // nothing after; "!!! Hi" is one
-    const End e = classify(s, begin, run, run_end);
+    const End e = end_kind(s, begin, run, run_end);
     if (e == End::Never || (e == End::BeforeCapital && !capital_or_digit_at(s, next))) continue;
     emit(i);
     begin = i = next;
