@@ -9,6 +9,7 @@
 #include "attnlite/ops/kernels.h"
 #include "attnlite/safetensors.h"
 #include "attnlite/translate.h"
+#include "file/json.h"
 #include "fixture.h"
 #include "st_writer.h"
 
@@ -435,4 +436,36 @@ TEST_CASE("Model: damaged language-model files are rejected by name", "[loader][
     t->bytes.resize(48 * 16);
     REQUIRE_THROWS_WITH(load_model(f.bytes()), Contains("missing tensor '" + in + "_scale'"));
   }
+}
+
+TEST_CASE("parse_json reads what nlohmann::json::parse reads, and refuses with its message",
+          "[loader]") {
+  const std::vector<std::string> texts = {
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [2, 3], \"data_offsets\": [0, 24]}}",
+      "  [1, -2.5e3, true, null, \"x\\u00e9\\ud83d\\ude00\", {}]  ", "\"caf\xc3\xa9\"", "{\"k\": 1, \"k\": 2}",
+      "18446744073709551615", "-9223372036854775808", "1e400",
+      // refused: cut short, text after the value, a comment, NaN, a lone surrogate, invalid
+      // UTF-8, a control character, empty input, a trailing comma
+      "{\"a\": [1, 2", "{} {}", "{} // c", "[NaN]", "\"\\ud800\"", "\"\xff\"", "\"a\x01\"", "", "[1,]",
+      std::string(600, '[') + std::string(600, ']')};
+  for (const std::string& t : texts) {
+    CAPTURE(t);
+    std::string want, got;
+    nlohmann::json a, b;
+    try {
+      a = nlohmann::json::parse(t.begin(), t.end());
+    } catch (const nlohmann::json::exception& e) {
+      want = e.what();
+    }
+    try {
+      b = parse_json(t.data(), t.size());
+    } catch (const nlohmann::json::exception& e) {
+      got = e.what();
+    }
+    CHECK(got == want);
+    CHECK(a == b);
+    if (want.empty()) CHECK(a.dump() == b.dump());
+  }
+  CHECK_THROWS_WITH(parse_json("{\"a\": [1, 2", 10),
+                    Contains("parse error at line 1, column 11"));
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "attnlite/error.h"
+#include "file/json.h"
 
 namespace attnlite::config {
 
@@ -19,9 +20,7 @@ json metadata_json(const SafeTensors& st, const std::string& key) {
   auto it = md.find(key);
   if (it == md.end()) throw Error("model metadata lacks '" + key + "'");
   try {
-    // Bytes, as the safetensors header is parsed: one instantiation of the JSON parser in a binary.
-    const auto* p = reinterpret_cast<const uint8_t*>(it->second.data());
-    return json::parse(p, p + it->second.size());
+    return parse_json(it->second.data(), it->second.size());
   } catch (const json::exception& e) {
     throw Error("model metadata '" + key + "' is not valid JSON: " + e.what());
   }

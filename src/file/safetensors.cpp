@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlite/error.h"
+#include "file/json.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #if !defined(__EMSCRIPTEN__)
@@ -131,7 +132,7 @@ SafeTensors SafeTensors::parse_image(std::shared_ptr<const void> keep, const uin
 
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes + 8, bytes + 8 + hlen);
+    header = parse_json(bytes + 8, hlen);
   } catch (const nlohmann::json::exception& e) {
     bad(std::string("malformed JSON header: ") + e.what());
   }

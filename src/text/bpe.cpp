@@ -9,6 +9,7 @@
 #include <set>
 
 #include "attnlite/error.h"
+#include "file/json.h"
 #include "text/utf8.h"
 
 namespace attnlite {
@@ -44,9 +45,7 @@ bool is_space(uint32_t cp) {
 Bpe::Bpe(std::string_view text, const Vocab& vocab) {
   nlohmann::json j;
   try {
-    // Bytes, as the safetensors header is parsed: one instantiation of the JSON parser in a binary.
-    const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-    j = nlohmann::json::parse(p, p + text.size());
+    j = parse_json(text.data(), text.size());
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("attnlite.bpe is not valid JSON: ") + e.what());
   }
