@@ -100,3 +100,32 @@ TEST_CASE("sentences cut from a text translate as they do alone", "[sentences][t
   tr.translate_batch(parts.data(), (int)parts.size(), DecodeOptions{});
   for (size_t k = 0; k < parts.size(); ++k) CHECK(std::string(tr.result((int)k).text) == alone[k]);
 }
+
+TEST_CASE("Model::sentences: those a translator reads a token of, else the whole text",
+          "[sentences]") {
+  auto bpe_model = Model::load(test::model_path("transformer-fra-bpe"));
+  auto words_model = Model::load(test::model_path("transformer-d2l"));
+  auto texts_of = [](const Model& m, const std::string& text) {
+    SentenceList out;
+    for (const SentenceSpan& s : m.sentences(text)) out.push_back(text.substr(s.begin, s.end - s.begin));
+    return out;
+  };
+  const std::string smile = "\xf0\x9f\x98\x80";  // U+1F600, which no model reads
+  CHECK(texts_of(*bpe_model, "I'm home. Where is the station? " + smile) ==
+        SentenceList{"I'm home.", "Where is the station?"});
+  CHECK(texts_of(*bpe_model, smile + " Run! Now. " + smile + "! ") ==
+        SentenceList{smile + " Run!", "Now.", smile + "!"});
+  CHECK(texts_of(*words_model, "go . i lost .") == SentenceList{"go .", "i lost ."});
+  // No sentence with a token, a blank text, invalid UTF-8: one span, the whole text (bytes
+  // [0, size), spaces kept), for the translator to refuse with its reason.
+  for (const std::string& whole : {smile + " " + smile + " ", std::string(), std::string("  "),
+                                   std::string("Go. \xff. Run.")}) {
+    const auto spans = bpe_model->sentences(whole);
+    REQUIRE(spans.size() == 1);
+    CHECK((spans[0].begin == 0 && spans[0].end == whole.size()));
+  }
+  Translator tr(bpe_model, Limits{});
+  CHECK_THROWS_WITH(tr.translate(smile + " " + smile, DecodeOptions{}),
+                    Catch::Contains("empty sentence"));
+  CHECK_THROWS_WITH(tr.translate("Go. \xff. Run.", DecodeOptions{}), Catch::Contains("UTF-8"));
+}

@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'f872ae7ccdb403a7';
+const VERSION = 'e398920ebd4173d7';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

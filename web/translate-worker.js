@@ -8,7 +8,7 @@
 //   { id, op: 'load', bytes }                -> the model's description (kind, sizes, limits)
 //   { id, op: 'translate', sentence, options } -> Model.translate's result (structured clone)
 //   { id, op: 'translateText', text, options } -> [result, ...]: the text cut into sentences
-//                                            as the CLI cuts it (splitSentences; a sentence that
+//                                            as the CLI cuts it (Model.sentences; a sentence that
 //                                            reads as no token, emoji alone, is left out), each
 //                                            translated alone, its English in result.sentence
 //   { id, op: 'unload' }                     frees the model (the worker stays)
@@ -45,16 +45,7 @@ async function handle(msg) {
       return model.translate(msg.sentence, msg.options);
     case 'translateText': {
       if (!model) throw new Error('no model is loaded');
-      const parts = al.splitSentences(msg.text).filter((p) => {
-        try {
-          return model.tokenize(p).length > 0;
-        } catch {
-          return true;  // too long: translate() says so
-        }
-      });
-      // none left: the whole text, for the library to say why it refuses it
-      if (!parts.length) return [{ ...model.translate(msg.text, msg.options), sentence: msg.text }];
-      return parts.map((p) => ({ ...model.translate(p, msg.options), sentence: p }));
+      return model.sentences(msg.text).map((p) => ({ ...model.translate(p, msg.options), sentence: p }));
     }
     case 'unload':
       model?.free();

@@ -136,6 +136,14 @@ long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err);
  * when cap is 0) and returns n, the number of sentences (0 for a blank text), or -1 with
  * *err set for a NULL text. */
 long al_split_sentences(const char* text, size_t* spans, size_t cap, al_error** err);
+/* The sentences `model` translates one at a time from `text` (Model::sentences): those of
+ * al_split_sentences that read as at least one source token (al_model_tokenize); when none
+ * does, or the text is not UTF-8, one span, the whole text (translating it then says why it is
+ * refused). Writes as al_split_sentences and returns n >= 1, or -1 with *err set for a NULL
+ * model or text. The CLI, the bindings and the page translate these and join the
+ * translations with a space. */
+long al_model_sentences(const al_model* model, const char* text, size_t* spans, size_t cap,
+                        al_error** err);
 
 /* 1 when the model is a sub-word translator (its file carries a byte-pair merge table,
  * metadata attnlite.bpe; include/attnlite/bpe.h): it reads the English as written (cased) in

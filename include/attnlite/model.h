@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlite/sentences.h"
 #include "attnlite/task.h"
 #include "attnlite/vocab.h"
 
@@ -53,6 +54,13 @@ class Model {
   // of a sub-word model, else the book's preprocessed words, of the normalized sentence
   // (normalize.h), as a translator reads it. Not truncated to num_steps.
   std::vector<std::string> source_tokens(std::string_view sentence) const;
+  // The sentences a translator translates one at a time from `text` (allocates; for the front
+  // ends: the CLI, the bindings, the page): the sentences of split_sentences (sentences.h) that
+  // read as at least one source token (one of emoji alone reads as none and is left out).
+  // When none does, or the text is not UTF-8, the whole text is the one span, so that
+  // translating it says why it is refused (empty, not UTF-8, nothing the model reads). Never
+  // empty.
+  std::vector<SentenceSpan> sentences(std::string_view text) const;
 
   int num_steps() const;          // the training sequence length (source padding length);
                                   // LM: the context (max_len)

@@ -14,8 +14,8 @@ Classes:
 * :func:`heatmap` -- a translation's attention maps as ``attnlite heatmap translate`` draws
   them (also :meth:`Translator.heatmap`): a :class:`Figure`, the PNG or SVG file's bytes,
   shown inline by Jupyter.
-* :func:`split_sentences` -- a text cut into the sentences a translator reads one at a
-  time, as the command line cuts it.
+* :func:`split_sentences` -- a text cut into sentences; :meth:`Model.sentences` -- those
+  a model translates one at a time, as the command line cuts a text.
 * :class:`Error` -- every failure the library reports, with its message.
 * :func:`export` -- writes a PyTorch model built with the book's code (the Transformer, the
   Bahdanau seq2seq, the language model, the ViT) as a model file ``Model.load`` reads.

@@ -151,6 +151,7 @@ _PROTOTYPES = {
     "al_model_src_id": (_int, [_p, _str]),
     "al_tokenize": (ctypes.c_long, [_str, ctypes.c_char_p, _size, _errpp]),
     "al_split_sentences": (ctypes.c_long, [_str, ctypes.POINTER(_size), _size, _errpp]),
+    "al_model_sentences": (ctypes.c_long, [_p, _str, ctypes.POINTER(_size), _size, _errpp]),
     "al_model_is_subword": (_int, [_p]),
     "al_model_tokenize": (ctypes.c_long, [_p, _str, ctypes.c_char_p, _size, _errpp]),
     # translators

@@ -53,7 +53,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
 
 from . import _capi
 from ._capi import Error
-from .model import Model, resolve_model, split_sentences
+from .model import Model, resolve_model
 from .translator import Translator, cuda_batch, source_length
 
 __all__ = ["ModelPlugin", "TranslateFileResult", "translate_file", "worker_loads", "main"]
@@ -193,10 +193,10 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
             # Invalid UTF-8 comes through as lone surrogates, which the package passes on as
             # invalid UTF-8 for the library to refuse with the CLI's message.
             line = raw.decode("utf-8", errors="surrogateescape")
-            cut = [] if opts["whole"] else _sentences(tr.model, line)
-            for k, s in enumerate(cut or [line]):
+            cut = [line] if opts["whole"] else tr.model.sentences(line)
+            for k, s in enumerate(cut):
                 todo.append((i, k, s))
-            parts[i] = [None] * max(1, len(cut))
+            parts[i] = [None] * len(cut)
         # Sentences of like lengths decode together (a batch runs until its longest
         # translation ends), as the command line orders its batches; each keeps its index.
         if tr.max_batch > 1:
@@ -221,16 +221,6 @@ def _translate_lines(plugin: ModelPlugin, first_line: int, lines: List[bytes],
         return "".join(t + "\n" for t in texts).encode("utf-8"), errors
     finally:
         plugin.release(key, tr)
-
-
-def _sentences(model: Model, line: str) -> List[str]:
-    """The sentences the CLI cuts ``line`` into: those that read as at least one token; none
-    when the line is not UTF-8 or no sentence reads as a token (it then stays whole, for the
-    library to say why it refuses it)."""
-    try:
-        return [s for s in split_sentences(line) if model.tokenize(s)]
-    except Error:
-        return []
 
 
 def _translate_partition(plugin_name: str, first_line: int, lines: List[bytes],
@@ -344,7 +334,7 @@ def translate_file(client, model, src_path, out_path, partition_lines: int = 100
         beam, alpha, max_steps, d2l_compat, whole: the decoding options, as ``attnlite
             translate``'s ``--beam``, ``--alpha``, ``--max-steps``, ``--d2l-compat`` and
             ``--whole``: a line of several sentences is cut into them, each translated
-            alone, the translations joined by a space (:func:`attnlite.split_sentences`),
+            alone, the translations joined by a space (:meth:`attnlite.Model.sentences`),
             unless ``whole``.
         max_batch: sentences a worker decodes together (default: 32 on the CPU; with
             ``device="cuda"`` the CLI's: 256, or 1,024 / ``beam`` past a beam of 4).

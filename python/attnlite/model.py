@@ -81,17 +81,20 @@ def split_sentences(text: str) -> List[str]:
         >>> attnlite.split_sentences("I'm home. Mr. Smith is here!  ok")
         ["I'm home.", 'Mr. Smith is here!', 'ok']
 
-    Translate them with ``Translator.translate(list)`` and join the texts with a space, as the
-    command line does."""
+    :meth:`Model.sentences` keeps those a model reads a token of, as the command line does."""
     b = encode(text, "text")
-    L = _capi.lib()
+    return _read_spans(b, lambda spans, cap, err: _capi.lib().al_split_sentences(b, spans, cap, err))
+
+
+def _read_spans(b: bytes, call) -> List[str]:
+    """Runs an al_*sentences call twice (count, then spans) and cuts ``b`` at its spans."""
     err = ctypes.c_void_p()
-    n = L.al_split_sentences(b, None, 0, ctypes.byref(err))
+    n = call(None, 0, ctypes.byref(err))
     if n < 0:
-        raise _capi.take_error(err, "split_sentences failed")
+        raise _capi.take_error(err, "splitting sentences failed")
     spans = (ctypes.c_size_t * (2 * n))()
-    if n and L.al_split_sentences(b, spans, n, ctypes.byref(err)) != n:
-        raise _capi.take_error(err, "split_sentences failed")
+    if n and call(spans, n, ctypes.byref(err)) != n:
+        raise _capi.take_error(err, "splitting sentences failed")
     return [b[spans[2 * k]:spans[2 * k + 1]].decode("utf-8", errors="surrogatepass") for k in range(n)]
 
 
@@ -283,6 +286,22 @@ class Model(_capi.Handle):
             h = self._handle()
             L = _capi.lib()
             return _read_tokens(lambda out, cap, err: L.al_model_tokenize(h, s, out, cap, err))
+
+    def sentences(self, text: str) -> List[str]:
+        """The sentences this model translates one at a time from ``text``, as the command
+        line cuts a text (``Model::sentences``): those of :func:`split_sentences` that read as
+        at least one token (a sentence of emoji alone is left out); when none does, the whole
+        ``text``, for translating it to say why it is refused. Never empty::
+
+            >>> model.sentences("I'm home. Where is the station? 🙂")
+            ["I'm home.", 'Where is the station?']
+
+        Translate them with ``Translator.translate(list)`` and join the texts with a space."""
+        b = encode(text, "text")
+        with self._lock:
+            h = self._handle()
+            return _read_spans(b, lambda spans, cap, err:
+                               _capi.lib().al_model_sentences(h, b, spans, cap, err))
 
     def __repr__(self) -> str:
         if self.closed:

@@ -235,7 +235,8 @@ class Translator(_capi.Handle):
         Each sentence is normalized first (typographic apostrophes and quotes, dashes,
         Unicode spaces), then split into the model's tokens (:meth:`Model.tokenize`). A str is
         translated as one sentence: cut a text of several with
-        :func:`attnlite.split_sentences` first, as the command line does.
+        :meth:`Model.sentences` first (``tr.model.sentences(text)``), as the command line
+        does, and join the translations' texts with a space.
 
         Args:
             beam: 1 for greedy decoding; K > 1 for beam search with K hypotheses

@@ -103,6 +103,32 @@ def test_split_sentences():
     assert joined.startswith("Je suis chez moi. ")
 
 
+def test_model_sentences_are_those_it_translates(d2l):
+    with attnlite.Model.load("transformer-fra-bpe") as m:
+        # a sentence of emoji alone reads as no piece: left out
+        assert m.sentences("I'm home. Where is the station? \U0001F600") == \
+            ["I'm home.", "Where is the station?"]
+        assert m.sentences(" Run! Now. ") == ["Run!", "Now."]
+        # no sentence with a token, or not UTF-8: the whole text, for translate() to refuse
+        assert m.sentences("") == [""] and m.sentences("  ") == ["  "]
+        assert m.sentences("\U0001F600 \U0001F600") == ["\U0001F600 \U0001F600"]
+        assert m.sentences("a\udcff. B.") == ["a\udcff. B."]
+        with pytest.raises(attnlite.Error, match="UTF-8"):
+            attnlite.Translator(m).translate(m.sentences("a\udcff. B.")[0])
+        with pytest.raises(TypeError):
+            m.sentences(b"Go.")
+        text = "I'm home. I'm happy. Where is the station?"
+        with attnlite.Translator(m, max_batch=4) as tr:
+            joined = " ".join(t.text for t in tr.translate(m.sentences(text)))
+        assert joined == cli("translate", text).strip()
+    # the book's word model reads every sentence of words
+    assert d2l.sentences("go . i lost .") == ["go .", "i lost ."]
+    d2l_closed = attnlite.Model.load("transformer-d2l")
+    d2l_closed.close()
+    with pytest.raises(attnlite.Error, match="closed"):
+        d2l_closed.sentences("go .")
+
+
 def test_models_dir_env(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTNLITE_MODELS", str(tmp_path))
     monkeypatch.chdir(tmp_path)  # no ./models either

@@ -124,6 +124,33 @@ long write_tokens(const char* call, const char* sentence, char* out, size_t cap,
   return len;
 }
 
+// The sentences of text (al_split_sentences, model NULL) or those model translates
+// (al_model_sentences), as pairs of offsets into spans[] (the first min(n, cap)); returns n,
+// or -1 with *err set.
+long write_spans(const char* call, bool of_model, const al_model* m, const char* text,
+                 size_t* spans, size_t cap, al_error** err) {
+  long n = -1;
+  guard(err, [&] {
+    if (of_model && !m) throw Error(std::string(call) + ": model is NULL");
+    if (!text) throw Error(std::string(call) + ": text is NULL");
+    if (cap && !spans) throw Error(std::string(call) + ": spans is NULL");
+    const std::string_view t(text);
+    std::vector<SentenceSpan> found;
+    if (m) {
+      found = m->model->sentences(t);
+    } else {
+      found.resize(split_sentences(t, nullptr, 0));
+      split_sentences(t, found.data(), found.size());
+    }
+    for (size_t k = 0; k < found.size() && k < cap; ++k) {
+      spans[2 * k] = found[k].begin;
+      spans[2 * k + 1] = found[k].end;
+    }
+    n = (long)found.size();
+  });
+  return n;
+}
+
 }  // namespace
 
 extern "C" {
@@ -134,21 +161,12 @@ long al_tokenize(const char* sentence, char* out, size_t cap, al_error** err) {
 }
 
 long al_split_sentences(const char* text, size_t* spans, size_t cap, al_error** err) {
-  long n = -1;
-  guard(err, [&] {
-    if (!text) throw Error("al_split_sentences: text is NULL");
-    if (cap && !spans) throw Error("al_split_sentences: spans is NULL");
-    const std::string_view t(text);
-    const size_t room = std::min(cap, t.size() + 1);  // sentences are no more than bytes
-    std::unique_ptr<SentenceSpan[]> found(new SentenceSpan[room]);
-    const size_t count = split_sentences(t, found.get(), room);
-    for (size_t k = 0; k < count && k < room; ++k) {
-      spans[2 * k] = found[k].begin;
-      spans[2 * k + 1] = found[k].end;
-    }
-    n = (long)count;
-  });
-  return n;
+  return write_spans("al_split_sentences", false, nullptr, text, spans, cap, err);
+}
+
+long al_model_sentences(const al_model* m, const char* text, size_t* spans, size_t cap,
+                        al_error** err) {
+  return write_spans("al_model_sentences", true, m, text, spans, cap, err);
 }
 
 int al_model_is_subword(const al_model* m) { return m && m->model->bpe() != nullptr; }

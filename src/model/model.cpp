@@ -8,6 +8,7 @@
 #include "families/families.h"
 #include "file/config.h"
 #include "model/model_impl.h"
+#include "text/utf8.h"
 
 namespace attnlite {
 
@@ -90,6 +91,22 @@ std::vector<std::string> Model::source_tokens(std::string_view written) const {
   const std::string sentence = normalize_source(written);
   if (const Bpe* b = bpe()) return b->pieces(impl_->src_vocab, sentence);
   return tokenize(sentence);
+}
+std::vector<SentenceSpan> Model::sentences(std::string_view text) const {
+  std::vector<SentenceSpan> spans(split_sentences(text, nullptr, 0));
+  split_sentences(text, spans.data(), spans.size());
+  uint32_t cp;
+  for (size_t i = 0, n = 0; i < text.size(); i += n)
+    if (!(n = (size_t)utf8_next(text, i, &cp))) {  // not UTF-8: the whole text
+      spans.clear();
+      break;
+    }
+  size_t kept = 0;
+  for (const SentenceSpan& s : spans)
+    if (!source_tokens(text.substr(s.begin, s.end - s.begin)).empty()) spans[kept++] = s;
+  spans.resize(kept ? kept : 1);
+  if (!kept) spans[0] = {0, text.size()};
+  return spans;
 }
 const std::vector<std::string>& Model::labels() const { return impl_->labels; }
 

@@ -511,6 +511,31 @@ static void test_subword(const al_model* words) {
   check_error(err, "sentence is NULL");
   CHECK(al_model_tokenize(m, NULL, buf, sizeof buf, NULL) == -1); /* err NULL is fine */
 
+  /* The sentences it translates: a sentence of emoji alone (no piece) left out; none left, or
+   * invalid UTF-8: the whole text. */
+  size_t spans[6] = {99, 99, 99, 99, 99, 99};
+  const char* text = "Go. Run! \xf0\x9f\x98\x80";
+  CHECK(al_model_sentences(m, text, NULL, 0, NULL) == 2);
+  CHECK(al_model_sentences(m, text, spans, 3, NULL) == 2);
+  CHECK(spans[0] == 0 && spans[1] == 3 && spans[2] == 4 && spans[3] == 8 && spans[4] == 99);
+  CHECK(al_model_sentences(m, text, spans, 1, NULL) == 2);
+  CHECK(spans[0] == 0 && spans[1] == 3 && spans[2] == 4);
+  CHECK(al_model_sentences(m, " \xf0\x9f\x98\x80 ", spans, 3, NULL) == 1);
+  CHECK(spans[0] == 0 && spans[1] == 6);
+  CHECK(al_model_sentences(m, "", spans, 3, NULL) == 1);
+  CHECK(spans[0] == 0 && spans[1] == 0);
+  CHECK(al_model_sentences(m, "Go. \xff.", spans, 3, NULL) == 1);
+  CHECK(spans[0] == 0 && spans[1] == 6);
+  err = NULL;
+  CHECK(al_model_sentences(NULL, "Go.", spans, 3, &err) == -1);
+  check_error(err, "al_model_sentences: model is NULL");
+  err = NULL;
+  CHECK(al_model_sentences(m, NULL, spans, 3, &err) == -1);
+  check_error(err, "al_model_sentences: text is NULL");
+  err = NULL;
+  CHECK(al_model_sentences(m, "Go.", NULL, 1, &err) == -1);
+  check_error(err, "al_model_sentences: spans is NULL");
+
   /* PyTorch's translation: the pieces' ids and the detokenized text. */
   al_translator* tr = al_translator_new(m, NULL, &err);
   CHECK(tr != NULL && err == NULL);

@@ -1,9 +1,10 @@
-// A text cut into sentences through the JavaScript API (Attnlite.splitSentences, the C API's
-// al_split_sentences): the rules' cases, the sentences the native CLI cuts the same texts into
-// (its --json "source" of each part), and refusals.
+// A text cut into sentences through the JavaScript API (Attnlite.splitSentences and
+// Model.sentences: the C API's al_split_sentences and al_model_sentences): the rules' cases,
+// the sentences the native CLI cuts the same texts into (its --json "source" of each part),
+// and refusals.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -51,5 +52,47 @@ describe('Attnlite.splitSentences', () => {
     const used = al.heapUsed();
     for (let i = 0; i < 50; ++i) al.splitSentences(CASES[0][0]);
     assert.equal(al.heapUsed(), used);  // nothing left behind
+  });
+});
+
+describe('Model.sentences', () => {
+  let al, m;
+  const bpePath = join(root, 'models', 'transformer-fra-bpe.safetensors');
+  before(async () => {
+    al = await loadAttnlite();
+    m = al.loadModel(readFileSync(bpePath));
+  });
+
+  test('the sentences the native CLI translates one at a time, emoji alone left out', { skip: !existsSync(nativeCli) && `${nativeCli} is missing` }, () => {
+    const texts = ["I'm home. Where is the station? \u{1F600}", ' Run! Now. ', '\u{1F600} \u{1F600}',
+      ...CASES.map(([t]) => t).filter((t) => t.trim())];
+    const p = spawnSync(nativeCli, ['translate', '--json', '--model', bpePath],
+      { input: texts.join('\n') + '\n', encoding: 'utf8' });
+    const parts = texts.map(() => []);
+    for (const j of p.stdout.trim().split('\n').map((l) => JSON.parse(l))) parts[j.input - 1].push(j.source);
+    // a text the CLI refuses (emoji alone: "empty sentence") has no --json line; sentences()
+    // gives it whole, for translate() to refuse with that message
+    assert.equal(p.status, 1);
+    assert.match(p.stderr, /^attnlite translate: error: sentence 3: empty sentence/m);
+    assert.deepEqual(parts[2], []);
+    parts[2] = [texts[2]];
+    assert.deepEqual(texts.map((t) => m.sentences(t)), parts);
+    assert.deepEqual(m.sentences(texts[0]), ["I'm home.", 'Where is the station?']);
+    assert.deepEqual(m.sentences(texts[1]), ['Run!', 'Now.']);
+  });
+
+  test('no sentence with a token: the whole text; what is refused', () => {
+    assert.deepEqual(m.sentences(''), ['']);
+    assert.deepEqual(m.sentences('  '), ['  ']);
+    assert.deepEqual(m.sentences('\u{1F600} \u{1F600}'), ['\u{1F600} \u{1F600}']);
+    assert.throws(() => m.translate(m.sentences('  ')[0]), { name: 'AttnliteError' });
+    assert.throws(() => m.sentences(42), { name: 'TypeError', message: 'sentences: the text must be a string, got a number' });
+    assert.throws(() => m.sentences('Go.\0 Run.'), { name: 'AttnliteError', message: 'sentences: the text contains a NUL character' });
+    const used = al.heapUsed();
+    for (let i = 0; i < 50; ++i) m.sentences(CASES[0][0]);
+    assert.equal(al.heapUsed(), used);
+    const gone = al.loadModel(readFileSync(bpePath));
+    gone.free();
+    assert.throws(() => gone.sentences('Go.'));
   });
 });

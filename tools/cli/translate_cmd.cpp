@@ -409,21 +409,15 @@ int cmd_translate(int argc, char** argv) {
     pending.clear();
   };
   size_t count = 0;
-  // Text `index`, cut into sentences (a text that is not UTF-8, or whose every sentence reads
-  // as no token, stays whole: the Translator says why it refuses it; a sentence that reads as
-  // no token, emoji alone, is left out).
+  // Text `index`, cut into the sentences the model translates one at a time (Model::sentences).
   std::vector<std::string_view> parts;
   auto add = [&](const std::string& src, const std::string* ref, size_t index) {
     parts.clear();
-    if (!whole) {
-      try {
-        for (std::string_view p : split_sentences(src))
-          if (!model->source_tokens(p).empty()) parts.push_back(p);
-      } catch (const Error&) {  // not UTF-8
-        parts.clear();
-      }
-    }
-    if (parts.empty()) parts.emplace_back(src);
+    if (whole)
+      parts.emplace_back(src);
+    else
+      for (const SentenceSpan& p : model->sentences(src))
+        parts.push_back(std::string_view(src).substr(p.begin, p.end - p.begin));
     for (size_t k = 0; k < parts.size(); ++k) {
       ++count;
       pending.push_back({std::string(parts[k]), ref ? *ref : std::string(), ref != nullptr, index,

@@ -97,13 +97,19 @@ export class Attnlite {
   splitSentences(textValue) {
     if (typeof textValue !== 'string') throw new TypeError(`splitSentences: the text must be a string, got ${typeName(textValue)}`);
     if (textValue.includes('\0')) throw new AttnliteError('splitSentences: the text contains a NUL character');
+    return this._sentences(textValue, (p, spans, cap, e) => this.mod._al_split_sentences(p, spans, cap, e));
+  }
+
+  // The text cut at the spans that call(textPointer, spans, cap, errorOut) writes (an
+  // al_*sentences function: first counted, then written).
+  _sentences(textValue, call) {
     const m = this.mod;
     return this._withStrings([textValue], (p) => {
-      const n = this._check((e) => m._al_split_sentences(p, 0, 0, e), (v) => v < 0, 'cannot split sentences');
+      const n = this._check((e) => call(p, 0, 0, e), (v) => v < 0, 'cannot split sentences');
       if (n === 0) return [];
       const spans = m._malloc(n * 8);  // n pairs of 32-bit size_t
       try {
-        m._al_split_sentences(p, spans, n, 0);
+        call(p, spans, n, 0);
         const at = m.HEAPU32.subarray(spans >> 2, (spans >> 2) + 2 * n);
         const out = [];
         for (let k = 0; k < n; ++k) out.push(m.UTF8ToString(p + at[2 * k], at[2 * k + 1] - at[2 * k]));
@@ -113,6 +119,7 @@ export class Attnlite {
       }
     });
   }
+
 
   // ---- images ----
   // The digits preprocessing of include/attnlite/image_input.h (digit_8x8: the ink's bounding

@@ -109,6 +109,17 @@ export class Model {
     }));
   }
 
+  // The sentences this model translates one at a time from a text, as `attnlite translate`
+  // cuts it (al_model_sentences): those of al.splitSentences that read as at least one token
+  // (a sentence of emoji alone is left out); when none does, the whole text, for translate()
+  // to say why it refuses it. Never empty. Translate each and join the texts with a space.
+  sentences(textValue) {
+    const h = this._live(), al = this.al;
+    if (typeof textValue !== 'string') throw new TypeError(`sentences: the text must be a string, got ${typeName(textValue)}`);
+    if (textValue.includes('\0')) throw new AttnliteError('sentences: the text contains a NUL character');
+    return al._sentences(textValue, (p, spans, cap, e) => al.mod._al_model_sentences(h, p, spans, cap, e));
+  }
+
   // The characters of a sentence that a sub-word model never saw in training, once each, in
   // the order they come: each occurrence is a '<unk>' piece among its tokens (srcWords; every
   // word made of characters it saw has pieces, so no word is unknown to it).
