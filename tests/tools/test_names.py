@@ -6,6 +6,7 @@ No PyTorch needed.
 """
 import os
 import random
+import re
 import sys
 import unittest
 
@@ -127,6 +128,50 @@ class Respell(unittest.TestCase):
     def test_pairs_that_name_neither(self):
         self.assertIsNone(names.respell("Go.", "Va !", random.Random(0)))
 
+    def test_titles_and_surnames(self):
+        rng = random.Random(8)
+        seen = set()
+        for _ in range(400):
+            en, fr = names.respell("Tom loves Mary.", "Tom aime Marie.", rng, invented=0.0,
+                                   titled_p=1.0)
+            m = re.fullmatch(r"(Mr\.?) (\w+) loves (Mrs\.?|Ms\.?|Miss) (\w+)\.", en)
+            self.assertIsNotNone(m, en)
+            man_title, man, woman_title, woman = m.groups()
+            self.assertIn(man, names.TRAIN_SURNAMES)
+            self.assertIn(woman, names.TRAIN_SURNAMES)
+            fr_woman = "Mlle" if woman_title == "Miss" else "Mme"
+            self.assertEqual(fr, f"M. {man} aime {fr_woman} {woman}.")
+            seen |= {man_title, woman_title}
+        self.assertEqual(seen, {"Mr.", "Mr", "Mrs.", "Mrs", "Ms.", "Ms", "Miss"})
+
+    def test_no_elision_before_a_title(self):
+        rng = random.Random(9)
+        for _ in range(200):
+            en, fr = names.respell("We need Tom.", "Nous avons besoin de Tom.", rng, titled_p=1.0)
+            self.assertTrue(fr.startswith("Nous avons besoin de M. "), (en, fr))
+
+    def test_some_titled(self):
+        rng = random.Random(10)
+        pairs = [names.respell("Tom won.", "Tom a gagné.", rng, titled_p=0.25) for _ in range(2000)]
+        titled = sum(fr.startswith("M. ") for _, fr in pairs)
+        self.assertGreater(titled, 400)
+        self.assertLess(titled, 600)
+
+    def test_no_titles_draws_as_before(self):
+        # titled_p 0 (the default) draws nothing more: the same pairs as without titles
+        a, b = random.Random(11), random.Random(11)
+        for _ in range(50):
+            self.assertEqual(names.respell("Tom loves Mary.", "Tom aime Marie.", a),
+                             names.respell("Tom loves Mary.", "Tom aime Marie.", b, titled_p=0.0))
+
+    def test_held_out_titles(self):
+        rng = random.Random(12)
+        for _ in range(100):
+            en, fr = names.held_out("Tom won.", "Tom a gagné.", rng, titled_p=1.0)
+            surname = en.split(" ")[1]
+            self.assertIn(surname, names.HELD_SURNAMES)
+            self.assertEqual(fr, f"M. {surname} a gagné.")
+
 
 class Lists(unittest.TestCase):
     def test_disjoint_and_distinct(self):
@@ -141,6 +186,15 @@ class Lists(unittest.TestCase):
         for n in names.ALL_NAMES:
             self.assertRegex(n, r"^[A-ZÉ][a-zéèëêïîíàâçôöüúñ]+$")
             self.assertNotIn(n[0], "HY")  # French elides before some of them, not others
+
+    def test_surnames(self):
+        every = names.TRAIN_SURNAMES + names.HELD_SURNAMES
+        self.assertEqual(len(every), len(set(every)))
+        self.assertFalse(set(every) & set(names.ALL_NAMES))
+        for n in every:
+            self.assertRegex(n, r"^[A-Z][a-zéèëêïîíàâçôöüúñ]+$")
+        self.assertGreaterEqual(len(names.TRAIN_SURNAMES), 150)
+        self.assertGreaterEqual(len(names.HELD_SURNAMES), 30)
 
     def test_training_and_the_check_draw_from_many(self):
         self.assertGreaterEqual(len(names.TRAIN_MEN), 150)
@@ -164,6 +218,17 @@ class CarriesNames(unittest.TestCase):
         self.assertFalse(names.carries_names("Elias saw Elias.", "Elias l'a vu."))    # once
         self.assertFalse(names.carries_names("Emil left.", "Oscar est parti."))       # another
         self.assertFalse(names.carries_names("Go.", "Va, Anna !"))                    # invented
+
+    def test_titled_people(self):
+        self.assertTrue(names.carries_names("Mr. Dalton is here.", "M. Dalton est ici."))
+        self.assertTrue(names.carries_names("Mr Dalton met Ms. Okoye.",
+                                            "M. Dalton a rencontré Mme Okoye."))
+        self.assertTrue(names.carries_names("Miss Vargas left.", "Mlle Vargas est partie."))
+        self.assertFalse(names.carries_names("Mr. Dalton is here.", "Mère est ici."))
+        self.assertFalse(names.carries_names("Mr. Dalton is here.", "Dalton est ici."))   # no title
+        self.assertFalse(names.carries_names("Mr. Dalton is here.", "Mme Dalton est ici."))
+        self.assertFalse(names.carries_names("Mrs. Okoye won.", "M. Okoye a gagné."))
+        self.assertFalse(names.carries_names("Go.", "Va, M. Dalton !"))                # invented
 
 
 if __name__ == "__main__":

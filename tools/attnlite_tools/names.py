@@ -85,6 +85,40 @@ HELD_WOMEN = _names("""
     Ottilie Eloise Maëlle Gaëlle Odile
 """)
 ALL_NAMES = TRAIN_MEN + TRAIN_WOMEN + HELD_MEN + HELD_WOMEN
+# Surnames after a title ("Mr. Smith" / "M. Smith"): none an English or French word.
+TRAIN_SURNAMES = _names("""
+    Smith Johnson Williams Jones Miller Davis Wilson Anderson Taylor Moore Jackson
+    Harris Clark Lewis Walker Wright Adams Nelson Campbell Mitchell Roberts Phillips
+    Evans Turner Parker Collins Edwards Stewart Morris Murphy Rogers Morgan Cooper
+    Peterson Bailey Howard Richardson Watson Bennett Hughes Sanders Myers Ross Foster
+    Dubois Durand Lefebvre Moreau Fournier Girard Mercier Dupont Lambert Garnier Faure
+    Rousseau Roussel Perrin Morin Gauthier Dumont Masson Boyer Lemaire Duval Meunier
+    Dufour Blanchard Dumas Brunet Schmitt Leroux Rolland Caron Aubert Giraud Leclerc
+    Vidal Renaud Lemoine Picard Gaillard Lacroix Fabre Dupuis Guillot Lecomte Ménard
+    Fleury Deschamps Carpentier Maillard Aubry Vasseur Royer Dupuy Perrot Guyot Garcia
+    Martinez Lopez Gonzalez Rodriguez Fernandez Nguyen Tanaka Suzuki Yamamoto Kowalski
+    Novak Schmidt Schneider Fischer Weber Becker Rossi Russo Ferrari Esposito Bianchi
+    Romano Kim Chen Wang Singh Patel Kumar Okafor Mensah Diallo Traoré Keita Haddad
+    Mansour Benali Yilmaz Kaya Ivanov Petrov Johansson Larsen Nielsen Ramirez Torres
+    Flores Rivera Gomez Diaz Morales Ortiz Gutierrez Sato Watanabe Nakamura Kobayashi
+    Wagner Hoffmann Schulz Richter Colombo Ricci Marino Greco Costa Santos Oliveira
+    Pereira Almeida Kovacs Popescu Jansen Bakker Visser Hansen Jensen Eriksson Karlsson
+    Nilsson
+""")
+HELD_SURNAMES = _names("""
+    Thompson Garner Lindqvist Okonkwo Marchetti Dalton Fairbanks Kowalczyk Delacroix
+    Bouchard Lemieux Takahashi Herrera Castillo Brennan Sullivan Gallagher Lindberg Novotny
+    Moreno Ferreira Okoye Asante Beaulieu Chauvin Rinaldi Sorensen Vargas Whitfield Zielinski
+""")
+# A title and a surname for Tom or Mary (`respell` with titled > 0): the English title as
+# people write it, and the French one (Mme for Mrs. and Ms., Mlle for Miss).
+MEN_TITLES = (("Mr.", "M."), ("Mr.", "M."), ("Mr.", "M."), ("Mr", "M."))
+WOMEN_TITLES = (("Mrs.", "Mme"), ("Mrs.", "Mme"), ("Ms.", "Mme"), ("Mrs", "Mme"), ("Ms", "Mme"),
+                ("Miss", "Mlle"))
+FRENCH_TITLE = dict(MEN_TITLES + WOMEN_TITLES)
+_SURNAME = r"([A-Z][\w'-]*)"
+TITLED_EN = re.compile(r"(?<![\w'-])(Mrs|Mr|Ms|Miss)\.? " + _SURNAME + r"(?![\w-])")
+TITLED_FR = re.compile(r"(?<![\w'-])(M\.|Mme|Mlle) " + _SURNAME + r"(?![\w-])")
 
 TOM_EN = TOM_FR = re.compile(r"(?<![\w'-])Tom(?![\w-])")
 MARY_EN = re.compile(r"(?<![\w'-])Mary(?![\w-])")
@@ -140,26 +174,44 @@ def elide(fr, name):
     return ELIDED.sub(one, fr)
 
 
-def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN, invented=0.5):
+def titled(rng, titles, surnames, invented):
+    """A title and a surname, in English and in French: ("Mr. Smith", "M. Smith"); the
+    surname of `surnames` or, with probability `invented`, made up."""
+    en_title, fr_title = rng.choice(titles)
+    surname = invent(rng) if invented and rng.random() < invented else rng.choice(surnames)
+    return f"{en_title} {surname}", f"{fr_title} {surname}"
+
+
+def respell(en, fr, rng, men=TRAIN_MEN, women=TRAIN_WOMEN, invented=0.5, titled_p=0.0,
+            surnames=TRAIN_SURNAMES):
     """The pair with Tom written as a man's name of `men` and Mary as a woman's of `women`
     (each, with probability `invented`, a made-up name instead), the same on both sides
-    (random.Random rng), or None when it names neither as above."""
+    (random.Random rng), or None when it names neither as above. With probability
+    `titled_p` each is a title and a surname instead ("Mr. Smith" / "M. Smith", "Mrs. Kaya" /
+    "Mme Kaya": `titled`), which French never elides before."""
     if names_tom_or_mary(en, fr) is None:
         return None
-    man = invent(rng) if invented and rng.random() < invented else rng.choice(men)
-    woman = invent(rng) if invented and rng.random() < invented else rng.choice(women)
-    if man == woman:
-        woman = rng.choice(women)
-    en = MARY_EN.sub(woman, TOM_EN.sub(man, en))
-    fr = MARY_FR.sub(woman, TOM_FR.sub(man, fr))
-    for name in (man, woman):
+    people = []
+    for titles, first in ((MEN_TITLES, men), (WOMEN_TITLES, women)):
+        if titled_p and rng.random() < titled_p:
+            people.append(titled(rng, titles, surnames, invented))
+        else:
+            name = invent(rng) if invented and rng.random() < invented else rng.choice(first)
+            people.append((name, name))
+    (man_en, man_fr), (woman_en, woman_fr) = people
+    if man_en == woman_en:
+        woman_en = woman_fr = rng.choice(women)
+    en = MARY_EN.sub(lambda _: woman_en, TOM_EN.sub(lambda _: man_en, en))
+    fr = MARY_FR.sub(lambda _: woman_fr, TOM_FR.sub(lambda _: man_fr, fr))
+    for name in (man_fr, woman_fr):
         fr = elide(fr, name)
     return en, fr
 
 
-def held_out(en, fr, rng):
-    """`respell` with the names training never draws."""
-    return respell(en, fr, rng, HELD_MEN, HELD_WOMEN, invented=0.0)
+def held_out(en, fr, rng, titled_p=0.0):
+    """`respell` with the names (and surnames) training never draws."""
+    return respell(en, fr, rng, HELD_MEN, HELD_WOMEN, invented=0.0, titled_p=titled_p,
+                   surnames=HELD_SURNAMES)
 
 
 def names(text):
@@ -167,9 +219,22 @@ def names(text):
     return collections.Counter(NAME_RE.findall(text))
 
 
+def titles_en(english):
+    """The titled people of an English text, as French writes them: a multiset of ("M.",
+    "Smith"), ("Mme", "Kaya") ..."""
+    return collections.Counter((FRENCH_TITLE.get(t + ".", FRENCH_TITLE.get(t)), n)
+                               for t, n in TITLED_EN.findall(english))
+
+
+def titles_fr(french):
+    """The titled people of a French text: a multiset of ("M.", "Smith") ..."""
+    return collections.Counter(TITLED_FR.findall(french))
+
+
 def carries_names(english, translation):
-    """Each listed name of the English, spelled the same and as many times, and no other."""
-    return names(english) == names(translation)
+    """Each listed name of the English, spelled the same and as many times, and no other;
+    each titled person ("Mr. Smith") as French writes them ("M. Smith"), and no other."""
+    return names(english) == names(translation) and titles_en(english) == titles_fr(translation)
 
 
 def carried(cli, tsv, model=None, beam=1, alpha=0.0):
@@ -189,6 +254,8 @@ def main():
     w.add_argument("corpus", nargs="?", default=DEFAULT_CORPUS)
     w.add_argument("--split", default="test", choices=["train", "dev", "test"])
     w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--titles", action="store_true",
+                   help="every name a title and a surname training never draws (Mr. Dalton)")
     _carried.add_check(sub, "names")
     args = ap.parse_args()
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")
@@ -196,7 +263,7 @@ def main():
         from . import splits  # PyTorch, for the book's preprocessing
         rng = random.Random(args.seed)
         for en, fr in splits.load_raw(args.corpus)[args.split]:
-            pair = held_out(en, fr, rng)
+            pair = held_out(en, fr, rng, titled_p=1.0 if args.titles else 0.0)
             if pair:
                 print("\t".join(pair))
         return

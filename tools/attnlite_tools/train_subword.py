@@ -6,8 +6,8 @@
     /usr/bin/python3 tools/train_subword.py --bpe TABLE.json --finish [--average 5]
                                                                # average, pick, export
     /usr/bin/python3 tools/train_subword.py --init models/transformer-fra-bpe.safetensors \
-        --noise [--numbers 5] [--names 1] [--short 1] [--capitals 0.3] --name NAME \
-        [--minutes 100]
+        --noise [--numbers 5] [--names 1] [--titles 0.25] [--short 1] [--capitals 0.3] \
+        --name NAME [--minutes 100]
                                                                # go on from a shipped model
 
 Data: the pairs as written (cased), split as tools/splits.py splits them (by the SHA-1 of the
@@ -25,7 +25,10 @@ split's such pairs (respelled three times, fixed digits) come out with their dig
 (tools/names.py), with another man's and another woman's name drawn each time on both sides
 ("Tom loves Mary." / "Tom aime Marie." -> "Lukas loves Aminata." / "Lukas aime Aminata."),
 and logs how many of the dev split's such pairs, with names training never draws, come out
-with their names.  With --short K, each epoch also adds K more copies of every training pair
+with their names.  With --titles P, each of those people is, with probability P, a title
+and a surname instead ("Mr. Smith loves Ms. Kaya." / "M. Smith aime Mme Kaya."; the corpus
+has no "Mr." at all, and "Mr. Smith is here." came out "Mère est ici."), and the dev log
+counts the titled people carried over too.  With --short K, each epoch also adds K more copies of every training pair
 whose English has at most SHORT_WORDS (3) words, 13,709 pairs: the phrases people type most,
 and those a model that learned to carry names over takes most readily for a name ("Run!" ->
 "Rouis !", tools/invented.py).  With --capitals P, each English sentence (as typed, the
@@ -186,12 +189,13 @@ def dev_digits(net, pairs, seg, vocab):
         len(english)
 
 
-def dev_names(net, pairs, seg, vocab):
+def dev_names(net, pairs, seg, vocab, titled_p=0.0):
     """How many of the dev split's pairs that name Tom or Mary, with names training never
-    draws, come out with their names carried over (greedy): (carried, total)."""
+    draws (titled_p 1: titles and surnames, "Mr. Dalton"), come out with their names carried
+    over (greedy): (carried, total)."""
     rng = random.Random(0)
-    english = [p[0] for p in (names.held_out(normalize.normalize(e), t, rng) for e, t in pairs)
-               if p]
+    english = [p[0] for p in (names.held_out(normalize.normalize(e), t, rng, titled_p)
+                              for e, t in pairs) if p]
     out = translate_pieces(net, encode([seg(e) for e in english], vocab), vocab)
     return sum(names.carries_names(e, bpe.detokenize(p)) for e, p in zip(english, out)), \
         len(english)
@@ -204,6 +208,8 @@ def carried_text(net, dev, seg, vocab, hp):
         text += ", dev digits carried %d of %d" % dev_digits(net, dev.pairs, seg, vocab)
     if "names" in hp:
         text += ", dev names carried %d of %d" % dev_names(net, dev.pairs, seg, vocab)
+    if "titles" in hp:
+        text += ", dev titles carried %d of %d" % dev_names(net, dev.pairs, seg, vocab, 1.0)
     return text
 
 
@@ -247,6 +253,9 @@ def main():
                     help="K copies of each pair that names one number, in other digits")
     ap.add_argument("--names", type=int, default=0, metavar="K",
                     help="K copies of each pair that names Tom or Mary, with other names")
+    ap.add_argument("--titles", type=float, default=0.0, metavar="P",
+                    help="with probability P, each name --names writes is a title and a "
+                         "surname instead (Mr. Smith / M. Smith)")
     ap.add_argument("--short", type=int, default=0, metavar="K",
                     help=f"K more copies of each pair of at most {SHORT_WORDS} English words")
     ap.add_argument("--capitals", type=float, default=0.0, metavar="P",
@@ -277,6 +286,10 @@ def main():
             ap.error(f"--{flag} K: K must be 0 or more, got {getattr(args, flag)}")
     if not 0.0 <= args.capitals <= 1.0:   # also refuses nan
         ap.error(f"--capitals P: P must be a probability in [0, 1], got {args.capitals}")
+    if not 0.0 <= args.titles <= 1.0:
+        ap.error(f"--titles P: P must be a probability in [0, 1], got {args.titles}")
+    if args.titles and not args.names:
+        ap.error("--titles P writes some of the names of --names K: give --names too")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
@@ -324,6 +337,8 @@ def main():
         hp["numbers"] = f"{args.numbers} respelled copies of {len(numbered)} pairs"
     if args.names:
         hp["names"] = f"{args.names} renamed copies of {len(named)} pairs"
+    if args.titles:
+        hp["titles"] = f"a title and a surname for {args.titles:g} of the renamed people"
     if args.short:
         hp["short"] = f"{args.short} more copies of {len(short)} pairs"
     if args.capitals:
@@ -387,7 +402,8 @@ def main():
         src_e, tgt_e = src, tgt
         # this epoch's digits and names
         extra = [numerals.respell(e, t, rng) for e, t in numbered for _ in range(args.numbers)]
-        extra += [names.respell(e, t, rng) for e, t in named for _ in range(args.names)]
+        extra += [names.respell(e, t, rng, titled_p=args.titles)
+                  for e, t in named for _ in range(args.names)]
         extra += [p for p in short for _ in range(args.short)]
         if extra:
             src_e = src + encode([seg(typed(e)) for e, _ in extra], vocab)
