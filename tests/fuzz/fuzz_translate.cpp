@@ -3,7 +3,8 @@
 //   bit 2  no attention        bit 3  the Bahdanau model (when models/ has one)
 //   bit 4  beam search, beam size 2 + bits 5-6; bit 7 a length penalty of 0.75
 // The rest is the sentence. Errors must be attnlite::Error (empty, too long, invalid UTF-8,
-// batch over max_batch); a translation must be well formed.
+// batch over max_batch); a translation must be well formed; the sentences the model cuts the
+// text into (Model::sentences) are spans of it in order.
 //
 // Models: $ATTNLITE_FUZZ_MODEL (one file), else the shipped models under ATTNLITE_FUZZ_MODELS_DIR.
 #include <cstdint>
@@ -52,7 +53,9 @@ void check(const Translator& tr, const Translation& r, bool beam) {
     FUZZ_CHECK(r.probs[k] >= 0.0f && r.probs[k] <= 1.0f && (beam || r.probs[k] > 0.0f));
     len += m.tgt_vocab().token(r.tokens[k]).size() + (k ? 1 : 0);
   }
-  FUZZ_CHECK(r.text.size() == len);
+  // a word model's text is its tokens joined by spaces; a sub-word model's (ATTNLITE_FUZZ_MODEL)
+  // is its pieces detokenized: each end of word a space at most, none before . or ,
+  FUZZ_CHECK(m.bpe() ? r.text.size() <= len : r.text.size() == len);
   for (int s = 0; s < r.S; ++s) FUZZ_CHECK(r.src_ids[s] >= 0 && r.src_ids[s] < m.src_vocab().size());
 }
 
@@ -69,6 +72,21 @@ void check_nbest(const Translator& tr, int i, int beam_size) {
     for (int t = 0; t < h.num_tokens; ++t) FUZZ_CHECK(h.tokens[t] >= 0 && h.tokens[t] < m.tgt_vocab().size());
     if (k) FUZZ_CHECK(!(nb[k - 1].score < h.score));
   }
+}
+
+// Model::sentences: never empty, never throws, spans in order inside the text; unless it is
+// the one span of the whole text (the fallback), each reads as at least one token.
+void check_sentences(const Model& m, std::string_view text) {
+  const std::vector<SentenceSpan> spans = m.sentences(text);
+  FUZZ_CHECK(!spans.empty());
+  size_t at = 0;
+  for (const SentenceSpan& s : spans) {
+    FUZZ_CHECK(s.begin >= at && s.begin <= s.end && s.end <= text.size());
+    at = s.end;
+  }
+  if (spans.size() == 1 && spans[0].begin == 0 && spans[0].end == text.size()) return;
+  for (const SentenceSpan& s : spans)
+    FUZZ_CHECK(!m.source_tokens(text.substr(s.begin, s.end - s.begin)).empty());
 }
 
 }  // namespace
@@ -109,6 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     o.length_penalty = (mode & 128) ? 0.75f : 0.f;
   }
   if (!(mode & 2)) {
+    check_sentences(tr.model(), text);
     try {
       check(tr, tr.translate(text, o), beam);
       check_nbest(tr, 0, o.beam_size);
