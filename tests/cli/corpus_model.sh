@@ -60,13 +60,17 @@ done
 # Numbers typed in digits and people's names: of the test split's pairs that name one number,
 # written in other digits (models/transformer-fra-bpe.numerals.tsv, tools/numerals.py), and
 # of those that name Tom or Mary, with names training never draws
-# (models/transformer-fra-bpe.names.tsv, tools/names.py), as many translations carry their
-# digits and names over as tools/ship_corpus_model.py recorded, greedy and beam search; and
+# (models/transformer-fra-bpe.names.tsv, tools/names.py; titles and surnames:
+# transformer-fra-bpe.titles.tsv), as many translations carry their digits and names over as
+# tools/ship_corpus_model.py recorded, greedy and beam search; and
 # as many test translations are free of invented words, words in no French sentence of the
 # corpus nor in their English (tools/invented.py; needs the corpus, ../shared/data).
 model=$src/models/transformer-fra-bpe.safetensors
 ev=$($bin info --model "$model" | python3 -c 'import json,sys; print(json.load(sys.stdin)["evaluation"])')
-for key in numerals names invented; do
+for key in numerals names titles invented; do
+    if [ $key = titles ] && [ ! -f "$src/models/transformer-fra-bpe.titles.tsv" ]; then
+        continue  # a model shipped before titles were checked
+    fi
     if [ $key = invented ] && [ ! -f "$src/../shared/data/fra-eng/fra.txt" ]; then
         echo "skip transformer-fra-bpe: test translations free of invented words (no corpus at $src/../shared/data)"
         continue
@@ -75,7 +79,7 @@ for key in numerals names invented; do
 import importlib, json, os, sys
 ev, cli, model, src, key = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 sys.path.insert(0, os.path.join(src, "tools"))
-module = importlib.import_module("attnlite_tools." + key)
+module = importlib.import_module("attnlite_tools." + ("names" if key == "titles" else key))
 rec = ev.get(key)
 if not rec:
     sys.exit(print(f"no {key} recorded"))

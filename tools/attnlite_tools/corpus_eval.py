@@ -55,7 +55,9 @@ and, where models/NAME.numerals.tsv is (tools/numerals.py write: the test split'
 name one number, in other digits), how many of its sentences come out with their digits
 carried over under "numerals" (decoding -> sentences, f32, int8), and likewise, where
 models/NAME.names.tsv is (tools/names.py write: the test split's pairs that name Tom or Mary,
-with names training never draws), how many come out with their names under "names"; and how
+with names training never draws), how many come out with their names under "names", and
+where models/NAME.titles.tsv is (tools/names.py write --titles: the same pairs with titles
+and surnames training never draws, "Mr. Dalton"), how many under "titles"; and how
 many test translations hold no word of their own, found neither in the corpus's French nor
 in their English (tools/invented.py), under "invented".
 The test `tests/cli/corpus_model.sh` re-scores the shipped int8 file against these figures.
@@ -210,7 +212,7 @@ def main_ship():
     ev["beam"] = OrderedDict(size=args.beam, alpha=args.alpha,
                              dev_bleu4_by_alpha={str(a): b for a, b in alphas.items()})
     for key, module, part in (("numerals", numerals, "numerals"), ("names", names, "names"),
-                              ("invented", invented, "test")):
+                              ("titles", names, "titles"), ("invented", invented, "test")):
         tsv = os.path.join(ROOT, "models", f"{args.name}.{part}.tsv")
         if not os.path.exists(tsv):
             continue
