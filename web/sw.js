@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'e398920ebd4173d7';
+const VERSION = '9238fcd15995610d';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',
