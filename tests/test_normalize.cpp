@@ -63,6 +63,27 @@ TEST_CASE("normalize_source lowercases a sentence in Title Case", "[normalize]")
     CHECK(normalize_source(s) == s);
 }
 
+TEST_CASE("normalize_source capitalizes a word in a-z after a title", "[normalize]") {
+  CHECK(normalize_source("mr smith is here") == "mr Smith is here");
+  CHECK(normalize_source("i met mrs. brown and ms kaya") == "i met mrs. Brown and ms Kaya");
+  CHECK(normalize_source("MR. SMITH IS HERE") == "mr. Smith is here");    // after capitals
+  CHECK(normalize_source("Mr. Smith Is Here") == "mr. Smith is here");    // after Title Case
+  CHECK(normalize_source("Mr smith, MRS　jones") == "Mr Smith, MRS Jones");  // any case
+  CHECK(normalize_source("(mr smith) \"ms kaya\"") == "(mr Smith) \"ms Kaya\"");
+  CHECK(normalize_source("mr mr smith") == "mr Mr Smith");  // one after the other, left to right
+  // A name after a title may start in a-z in a sentence in Title Case, which is lowercased,
+  // then the name capitalized; applying the rules again changes nothing.
+  CHECK(normalize_source("Mr smith Is Here") == "mr Smith is here");
+  for (const char* s : {"Mr smith Jones", "MR xy", "mr smith", "Mr Smith Is Here", "MR sMITH X"})
+    CHECK(normalize_source(normalize_source(s)) == normalize_source(s));
+  // Kept: a capital already, no title, a title inside a word, "ms" after a number, a title
+  // not followed by one space and a-z.
+  for (const char* s : {"Mr. Smith is here.", "mrsmith is here", "hmmr smith", "o'mr smith",
+                        "500 ms later", "5 mrs left", "mr.smith", "mr", "mrs. émile",
+                        "ms. 5", "mr, smith", "dr. smith", "miss smith", "mr x y", "MR sMITH"})
+    CHECK(normalize_source(s) == s);
+}
+
 TEST_CASE("normalize_source keeps everything else", "[normalize]") {
   for (const char* s : {"I'm home.", "Don't worry!", "i love you", "Déjà vu, ça va ?", "ΑΒΓ ПРИВЕТ 漢字",
                         "½ № ™ 𝐀 e\u0301", "a+b=c; (x) [y] {z} <w> @#$%^&*_|\\/",

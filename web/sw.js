@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = '9238fcd15995610d';
+const VERSION = 'bbc05f8f3306b565';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -26,7 +26,13 @@
 //                nothing apart, and the corpus never writes a sentence so.
 //   Title Case   so has a sentence of three or more words (runs of A-Z, a-z and apostrophes
 //                that start with a letter), each with its first letter in A-Z and its others
-//                in a-z ("Where Is The Station?" reads "where is the station?").
+//                in a-z ("Where Is The Station?" reads "where is the station?"); a name
+//                after a title (below) may start in a-z.
+//   titles       then a name after a title gets its capital: a title (mr, mrs or ms in any
+//                case, a whole word, not "ms" after a number), "." or not, one space, then
+//                a word of a letter and a letter in a-z: "mr smith is here" reads "mr Smith
+//                is here", whose surname a model carries over. Applying the rules again
+//                changes nothing.
 //
 // Everything else is kept: letters, accents, the case of any other sentence, punctuation.
 // The result is never longer than the input. Every translator applies it (Translator, the

@@ -77,8 +77,37 @@ bool in_capitals(const char* s, size_t n) {
   return capitals >= 2;
 }
 
+bool is_word_char(char c) { return is_upper(c) || is_lower(c) || (c >= '0' && c <= '9') || c == '\''; }
+
+// The length of the title at s[k] (mr, mrs or ms in any case, the whole word, not "ms" after
+// a number: "500 ms later"), or 0.
+size_t title_at(const char* s, size_t n, size_t k) {
+  if (k && is_word_char(s[k - 1])) return 0;
+  if (k >= 2 && s[k - 1] == ' ' && s[k - 2] >= '0' && s[k - 2] <= '9') return 0;
+  auto ci = [&](size_t at, char c) { return at < n && (s[at] | 0x20) == c; };
+  if (!ci(k, 'm')) return 0;
+  size_t len = 0;
+  if (ci(k + 1, 'r') && ci(k + 2, 's')) len = 3;
+  else if (ci(k + 1, 'r') || ci(k + 1, 's')) len = 2;
+  return len && (k + len == n || !is_word_char(s[k + len])) ? len : 0;
+}
+
+// Whether the word at s[j] is a name after a title: a title, "." or not, one space, then a
+// letter and a letter in a-z ("mr smith", "Mrs. Brown"; not "mr x" nor "MR SMITH").
+bool after_title(const char* s, size_t n, size_t j) {
+  if (j + 1 >= n || !(is_upper(s[j]) || is_lower(s[j])) || !is_lower(s[j + 1])) return false;
+  if (j < 3 || s[j - 1] != ' ') return false;
+  size_t e = j - 1;  // one past the title (and its period)
+  if (s[e - 1] == '.') --e;
+  for (size_t len = 2; len <= 3 && len <= e; ++len)
+    if (title_at(s, n, e - len) == len) return true;
+  return false;
+}
+
 // Three or more words (runs of A-Z, a-z and apostrophes that start with a letter), each with
-// its first letter in A-Z and its others in a-z: "Where Is The Station", "I'm Home Now".
+// its first letter in A-Z and its others in a-z: "Where Is The Station", "I'm Home Now". A
+// name after a title may start in a-z ("Mr smith Is Here": capitalize_after_titles gives it
+// its capital after this test, so that the two rules agree when applied again).
 bool in_title_case(const char* s, size_t n) {
   size_t words = 0;
   for (size_t k = 0; k < n;) {
@@ -86,12 +115,20 @@ bool in_title_case(const char* s, size_t n) {
       ++k;
       continue;
     }
-    if (is_lower(s[k])) return false;
+    if (is_lower(s[k]) && !after_title(s, n, k)) return false;
     ++words;
     for (++k; k < n && (is_upper(s[k]) || is_lower(s[k]) || s[k] == '\''); ++k)
       if (is_upper(s[k])) return false;
   }
   return words >= 3;
+}
+
+// A name after a title gets its capital: "mr smith" reads "mr Smith", the surname a model
+// carries over (after_title; the name's second letter in a-z, so that the sentence never
+// becomes one in capitals).
+void capitalize_after_titles(char* s, size_t n) {
+  for (size_t j = 0; j < n; ++j)
+    if (is_lower(s[j]) && after_title(s, n, j)) s[j] = (char)(s[j] - 'a' + 'A');
 }
 
 }  // namespace
@@ -123,6 +160,7 @@ size_t normalize_source(std::string_view in, char* out, size_t cap) {
   if (in_capitals(out, n) || in_title_case(out, n))
     for (size_t k = 0; k < n; ++k)
       if (is_upper(out[k])) out[k] = (char)(out[k] - 'A' + 'a');
+  capitalize_after_titles(out, n);
   return n;
 }
 

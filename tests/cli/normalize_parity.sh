@@ -30,7 +30,8 @@ with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as f:
               "\ufb01ne \ufb02ow", "  lots \u3000 of\u00a0\u202f spaces  ", "\u200bzero\u200dwidth\ufeff",
               "\u2212 5 \u2013 3", "", " ", "\t\t", "I\u2019M HOME.", "\uff28\uff25\uff2c\uff2c\uff2f \u00c9MILE",
               "I", "OK", "TOM is HERE", "\u0391\u0392\u0393 \u041f\u0420\u0418", "Where Is It",
-              "I Love NY", "O'Brien Is Here", "Caf\u00e9 Au Lait"]:
+              "I Love NY", "O'Brien Is Here", "Caf\u00e9 Au Lait", "mr smith", "MRS. JONES LEFT",
+              "Mr. Smith Is Here", "500 ms later", "hmmr x", "mr mr x", "ms.\u00a0kaya", "mr"]:
         f.write(s + "\n")
 PY
 # the test split's English as written, in capitals (A-Z) and in Title Case, then the corpus
@@ -81,6 +82,9 @@ cases = [
     ("emoji: removed", "\U0001F3E0 I\u2019m \u2764\ufe0f home \U0001F44B\U0001F3FD\u200d\U0001F469 1\ufe0f\u20e3 \u2b50\u231a",
      "I'm home 1"),
     ("kept: text symbols", "\u00a9 \u00ae \u2122 \u2190 \u25b6", "\u00a9 \u00ae \u2122 \u2190 \u25b6"),
+    ("a word in a-z after a title: capitalized", "i met mr smith, MRS. jones and ms\u00a0kaya",
+     "i met mr Smith, MRS. Jones and ms Kaya"),
+    ("kept: no title, ms after a number", "hmmr smith, 500 ms later", "hmmr smith, 500 ms later"),
 ]
 with open(sys.argv[1], "w", encoding="utf-8", newline="\n") as fi, \
      open(sys.argv[2], "w", encoding="utf-8", newline="\n") as fw, open(sys.argv[3], "w") as fn:

@@ -35,6 +35,12 @@ two agree.  The rules, one code point at a time, then on spaces:
     ("Where Is The Station?" reads "where is the station?"). Such case tells nothing apart
     either, and the corpus writes two sentences so ("Happy New Year!", "Happy Valentine's
     Day.").
+12. Then a name after a title gets its capital: a title (mr, mrs or ms in any case, a whole
+    word, not "ms" after a number: "500 ms later"), "." or not, one space, then a word of a
+    letter and a letter in a-z: "mr smith is here" reads "mr Smith is here", whose surname a
+    model carries over (it wrote "M. Sism" for the first). Rule 11 lets such a name start in
+    a-z ("Mr smith Is Here" is in Title Case), so that applying the rules again changes
+    nothing.
 
 Everything else is kept as it is (letters, accents, the case of any other sentence,
 punctuation, symbols, and bytes that are not UTF-8, which the C++ side passes through
@@ -88,7 +94,7 @@ def normalize(text):
     out = " ".join(w for w in folded.split(" ") if w)
     if in_capitals(out) or in_title_case(out):
         out = ascii_lower(out)
-    return out
+    return capitalize_after_titles(out)
 
 
 def in_capitals(text):
@@ -101,10 +107,55 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 def in_title_case(text):
     """Three or more words (runs of A-Z, a-z and apostrophes that start with a letter), each
-    with its first letter in A-Z and its others in a-z."""
-    words = _WORD.findall(text)
-    return len(words) >= 3 and all("A" <= w[0] <= "Z" and not any("A" <= c <= "Z" for c in w[1:])
-                                   for w in words)
+    with its first letter in A-Z and its others in a-z; a name after a title (`after_title`)
+    may start in a-z, as `capitalize_after_titles` then gives it its capital."""
+    words = list(_WORD.finditer(text))
+    return len(words) >= 3 and all(
+        ("A" <= w.group(0)[0] <= "Z" or after_title(text, w.start()))
+        and not any("A" <= c <= "Z" for c in w.group(0)[1:]) for w in words)
+
+
+def _word_char(c):
+    return "A" <= c <= "Z" or "a" <= c <= "z" or "0" <= c <= "9" or c == "'"
+
+
+def _letter(c):
+    return "A" <= c <= "Z" or "a" <= c <= "z"
+
+
+def title_at(s, k):
+    """The length of the title at s[k] (mr, mrs or ms in any case, the whole word, not "ms"
+    after a number: "500 ms later"), or 0."""
+    if k and _word_char(s[k - 1]):
+        return 0
+    if k >= 2 and s[k - 1] == " " and "0" <= s[k - 2] <= "9":
+        return 0
+    t = ascii_lower("".join(s[k:k + 3]))
+    n = 3 if t == "mrs" else 2 if t[:2] in ("mr", "ms") else 0
+    return n if n and (k + n == len(s) or not _word_char(s[k + n])) else 0
+
+
+def after_title(s, j):
+    """Whether the word at s[j] is a name after a title: a title, "." or not, one space, then
+    a letter and a letter in a-z ("mr smith", "Mrs. Brown"; not "mr x" nor "MR SMITH")."""
+    if j + 1 >= len(s) or not _letter(s[j]) or not "a" <= s[j + 1] <= "z":
+        return False
+    if j < 3 or s[j - 1] != " ":
+        return False
+    e = j - 1
+    if s[e - 1] == ".":
+        e -= 1
+    return any(title_at(s, e - n) == n for n in (2, 3) if n <= e)
+
+
+def capitalize_after_titles(text):
+    """Rule 12: a name after a title (`after_title`) gets its capital: "mr smith" reads
+    "mr Smith"."""
+    s = list(text)
+    for j in range(len(s)):
+        if "a" <= s[j] <= "z" and after_title(s, j):
+            s[j] = chr(ord(s[j]) - 32)
+    return "".join(s)
 
 
 FINAL_PUNCTUATION = ".!?"
