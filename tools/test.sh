@@ -468,8 +468,8 @@ stage_arm() {
     "(the code $room bytes from the file's next 64 KiB step)"
   [ "$size" -le 1000000 ] || { echo "arm: over its budget of 1,000,000 bytes" >&2; return 1; }
   # Big-endian: the loader alone, for s390x.
-  s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude tests/arm/endian_check.cpp \
-    src/file/safetensors.cpp -o build/endian_check_s390x
+  s390x-linux-gnu-g++ -std=c++17 -O1 -Wall -Wextra -Werror -Iinclude -Isrc tests/arm/endian_check.cpp \
+    src/file/safetensors.cpp src/file/json.cpp -o build/endian_check_s390x
   qemu-s390x -L /usr/s390x-linux-gnu build/endian_check_s390x models/transformer-d2l.safetensors
   # The small core's terminate handler (examples/terminate.cpp) in a program that throws.
   aarch64-linux-gnu-g++ -std=c++17 -Os -static -Wall -Wextra -Werror tests/arm/terminate_check.cpp \
