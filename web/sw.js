@@ -10,7 +10,7 @@
 // cache goes when it takes over.
 
 // ---- written by tools/web_version.mjs ----
-const VERSION = 'bbc05f8f3306b565';
+const VERSION = '57fbbed816618192';
 const SHELL = [
   'api/checks.mjs',
   'api/classifier.mjs',

@@ -95,14 +95,14 @@ export class Attnlite {
   // here!  ok" -> ["I'm home.", 'Mr. Smith is here!', 'ok']; [] for a blank text. A text has no
   // length limit (a sentence has: MAX_INPUT_BYTES).
   splitSentences(textValue) {
-    if (typeof textValue !== 'string') throw new TypeError(`splitSentences: the text must be a string, got ${typeName(textValue)}`);
-    if (textValue.includes('\0')) throw new AttnliteError('splitSentences: the text contains a NUL character');
-    return this._sentences(textValue, (p, spans, cap, e) => this.mod._al_split_sentences(p, spans, cap, e));
+    return this._sentences('splitSentences', textValue, (p, spans, cap, e) => this.mod._al_split_sentences(p, spans, cap, e));
   }
 
   // The text cut at the spans that call(textPointer, spans, cap, errorOut) writes (an
-  // al_*sentences function: first counted, then written).
-  _sentences(textValue, call) {
+  // al_*sentences function: first counted, then written); `what` names the caller in errors.
+  _sentences(what, textValue, call) {
+    if (typeof textValue !== 'string') throw new TypeError(`${what}: the text must be a string, got ${typeName(textValue)}`);
+    if (textValue.includes('\0')) throw new AttnliteError(`${what}: the text contains a NUL character`);
     const m = this.mod;
     return this._withStrings([textValue], (p) => {
       const n = this._check((e) => call(p, 0, 0, e), (v) => v < 0, 'cannot split sentences');

@@ -115,9 +115,7 @@ export class Model {
   // to say why it refuses it. Never empty. Translate each and join the texts with a space.
   sentences(textValue) {
     const h = this._live(), al = this.al;
-    if (typeof textValue !== 'string') throw new TypeError(`sentences: the text must be a string, got ${typeName(textValue)}`);
-    if (textValue.includes('\0')) throw new AttnliteError('sentences: the text contains a NUL character');
-    return al._sentences(textValue, (p, spans, cap, e) => al.mod._al_model_sentences(h, p, spans, cap, e));
+    return al._sentences('sentences', textValue, (p, spans, cap, e) => al.mod._al_model_sentences(h, p, spans, cap, e));
   }
 
   // The characters of a sentence that a sub-word model never saw in training, once each, in
